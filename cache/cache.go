@@ -1,0 +1,230 @@
+// Package cache is git-synaptic's disposable local index: SQLite with FTS5,
+// kept in the git common dir. It holds nothing that cannot be rebuilt from
+// the memory refs and git history, so on a schema change or corruption it is
+// deleted and rebuilt, never migrated. It is the only package that imports
+// SQLite.
+package cache
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+)
+
+// The cache is disposable, so it trades durability for speed: synchronous=OFF
+// survives a killed process (the OS still writes the pages); only a power
+// loss can damage it, and a damaged cache is detected and rebuilt.
+
+// SchemaVersion changes whenever the schema or the meaning of a column
+// changes; a cache of another version is rebuilt.
+const SchemaVersion = 1
+
+// Cache is an open index.
+type Cache struct {
+	db   *sql.DB
+	path string
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tips(ref TEXT PRIMARY KEY, hash TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entries(
+	rowid INTEGER PRIMARY KEY,
+	id TEXT NOT NULL UNIQUE,
+	source TEXT NOT NULL,
+	private INTEGER NOT NULL DEFAULT 0,
+	type TEXT NOT NULL,
+	content TEXT NOT NULL,
+	tags TEXT NOT NULL DEFAULT '',
+	project TEXT NOT NULL DEFAULT '',
+	branch TEXT NOT NULL DEFAULT '',
+	session_id TEXT NOT NULL DEFAULT '',
+	agent_id TEXT NOT NULL DEFAULT '',
+	author TEXT NOT NULL DEFAULT '',
+	created INTEGER NOT NULL,
+	updated INTEGER NOT NULL,
+	tier TEXT NOT NULL,
+	tier_explicit INTEGER NOT NULL DEFAULT 0,
+	pinned INTEGER NOT NULL DEFAULT 0,
+	archived INTEGER NOT NULL DEFAULT 0,
+	related TEXT NOT NULL DEFAULT '',
+	commit_sha TEXT NOT NULL DEFAULT '',
+	edits INTEGER NOT NULL DEFAULT 0,
+	doc BLOB
+);
+CREATE INDEX IF NOT EXISTS entries_created ON entries(archived, created);
+CREATE INDEX IF NOT EXISTS entries_type ON entries(type, created);
+CREATE TABLE IF NOT EXISTS entry_tags(tag TEXT NOT NULL, entry INTEGER NOT NULL, PRIMARY KEY(tag, entry)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ops(id TEXT PRIMARY KEY, entry TEXT NOT NULL, doc BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS ops_entry ON ops(entry);
+CREATE TABLE IF NOT EXISTS problems(source TEXT NOT NULL, path TEXT NOT NULL, object TEXT NOT NULL, message TEXT NOT NULL, PRIMARY KEY(source, path));
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(content, tags, tokenize='porter unicode61');
+`
+
+// Open opens (creating if needed) the cache at path. A file of another
+// schema version, or one SQLite cannot read, is deleted and recreated empty;
+// rebuilt reports that, so the caller knows to reindex.
+func Open(path string) (c *Cache, rebuilt bool, err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, false, fmt.Errorf("cache dir: %w", err)
+	}
+	c, err = open(path)
+	if err == nil {
+		return c, false, nil
+	}
+	if !IsCorrupt(err) && !errors.Is(err, errOldSchema) {
+		return nil, false, err
+	}
+	if err := Remove(path); err != nil {
+		return nil, false, err
+	}
+	c, err = open(path)
+	return c, true, err
+}
+
+var errOldSchema = errors.New("cache schema changed")
+
+func open(path string) (*Cache, error) {
+	dsn := "file:" + path + "?_journal_mode=WAL&_busy_timeout=60000&_synchronous=OFF&_txlock=immediate"
+	db, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	var v int
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("cache %s: %w", path, err)
+	}
+	switch v {
+	case SchemaVersion:
+	case 0:
+		if err := create(db); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("cache %s: create schema: %w", path, err)
+		}
+	default:
+		db.Close()
+		return nil, fmt.Errorf("%w (found v%d, want v%d)", errOldSchema, v, SchemaVersion)
+	}
+	return &Cache{db: db, path: path}, nil
+}
+
+func create(db *sql.DB) error {
+	tx, err := db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+		return err
+	}
+	if v == SchemaVersion { // another process created it first
+		return nil
+	}
+	if _, err := tx.Exec(schema); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Remove deletes a cache file and its WAL side files.
+func Remove(path string) error {
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove cache: %w", err)
+		}
+	}
+	return nil
+}
+
+// IsCorrupt reports whether err says the database file is damaged or not a
+// database at all.
+func IsCorrupt(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrCorrupt || se.Code == sqlite3.ErrNotADB
+	}
+	return err != nil && (strings.Contains(err.Error(), "malformed") || strings.Contains(err.Error(), "not a database"))
+}
+
+// Path is the cache file.
+func (c *Cache) Path() string { return c.path }
+
+// Close closes the database.
+func (c *Cache) Close() error { return c.db.Close() }
+
+// Tips returns the ref tips the index was built from.
+func (c *Cache) Tips(ctx context.Context) (map[string]string, error) {
+	return queryTips(ctx, c.db)
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+func queryTips(ctx context.Context, q querier) (map[string]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT ref, hash FROM tips`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var r, h string
+		if err := rows.Scan(&r, &h); err != nil {
+			return nil, err
+		}
+		out[r] = h
+	}
+	return out, rows.Err()
+}
+
+// Meta reads a value from the meta table ("" when absent).
+func (c *Cache) Meta(ctx context.Context, key string) (string, error) {
+	var v string
+	err := c.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key=?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return v, err
+}
+
+// SetMeta writes a value to the meta table.
+func (c *Cache) SetMeta(ctx context.Context, key, value string) error {
+	_, err := c.db.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value`, key, value)
+	return err
+}
+
+// Problem is a memory object that could not be indexed.
+type Problem struct {
+	Source, Path, Object, Message string
+}
+
+// Problems lists what the last indexing runs could not read.
+func (c *Cache) Problems(ctx context.Context) ([]Problem, error) {
+	rows, err := c.db.QueryContext(ctx, `SELECT source, path, object, message FROM problems ORDER BY source, path`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Problem
+	for rows.Next() {
+		var p Problem
+		if err := rows.Scan(&p.Source, &p.Path, &p.Object, &p.Message); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}

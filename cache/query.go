@@ -1,0 +1,308 @@
+package cache
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// ErrNoWords is returned by Search for a query without any searchable word.
+var ErrNoWords = errors.New("the query has no words to search for")
+
+// Filter narrows List and Search. Zero values mean "any".
+type Filter struct {
+	Types           []notes.Type
+	Tags            []string // all must be present
+	Tier            notes.Tier
+	Since, Until    time.Time
+	Author          string // case-insensitive substring of "Name <email>"
+	Project         string
+	Branch          string
+	Session         string
+	IncludeArchived bool
+	OnlyArchived    bool
+	Limit           int
+}
+
+// Row is an indexed entry in its current (folded) state.
+type Row struct {
+	notes.State
+	Source  string `json:"source"`
+	Private bool   `json:"private"`
+	Commit  string `json:"commit,omitempty"` // for notes: the annotated commit
+}
+
+const rowCols = `e.id, e.source, e.private, e.type, e.content, e.tags, e.project, e.branch, e.session_id, e.agent_id, e.author,
+	e.created, e.updated, e.tier, e.tier_explicit, e.pinned, e.archived, e.related, e.commit_sha, e.edits`
+
+func scanRow(sc interface{ Scan(...any) error }, extra ...any) (Row, error) {
+	var r Row
+	var tags, related string
+	var created, updated int64
+	dest := []any{&r.ID, &r.Source, &r.Private, &r.Type, &r.Content, &tags, &r.Project, &r.Branch, &r.SessionID, &r.AgentID, &r.Author,
+		&created, &updated, &r.Tier, &r.TierExplicit, &r.Pinned, &r.Archived, &related, &r.Commit, &r.Edits}
+	if err := sc.Scan(append(dest, extra...)...); err != nil {
+		return r, err
+	}
+	r.V = notes.FormatVersion
+	r.Tags = strings.Fields(tags)
+	r.RelatedIDs = strings.Fields(related)
+	r.Created = time.Unix(0, created).UTC()
+	r.Updated = time.Unix(0, updated).UTC()
+	return r, nil
+}
+
+func (f Filter) where() (string, []any) {
+	var conds []string
+	var args []any
+	switch {
+	case f.OnlyArchived:
+		conds = append(conds, "e.archived=1")
+	case !f.IncludeArchived:
+		conds = append(conds, "e.archived=0")
+	}
+	if len(f.Types) > 0 {
+		ph := strings.TrimSuffix(strings.Repeat("?,", len(f.Types)), ",")
+		conds = append(conds, "e.type IN ("+ph+")")
+		for _, t := range f.Types {
+			args = append(args, string(t))
+		}
+	}
+	for _, tag := range f.Tags {
+		conds = append(conds, "EXISTS (SELECT 1 FROM entry_tags t WHERE t.tag=? AND t.entry=e.rowid)")
+		args = append(args, strings.ToLower(tag))
+	}
+	if f.Tier != "" {
+		conds = append(conds, "e.tier=?")
+		args = append(args, string(f.Tier))
+	}
+	if !f.Since.IsZero() {
+		conds = append(conds, "e.created>=?")
+		args = append(args, f.Since.UnixNano())
+	}
+	if !f.Until.IsZero() {
+		conds = append(conds, "e.created<=?")
+		args = append(args, f.Until.UnixNano())
+	}
+	if f.Author != "" {
+		conds = append(conds, "instr(lower(e.author), ?) > 0")
+		args = append(args, strings.ToLower(f.Author))
+	}
+	for _, kv := range []struct{ col, v string }{{"project", f.Project}, {"branch", f.Branch}, {"session_id", f.Session}} {
+		if kv.v != "" {
+			conds = append(conds, "e."+kv.col+"=?")
+			args = append(args, kv.v)
+		}
+	}
+	if len(conds) == 0 {
+		return "1", nil
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+func (f Filter) limit() int {
+	if f.Limit <= 0 {
+		return -1
+	}
+	return f.Limit
+}
+
+// List returns matching entries, newest first.
+func (c *Cache) List(ctx context.Context, f Filter) ([]Row, error) {
+	w, args := f.where()
+	q := `SELECT ` + rowCols + ` FROM entries e WHERE ` + w + ` ORDER BY e.created DESC, e.id LIMIT ?`
+	rows, err := c.db.QueryContext(ctx, q, append(args, f.limit())...)
+	if err != nil {
+		return nil, fmt.Errorf("cache: list: %w", err)
+	}
+	defer rows.Close()
+	var out []Row
+	for rows.Next() {
+		r, err := scanRow(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Hit is a search result. Score is higher-is-better; BM25 is FTS5's raw
+// bm25() (lower is better) for --explain.
+type Hit struct {
+	Row
+	Score float64 `json:"score"`
+	BM25  float64 `json:"bm25"`
+}
+
+var wordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[\p{L}\p{N}_]+`) })
+
+// MatchQuery turns free text into a safe FTS5 query: every word quoted, any
+// of them may match, BM25 ranks documents that match more (and rarer) words
+// first. Operators and punctuation in user input are never interpreted.
+func MatchQuery(text string) (string, error) {
+	words := wordRE().FindAllString(strings.ToLower(text), 64)
+	if len(words) == 0 {
+		return "", ErrNoWords
+	}
+	seen := map[string]bool{}
+	var q []string
+	for _, w := range words {
+		if !seen[w] {
+			seen[w] = true
+			q = append(q, `"`+w+`"`)
+		}
+	}
+	return strings.Join(q, " OR "), nil
+}
+
+// Search ranks matching entries by BM25 (content weighted over tags).
+func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error) {
+	mq, err := MatchQuery(text)
+	if err != nil {
+		return nil, err
+	}
+	w, args := f.where()
+	lim := f.Limit
+	if lim <= 0 {
+		lim = 10
+	}
+	q := `SELECT ` + rowCols + `, bm25(fts, 1.0, 0.5) AS rank FROM fts JOIN entries e ON e.rowid = fts.rowid
+		WHERE fts MATCH ? AND ` + w + ` ORDER BY rank LIMIT ?`
+	rows, err := c.db.QueryContext(ctx, q, append(append([]any{mq}, args...), lim)...)
+	if err != nil {
+		return nil, fmt.Errorf("cache: search: %w", err)
+	}
+	defer rows.Close()
+	var out []Hit
+	for rows.Next() {
+		var h Hit
+		r, err := scanRow(rows, &h.BM25)
+		if err != nil {
+			return nil, err
+		}
+		h.Row, h.Score = r, -h.BM25
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// ErrNotFound is returned when no entry matches an id or prefix.
+var ErrNotFound = errors.New("no such memory entry")
+
+// ErrAmbiguous is returned when an id prefix matches several entries.
+var ErrAmbiguous = errors.New("ambiguous id prefix")
+
+var hexRE = regexp.MustCompile(`^[0-9a-f]{4,40}$`)
+
+// Resolve expands an id prefix (at least 4 hex digits) to one full id.
+func (c *Cache) Resolve(ctx context.Context, prefix string) (string, error) {
+	p := strings.ToLower(prefix)
+	if !hexRE.MatchString(p) {
+		return "", fmt.Errorf("%w: %q (ids are hex; give at least 4 digits)", ErrNotFound, prefix)
+	}
+	rows, err := c.db.QueryContext(ctx, `SELECT id FROM entries WHERE id >= ? AND id < ? LIMIT 6`, p, p+"g")
+	if err != nil {
+		return "", fmt.Errorf("cache: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return "", err
+		}
+		ids = append(ids, id)
+	}
+	switch len(ids) {
+	case 0:
+		return "", fmt.Errorf("%w: %s", ErrNotFound, prefix)
+	case 1:
+		return ids[0], rows.Err()
+	}
+	for _, id := range ids {
+		if id == p {
+			return id, nil
+		}
+	}
+	return "", fmt.Errorf("%w: %s matches %s", ErrAmbiguous, prefix, strings.Join(ids, ", "))
+}
+
+// Get returns one entry by full id.
+func (c *Cache) Get(ctx context.Context, id string) (Row, error) {
+	r, err := scanRow(c.db.QueryRowContext(ctx, `SELECT `+rowCols+` FROM entries e WHERE e.id=?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return r, err
+}
+
+// Ops returns the operations recorded on an entry, in fold order.
+func (c *Cache) Ops(ctx context.Context, entry string) ([]notes.Op, error) {
+	rows, err := c.db.QueryContext(ctx, `SELECT doc FROM ops WHERE entry=?`, entry)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ops []notes.Op
+	for rows.Next() {
+		var doc []byte
+		if err := rows.Scan(&doc); err != nil {
+			return nil, err
+		}
+		if o, err := notes.DecodeOp(doc, ""); err == nil {
+			ops = append(ops, o)
+		}
+	}
+	notes.SortOps(ops)
+	return ops, rows.Err()
+}
+
+// Stats are counts over the index.
+type Stats struct {
+	Total    int            `json:"total"`
+	Archived int            `json:"archived"`
+	Pinned   int            `json:"pinned"`
+	Private  int            `json:"private"`
+	ByType   map[string]int `json:"by_type"`
+	ByTier   map[string]int `json:"by_tier"`
+}
+
+// Stats counts entries by type and tier (archived ones counted apart).
+func (c *Cache) Stats(ctx context.Context) (Stats, error) {
+	s := Stats{ByType: map[string]int{}, ByTier: map[string]int{}}
+	rows, err := c.db.QueryContext(ctx, `SELECT type, tier, archived, pinned, private, count(*) FROM entries GROUP BY 1, 2, 3, 4, 5`)
+	if err != nil {
+		return s, fmt.Errorf("cache: stats: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var typ, tier string
+		var archived, pinned, private bool
+		var n int
+		if err := rows.Scan(&typ, &tier, &archived, &pinned, &private, &n); err != nil {
+			return s, err
+		}
+		s.Total += n
+		if private {
+			s.Private += n
+		}
+		if archived {
+			s.Archived += n
+			continue
+		}
+		if pinned {
+			s.Pinned += n
+		}
+		s.ByType[typ] += n
+		s.ByTier[tier] += n
+	}
+	return s, rows.Err()
+}

@@ -1,0 +1,462 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// ErrConflict is returned by CompareAndSwap when the ref moved.
+var ErrConflict = errors.New("ref moved concurrently")
+
+// Tip returns the commit a ref points at, or ZeroHash when it does not exist.
+func (r *Repo) Tip(ref string) (Hash, error) {
+	rf, err := r.st.Reference(plumbing.ReferenceName(ref))
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return ZeroHash, nil
+	}
+	if err != nil {
+		return ZeroHash, fmt.Errorf("read %s: %w", ref, err)
+	}
+	if rf.Type() != plumbing.HashReference {
+		return ZeroHash, fmt.Errorf("%s is a symbolic ref", ref)
+	}
+	return rf.Hash(), nil
+}
+
+// Refs lists the refs under any of the prefixes (e.g. "refs/synaptic/") with
+// their targets, in one pass over the ref store.
+func (r *Repo) Refs(prefixes ...string) (map[string]Hash, error) {
+	it, err := r.st.IterReferences()
+	if err != nil {
+		return nil, fmt.Errorf("list refs: %w", err)
+	}
+	out := map[string]Hash{}
+	err = it.ForEach(func(rf *plumbing.Reference) error {
+		if rf.Type() != plumbing.HashReference {
+			return nil
+		}
+		for _, p := range prefixes {
+			if strings.HasPrefix(rf.Name().String(), p) {
+				out[rf.Name().String()] = rf.Hash()
+				break
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// HasObject reports whether object h is present.
+func (r *Repo) HasObject(h Hash) bool {
+	return r.st.HasEncodedObject(h) == nil
+}
+
+// WriteBlob stores data as a blob.
+func (r *Repo) WriteBlob(data []byte) (Hash, error) {
+	obj := r.st.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	obj.SetSize(int64(len(data)))
+	w, err := obj.Writer()
+	if err != nil {
+		return ZeroHash, err
+	}
+	if _, err := w.Write(data); err != nil {
+		return ZeroHash, err
+	}
+	if err := w.Close(); err != nil {
+		return ZeroHash, err
+	}
+	h, err := r.st.SetEncodedObject(obj)
+	if err != nil {
+		return ZeroHash, fmt.Errorf("write blob: %w", err)
+	}
+	return h, nil
+}
+
+// ReadBlob reads blob h, refusing other object types and blobs over max bytes.
+func (r *Repo) ReadBlob(h Hash, max int64) ([]byte, error) {
+	obj, err := r.st.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return nil, fmt.Errorf("object %s: %w", h, err)
+	}
+	if obj.Type() != plumbing.BlobObject {
+		return nil, fmt.Errorf("object %s is a %s, not a blob", h, obj.Type())
+	}
+	if obj.Size() > max {
+		return nil, fmt.Errorf("blob %s is %d bytes, over the %d-byte limit", h, obj.Size(), max)
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", h, err)
+	}
+	defer rd.Close()
+	return io.ReadAll(io.LimitReader(rd, max+1))
+}
+
+// CommitTree returns the root tree of commit c (ZeroHash for ZeroHash), or a
+// clear error naming what c really is.
+func (r *Repo) CommitTree(c Hash) (Hash, error) {
+	if c.IsZero() {
+		return ZeroHash, nil
+	}
+	obj, err := r.st.EncodedObject(plumbing.AnyObject, c)
+	if err != nil {
+		return ZeroHash, fmt.Errorf("object %s: %w", c, err)
+	}
+	if obj.Type() != plumbing.CommitObject {
+		return ZeroHash, fmt.Errorf("object %s is a %s, not a commit", c, obj.Type())
+	}
+	cm, err := object.DecodeCommit(r.st, obj)
+	if err != nil {
+		return ZeroHash, fmt.Errorf("commit %s: %w", c, err)
+	}
+	return cm.TreeHash, nil
+}
+
+func (r *Repo) readTree(h Hash) ([]object.TreeEntry, error) {
+	if h.IsZero() {
+		return nil, nil
+	}
+	obj, err := r.st.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return nil, fmt.Errorf("tree %s: %w", h, err)
+	}
+	if obj.Type() != plumbing.TreeObject {
+		return nil, fmt.Errorf("object %s is a %s, not a tree", h, obj.Type())
+	}
+	t := &object.Tree{}
+	if err := t.Decode(obj); err != nil {
+		return nil, fmt.Errorf("tree %s: %w", h, err)
+	}
+	return t.Entries, nil
+}
+
+func (r *Repo) writeTree(entries []object.TreeEntry) (Hash, error) {
+	sort.Slice(entries, func(i, j int) bool { return treeKey(entries[i]) < treeKey(entries[j]) })
+	t := &object.Tree{Entries: entries}
+	obj := r.st.NewEncodedObject()
+	if err := t.Encode(obj); err != nil {
+		return ZeroHash, err
+	}
+	h, err := r.st.SetEncodedObject(obj)
+	if err != nil {
+		return ZeroHash, fmt.Errorf("write tree: %w", err)
+	}
+	return h, nil
+}
+
+// treeKey is git's tree ordering: directories sort as if named "name/".
+func treeKey(e object.TreeEntry) string {
+	if e.Mode == filemode.Dir {
+		return e.Name + "/"
+	}
+	return e.Name
+}
+
+// putFiles returns a tree equal to base with each path set to its blob.
+func (r *Repo) putFiles(base Hash, files map[string]Hash) (Hash, error) {
+	entries, err := r.readTree(base)
+	if err != nil {
+		return ZeroHash, err
+	}
+	byName := map[string]int{}
+	for i, e := range entries {
+		byName[e.Name] = i
+	}
+	sub := map[string]map[string]Hash{}
+	for p, h := range files {
+		name, rest, isDir := strings.Cut(p, "/")
+		if !isDir {
+			if i, ok := byName[name]; ok {
+				entries[i] = object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h}
+			} else {
+				byName[name] = len(entries)
+				entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h})
+			}
+			continue
+		}
+		if sub[name] == nil {
+			sub[name] = map[string]Hash{}
+		}
+		sub[name][rest] = h
+	}
+	for name, fs := range sub {
+		var old Hash
+		i, ok := byName[name]
+		if ok && entries[i].Mode == filemode.Dir {
+			old = entries[i].Hash
+		}
+		h, err := r.putFiles(old, fs)
+		if err != nil {
+			return ZeroHash, err
+		}
+		if ok {
+			entries[i] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h}
+		} else {
+			byName[name] = len(entries)
+			entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
+		}
+	}
+	return r.writeTree(entries)
+}
+
+// Signature is who made a commit and when.
+type Signature struct {
+	Name, Email string
+	When        time.Time
+}
+
+// ParseIdent splits "Name <email>" into a signature at time when.
+func ParseIdent(ident string, when time.Time) Signature {
+	name, email := ident, ""
+	if i := strings.LastIndex(ident, "<"); i >= 0 {
+		name = strings.TrimSpace(ident[:i])
+		email = strings.Trim(ident[i:], "<> ")
+	}
+	return Signature{Name: name, Email: email, When: when}
+}
+
+func (r *Repo) writeCommit(tree Hash, parents []Hash, sig Signature, msg string) (Hash, error) {
+	s := object.Signature{Name: sig.Name, Email: sig.Email, When: sig.When}
+	c := &object.Commit{Author: s, Committer: s, Message: msg, TreeHash: tree, ParentHashes: parents}
+	obj := r.st.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return ZeroHash, err
+	}
+	h, err := r.st.SetEncodedObject(obj)
+	if err != nil {
+		return ZeroHash, fmt.Errorf("write commit: %w", err)
+	}
+	return h, nil
+}
+
+// staleLockAge is how old a ref lock file must be before it is taken for the
+// leftover of a killed process and removed. git holds ref locks for
+// microseconds, so this is generous.
+const staleLockAge = 10 * time.Second
+
+// CompareAndSwap points ref at newHash if it still points at old (ZeroHash:
+// must not exist). It returns ErrConflict when the ref moved or is locked.
+// It uses git update-ref, so git's own lock-file protocol protects the ref
+// and a process killed mid-update leaves the old value, never a torn one.
+func (r *Repo) CompareAndSwap(ctx context.Context, ref string, newHash, old Hash, msg string) error {
+	_, err := r.run(ctx, nil, nil, "update-ref", "-m", msg, ref, newHash.String(), old.String())
+	if err == nil {
+		return nil
+	}
+	var ge *GitError
+	if errors.As(err, &ge) {
+		s := ge.Stderr
+		if strings.Contains(s, "Unable to create") && strings.Contains(s, ".lock") {
+			r.removeStaleLock(ref)
+			return fmt.Errorf("%w: %s", ErrConflict, strings.TrimSpace(s))
+		}
+		if strings.Contains(s, "but expected") || strings.Contains(s, "already exists") || strings.Contains(s, "cannot lock ref") {
+			return fmt.Errorf("%w: %s", ErrConflict, strings.TrimSpace(s))
+		}
+	}
+	return fmt.Errorf("update %s: %w", ref, err)
+}
+
+func (r *Repo) removeStaleLock(ref string) {
+	lock := filepath.Join(r.commonDir, filepath.FromSlash(ref)+".lock")
+	if fi, err := os.Stat(lock); err == nil && time.Since(fi.ModTime()) > staleLockAge {
+		os.Remove(lock)
+	}
+}
+
+// File is a path in a memory tree and its content.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// casRetry runs attempt until it succeeds, fails with an error other than
+// ErrConflict, or the deadline passes. Backoff is jittered so concurrent
+// writers spread out.
+func casRetry(ctx context.Context, what string, attempt func() error) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	backoff := time.Millisecond
+	for n := 1; ; n++ {
+		err := attempt()
+		if err == nil || !errors.Is(err, ErrConflict) {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: gave up after %d attempts: %w", what, n, err)
+		}
+		sleep := backoff/2 + time.Duration(rand.Int64N(int64(backoff)))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(sleep):
+		}
+		if backoff < 50*time.Millisecond {
+			backoff *= 2
+		}
+	}
+}
+
+// Append adds files to the tree at ref's tip in a new commit and moves the ref
+// with compare-and-swap, retrying on concurrent updates. It returns the new
+// commit. Files already present at the same path are replaced.
+func (r *Repo) Append(ctx context.Context, ref string, files []File, sig Signature, msg string) (Hash, error) {
+	blobs := make(map[string]Hash, len(files))
+	for _, f := range files {
+		h, err := r.WriteBlob(f.Data)
+		if err != nil {
+			return ZeroHash, err
+		}
+		blobs[f.Path] = h
+	}
+	var result Hash
+	err := casRetry(ctx, "update "+ref, func() error {
+		tip, err := r.Tip(ref)
+		if err != nil {
+			return err
+		}
+		base, err := r.CommitTree(tip)
+		if err != nil {
+			return fmt.Errorf("%s: %w", ref, err)
+		}
+		tree, err := r.putFiles(base, blobs)
+		if err != nil {
+			return err
+		}
+		var parents []Hash
+		if !tip.IsZero() {
+			parents = []Hash{tip}
+		}
+		c, err := r.writeCommit(tree, parents, sig, msg)
+		if err != nil {
+			return err
+		}
+		if err := r.CompareAndSwap(ctx, ref, c, tip, "synaptic: "+firstLine(msg)); err != nil {
+			return err
+		}
+		result = c
+		return nil
+	})
+	return result, err
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// Change is one file that differs between two memory trees.
+type Change struct {
+	Path    string
+	Hash    Hash // new blob (old blob when Deleted)
+	Mode    uint32
+	Deleted bool
+}
+
+// Diff lists the files that differ between the trees of two commits
+// (old may be ZeroHash: everything in new is added). Unchanged subtrees are
+// skipped by hash, so the cost follows the size of the change.
+func (r *Repo) Diff(oldCommit, newCommit Hash) ([]Change, error) {
+	ot, err := r.CommitTree(oldCommit)
+	if err != nil {
+		return nil, err
+	}
+	nt, err := r.CommitTree(newCommit)
+	if err != nil {
+		return nil, err
+	}
+	var out []Change
+	err = r.diffTrees("", ot, nt, &out)
+	return out, err
+}
+
+func (r *Repo) diffTrees(prefix string, a, b Hash, out *[]Change) error {
+	if a == b {
+		return nil
+	}
+	ae, err := r.readTree(a)
+	if err != nil {
+		return err
+	}
+	be, err := r.readTree(b)
+	if err != nil {
+		return err
+	}
+	am := make(map[string]object.TreeEntry, len(ae))
+	for _, e := range ae {
+		am[e.Name] = e
+	}
+	for _, e := range be {
+		p := prefix + e.Name
+		old, had := am[e.Name]
+		delete(am, e.Name)
+		if had && old.Hash == e.Hash && old.Mode == e.Mode {
+			continue
+		}
+		switch {
+		case e.Mode == filemode.Dir:
+			var oh Hash
+			if had && old.Mode == filemode.Dir {
+				oh = old.Hash
+			} else if had {
+				*out = append(*out, Change{Path: p, Hash: old.Hash, Mode: uint32(old.Mode), Deleted: true})
+			}
+			if err := r.diffTrees(p+"/", oh, e.Hash, out); err != nil {
+				return err
+			}
+		default:
+			if had && old.Mode == filemode.Dir {
+				if err := r.diffTrees(p+"/", old.Hash, ZeroHash, out); err != nil {
+					return err
+				}
+			}
+			*out = append(*out, Change{Path: p, Hash: e.Hash, Mode: uint32(e.Mode)})
+		}
+	}
+	for _, e := range am {
+		p := prefix + e.Name
+		if e.Mode == filemode.Dir {
+			if err := r.diffTrees(p+"/", e.Hash, ZeroHash, out); err != nil {
+				return err
+			}
+			continue
+		}
+		*out = append(*out, Change{Path: p, Hash: e.Hash, Mode: uint32(e.Mode), Deleted: true})
+	}
+	return nil
+}
+
+// RegularFile reports whether mode is a plain (possibly executable) file.
+func RegularFile(mode uint32) bool {
+	return filemode.FileMode(mode) == filemode.Regular || filemode.FileMode(mode) == filemode.Executable || filemode.FileMode(mode) == filemode.Deprecated
+}
+
+// CommitInfo returns the author ("Name <email>") and author time of commit c.
+func (r *Repo) CommitInfo(c Hash) (string, time.Time, error) {
+	cm, err := object.GetCommit(r.st, c)
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("commit %s: %w", c, err)
+	}
+	return cm.Author.Name + " <" + cm.Author.Email + ">", cm.Author.When, nil
+}
+
+// SetRef points ref at h unconditionally (for remote-tracking refs only).
+func (r *Repo) SetRef(ctx context.Context, ref string, h Hash) error {
+	_, err := r.run(ctx, nil, nil, "update-ref", ref, h.String())
+	return err
+}
+
+// NewHash parses a 40-digit hex object id.
+func NewHash(s string) Hash { return plumbing.NewHash(s) }

@@ -1,0 +1,204 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// ErrPushRejected is returned when the remote refused a non-fast-forward push.
+var ErrPushRejected = errors.New("push rejected: the remote has memory this clone has not merged yet")
+
+// Remotes lists the configured remotes.
+func (r *Repo) Remotes(ctx context.Context) ([]string, error) {
+	out, err := r.run(ctx, nil, nil, "remote")
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(out), nil
+}
+
+// ConfigGetAll returns every value of a multi-valued config key.
+func (r *Repo) ConfigGetAll(ctx context.Context, key string) ([]string, error) {
+	out, err := r.run(ctx, nil, nil, "config", "--get-all", key)
+	if err != nil {
+		var ge *GitError
+		if errors.As(err, &ge) && strings.TrimSpace(ge.Stderr) == "" {
+			return nil, nil // key not set (exit 1)
+		}
+		return nil, err
+	}
+	return strings.Split(strings.TrimRight(out, "\n"), "\n"), nil
+}
+
+// ConfigAddUnique adds value to a multi-valued key unless it is there;
+// it reports whether it added it.
+func (r *Repo) ConfigAddUnique(ctx context.Context, key, value string) (bool, error) {
+	vals, err := r.ConfigGetAll(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	for _, v := range vals {
+		if v == value {
+			return false, nil
+		}
+	}
+	_, err = r.run(ctx, nil, nil, "config", "--add", key, value)
+	return err == nil, err
+}
+
+// ConfigSet sets a single-valued key; it reports whether the value changed.
+func (r *Repo) ConfigSet(ctx context.Context, key, value string) (bool, error) {
+	vals, err := r.ConfigGetAll(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	if len(vals) == 1 && vals[0] == value {
+		return false, nil
+	}
+	_, err = r.run(ctx, nil, nil, "config", key, value)
+	return err == nil, err
+}
+
+// Fetch runs git fetch with explicit refspecs. Progress goes to stderr when
+// it is a terminal.
+func (r *Repo) Fetch(ctx context.Context, remote string, refspecs ...string) error {
+	args := append([]string{"fetch", "--no-tags", "--no-write-fetch-head", "--quiet", remote}, refspecs...)
+	if _, err := r.run(ctx, nil, nil, args...); err != nil {
+		return fmt.Errorf("fetch memory from %s: %w", remote, err)
+	}
+	return nil
+}
+
+// Push pushes refspecs to remote without force. It returns ErrPushRejected
+// when the remote moved ahead.
+func (r *Repo) Push(ctx context.Context, remote string, refspecs ...string) error {
+	args := append([]string{"push", "--quiet", "--porcelain", remote}, refspecs...)
+	out, err := r.run(ctx, nil, nil, args...)
+	if err != nil {
+		var ge *GitError
+		if errors.As(err, &ge) && (strings.Contains(out, "[rejected]") || strings.Contains(ge.Stderr, "[rejected]") || strings.Contains(ge.Stderr, "fetch first") || strings.Contains(ge.Stderr, "non-fast-forward")) {
+			return fmt.Errorf("%w (%s)", ErrPushRejected, remote)
+		}
+		return fmt.Errorf("push memory to %s: %w", remote, err)
+	}
+	return nil
+}
+
+// AheadBehind counts commits in a not in b, and in b not in a.
+func (r *Repo) AheadBehind(ctx context.Context, a, b Hash) (ahead, behind int, err error) {
+	switch {
+	case a.IsZero() && b.IsZero():
+		return 0, 0, nil
+	case a.IsZero():
+		n, err := r.count(ctx, b.String())
+		return 0, n, err
+	case b.IsZero():
+		n, err := r.count(ctx, a.String())
+		return n, 0, err
+	}
+	out, err := r.run(ctx, nil, nil, "rev-list", "--left-right", "--count", a.String()+"..."+b.String())
+	if err != nil {
+		return 0, 0, err
+	}
+	f := strings.Fields(out)
+	if len(f) != 2 {
+		return 0, 0, fmt.Errorf("rev-list: unexpected output %q", out)
+	}
+	ahead, _ = strconv.Atoi(f[0])
+	behind, _ = strconv.Atoi(f[1])
+	return ahead, behind, nil
+}
+
+func (r *Repo) count(ctx context.Context, rev string) (int, error) {
+	out, err := r.run(ctx, nil, nil, "rev-list", "--count", rev)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(out))
+}
+
+// ResolveCommit turns a commit-ish (sha prefix, branch, HEAD~2) into a commit id.
+func (r *Repo) ResolveCommit(ctx context.Context, rev string) (Hash, error) {
+	if strings.HasPrefix(rev, "-") {
+		return ZeroHash, fmt.Errorf("bad revision %q", rev)
+	}
+	out, err := r.run(ctx, nil, nil, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	if err != nil {
+		return ZeroHash, fmt.Errorf("%q is not a commit in this repository", rev)
+	}
+	return plumbingHash(strings.TrimSpace(out))
+}
+
+// NotesRef is where commit-attached memory lives.
+const NotesRef = "refs/notes/synaptic"
+
+// identityEnv supplies a committer for git commands that commit (notes) when
+// the user has none configured, so memory writes never fail on it.
+func (r *Repo) identityEnv(ctx context.Context) []string {
+	if _, err := r.run(ctx, nil, nil, "var", "GIT_COMMITTER_IDENT"); err == nil {
+		return nil
+	}
+	host, _ := os.Hostname()
+	return []string{"GIT_COMMITTER_NAME=git-synaptic", "GIT_COMMITTER_EMAIL=git-synaptic@" + host, "GIT_AUTHOR_NAME=git-synaptic", "GIT_AUTHOR_EMAIL=git-synaptic@" + host}
+}
+
+// AppendNote appends text to the synaptic note of commit c (creating it),
+// retrying while another process holds the notes ref.
+func (r *Repo) AppendNote(ctx context.Context, c Hash, text string) error {
+	env := r.identityEnv(ctx)
+	return casRetry(ctx, "update "+NotesRef, func() error {
+		_, err := r.run(ctx, []byte(text), env, "notes", "--ref="+NotesRef, "append", "-F", "-", c.String())
+		if err != nil && strings.Contains(err.Error(), "lock") {
+			r.removeStaleLock(NotesRef)
+			return fmt.Errorf("%w: %v", ErrConflict, err)
+		}
+		return err
+	})
+}
+
+// MergeNotes merges a notes commit (e.g. fetched from a remote) into the
+// local notes ref, concatenating differing notes on the same commit and
+// dropping duplicate lines (git's cat_sort_uniq strategy).
+func (r *Repo) MergeNotes(ctx context.Context, theirs Hash) (MergeResult, error) {
+	if _, err := r.CommitTree(theirs); err != nil {
+		return "", err
+	}
+	ours, err := r.Tip(NotesRef)
+	if err != nil {
+		return "", err
+	}
+	if ours.IsZero() {
+		return MergeCreated, r.CompareAndSwap(ctx, NotesRef, theirs, ours, "synaptic: notes")
+	}
+	if ok, err := r.IsAncestor(ctx, theirs, ours); err != nil || ok {
+		return MergeUpToDate, err
+	}
+	env := r.identityEnv(ctx)
+	err = casRetry(ctx, "merge "+NotesRef, func() error {
+		_, err := r.run(ctx, nil, env, "notes", "--ref="+NotesRef, "merge", "--quiet", "-s", "cat_sort_uniq", theirs.String())
+		if err != nil && strings.Contains(err.Error(), "lock") {
+			return fmt.Errorf("%w: %v", ErrConflict, err)
+		}
+		return err
+	})
+	return MergeUnion, err
+}
+
+func plumbingHash(s string) (Hash, error) {
+	if len(s) != 40 {
+		return ZeroHash, fmt.Errorf("bad object id %q", s)
+	}
+	var h Hash
+	for i := 0; i < 20; i++ {
+		v, err := strconv.ParseUint(s[2*i:2*i+2], 16, 8)
+		if err != nil {
+			return ZeroHash, fmt.Errorf("bad object id %q", s)
+		}
+		h[i] = byte(v)
+	}
+	return h, nil
+}

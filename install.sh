@@ -1,0 +1,22 @@
+#!/bin/sh
+# Build and install git-synaptic so that `git synaptic ...` works.
+#   ./install.sh                 installs into ~/.local/bin
+#   PREFIX=/usr/local ./install.sh
+# Needs Go (1.24+), gcc and git; Go modules come from the Go module proxy.
+set -eu
+cd "$(dirname "$0")"
+missing=""
+for tool in go gcc git make; do
+	command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
+done
+if [ -n "$missing" ]; then
+	echo "install.sh: missing:$missing" >&2
+	echo "  on Debian/Ubuntu: apt-get install -y golang gcc git make (or Go from go.dev)" >&2
+	exit 1
+fi
+make install PREFIX="${PREFIX:-$HOME/.local}"
+bindir="${PREFIX:-$HOME/.local}/bin"
+if ! command -v git-synaptic >/dev/null 2>&1; then
+	echo "add $bindir to PATH, e.g.: export PATH=\"$bindir:\$PATH\""
+fi
+echo "done: try 'git synaptic --help'"

@@ -1,0 +1,53 @@
+package app
+
+import (
+	"context"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// List returns entries matching f, newest first.
+func (s *Service) List(ctx context.Context, f cache.Filter) ([]cache.Row, error) {
+	var rows []cache.Row
+	err := s.withCache(ctx, func(c *cache.Cache) error {
+		var err error
+		rows, err = c.List(ctx, f)
+		return err
+	})
+	return rows, err
+}
+
+// Search ranks entries matching the query (BM25 over content and tags).
+func (s *Service) Search(ctx context.Context, query string, f cache.Filter) ([]cache.Hit, error) {
+	var hits []cache.Hit
+	err := s.withCache(ctx, func(c *cache.Cache) error {
+		var err error
+		hits, err = c.Search(ctx, query, f)
+		return err
+	})
+	return hits, err
+}
+
+// Detail is one entry with its operation history.
+type Detail struct {
+	cache.Row
+	Ops []notes.Op `json:"ops"`
+}
+
+// Show returns the entry an id prefix names, with its history.
+func (s *Service) Show(ctx context.Context, idPrefix string) (Detail, error) {
+	var d Detail
+	err := s.withCache(ctx, func(c *cache.Cache) error {
+		id, err := c.Resolve(ctx, idPrefix)
+		if err != nil {
+			return err
+		}
+		if d.Row, err = c.Get(ctx, id); err != nil {
+			return err
+		}
+		d.Ops, err = c.Ops(ctx, id)
+		return err
+	})
+	return d, err
+}

@@ -1,0 +1,334 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// memoryRefs are the refs whose memory the cache indexes, by tip.
+func (s *Service) memoryRefs() (local, tracking map[string]gitstore.Hash, err error) {
+	all, err := s.repo.Refs(sharedPrefix, privatePrefix, gitstore.NotesRef, remotePrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	local, tracking = map[string]gitstore.Hash{}, map[string]gitstore.Hash{}
+	for ref, h := range all {
+		switch {
+		case ref == gitstore.NotesRef || strings.HasPrefix(ref, sharedPrefix) || strings.HasPrefix(ref, privatePrefix):
+			local[ref] = h
+		case strings.HasPrefix(ref, remotePrefix):
+			if _, ok := trackedLocal(ref); ok {
+				tracking[ref] = h
+			}
+		}
+	}
+	return local, tracking, nil
+}
+
+// trackedLocal maps a remote-tracking memory ref to the local ref it merges
+// into: refs/remotes/R/synaptic/X → refs/synaptic/X and
+// refs/remotes/R/notes/synaptic → refs/notes/synaptic.
+func trackedLocal(ref string) (string, bool) {
+	rest := strings.TrimPrefix(ref, remotePrefix)
+	i := strings.IndexByte(rest, '/')
+	if i < 0 {
+		return "", false
+	}
+	rest = rest[i+1:]
+	switch {
+	case strings.HasPrefix(rest, "synaptic/"):
+		return "refs/" + rest, true
+	case rest == "notes/synaptic":
+		return gitstore.NotesRef, true
+	}
+	return "", false
+}
+
+const mergedKey = "merged:"
+
+// mergeFetched merges memory that a plain `git fetch` brought into
+// remote-tracking refs since the last command, so it is visible without a
+// sync. The cache remembers what it merged, so this costs nothing when
+// nothing arrived.
+func (s *Service) mergeFetched(ctx context.Context, c *cache.Cache, tracking map[string]gitstore.Hash) (bool, error) {
+	moved := false
+	for ref, h := range tracking {
+		done, err := c.Meta(ctx, mergedKey+ref)
+		if err != nil {
+			return false, err
+		}
+		if done == h.String() {
+			continue
+		}
+		local, _ := trackedLocal(ref)
+		if _, err := s.mergeRef(ctx, local, h); err != nil {
+			s.warnf("cannot merge %s into %s: %v", ref, local, err)
+		} else {
+			moved = true
+		}
+		if err := c.SetMeta(ctx, mergedKey+ref, h.String()); err != nil {
+			return moved, err
+		}
+	}
+	return moved, nil
+}
+
+func (s *Service) mergeRef(ctx context.Context, local string, h gitstore.Hash) (gitstore.MergeResult, error) {
+	if local == gitstore.NotesRef {
+		return s.repo.MergeNotes(ctx, h)
+	}
+	res, _, err := s.repo.MergeInto(ctx, local, h, s.sig(ctx))
+	return res, err
+}
+
+// refresh brings the cache up to the memory refs: for each ref whose tip
+// moved, only the files that changed between the indexed tip and the new
+// one are read. Anything unreadable is recorded as a problem, warned about
+// once, and skipped: the rest of memory stays usable.
+func (s *Service) refresh(ctx context.Context) error {
+	c, err := s.openCache()
+	if err != nil {
+		return err
+	}
+	local, tracking, err := s.memoryRefs()
+	if err != nil {
+		return err
+	}
+	if len(tracking) > 0 {
+		moved, err := s.mergeFetched(ctx, c, tracking)
+		if err != nil {
+			return err
+		}
+		if moved {
+			if local, _, err = s.memoryRefs(); err != nil {
+				return err
+			}
+		}
+	}
+	stored, err := c.Tips(ctx)
+	if err != nil {
+		return err
+	}
+	if sameTips(stored, local) {
+		return nil
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if stored, err = tx.Tips(); err != nil { // another process may have indexed meanwhile
+		return err
+	}
+	if !sameTips(stored, local) {
+		if err := s.apply(tx, stored, local); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func sameTips(stored map[string]string, local map[string]gitstore.Hash) bool {
+	if len(stored) != len(local) {
+		return false
+	}
+	for ref, h := range local {
+		if stored[ref] != h.String() {
+			return false
+		}
+	}
+	return true
+}
+
+// apply indexes the changes from the stored tips to the current ones. A
+// vanished ref, or an indexed tip whose objects are gone (history
+// rewritten), needs a full rebuild.
+func (s *Service) apply(tx *cache.Tx, stored map[string]string, local map[string]gitstore.Hash) error {
+	full := false
+	for ref, h := range stored {
+		if _, ok := local[ref]; !ok {
+			full = true
+		} else if old, err := parseHash(h); err != nil || !s.repo.HasObject(old) {
+			full = true
+		}
+	}
+	if full {
+		if err := tx.Reset(); err != nil {
+			return err
+		}
+		stored = map[string]string{}
+	}
+	var problems []string
+	for ref, tip := range local {
+		if stored[ref] == tip.String() {
+			continue
+		}
+		old, _ := parseHash(stored[ref])
+		if old != gitstore.ZeroHash {
+			if _, err := s.repo.CommitTree(old); err != nil {
+				old = gitstore.ZeroHash // the indexed tip was garbage: re-read everything
+			}
+		}
+		p, err := s.applyRef(tx, ref, old, tip)
+		if err != nil {
+			return err
+		}
+		problems = append(problems, p...)
+		if err := tx.SetTip(ref, tip.String()); err != nil {
+			return err
+		}
+	}
+	for i, p := range problems {
+		if i == 5 {
+			s.warnf("... and %d more unreadable memory objects (see git synaptic status)", len(problems)-5)
+			break
+		}
+		s.warnf("%s", p)
+	}
+	return nil
+}
+
+func parseHash(s string) (gitstore.Hash, error) {
+	if len(s) != 40 {
+		return gitstore.ZeroHash, errors.New("bad hash")
+	}
+	return gitstore.NewHash(s), nil
+}
+
+// applyRef indexes the changes on one ref and returns problem descriptions.
+func (s *Service) applyRef(tx *cache.Tx, ref string, old, tip gitstore.Hash) ([]string, error) {
+	var problems []string
+	problem := func(path string, obj gitstore.Hash, err error) error {
+		problems = append(problems, fmt.Sprintf("%s: %s (object %s): %v", ref, path, short(obj.String()), err))
+		return tx.Problem(ref, path, obj.String(), err.Error())
+	}
+	changes, err := s.repo.Diff(old, tip)
+	if err != nil {
+		if err := tx.ClearProblems(ref); err != nil {
+			return nil, err
+		}
+		return problems, problem("(ref)", tip, fmt.Errorf("not readable as memory: %w", err))
+	}
+	if err := tx.ClearProblem(ref, "(ref)"); err != nil {
+		return nil, err
+	}
+	if ref == gitstore.NotesRef {
+		return s.applyNotes(tx, tip, changes, problem)
+	}
+	private := strings.HasPrefix(ref, privatePrefix)
+	for _, ch := range changes {
+		if err := tx.ClearProblem(ref, ch.Path); err != nil {
+			return nil, err
+		}
+		kind, id := notes.PathKind(ch.Path)
+		if ch.Deleted {
+			switch kind {
+			case "entry":
+				err = tx.DeleteEntry(id)
+			case "op":
+				err = tx.DeleteOp(id)
+			}
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if kind == "" {
+			if err := problem(ch.Path, ch.Hash, errors.New("not part of the memory format (want entries/xx/<id>.json or ops/xx/<id>.json)")); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if !gitstore.RegularFile(ch.Mode) {
+			if err := problem(ch.Path, ch.Hash, fmt.Errorf("not a regular file (mode %o)", ch.Mode)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		data, err := s.repo.ReadBlob(ch.Hash, notes.MaxDocumentBytes)
+		if err == nil {
+			if kind == "entry" {
+				var e notes.Entry
+				if e, err = notes.DecodeEntry(data, id); err == nil {
+					err = tx.PutEntry(e, ref, private, data)
+					if err != nil {
+						return nil, err
+					}
+				}
+			} else {
+				var o notes.Op
+				if o, err = notes.DecodeOp(data, id); err == nil {
+					if err = tx.PutOp(o, data); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+		if err != nil {
+			if err := problem(ch.Path, ch.Hash, err); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return problems, nil
+}
+
+func (s *Service) applyNotes(tx *cache.Tx, tip gitstore.Hash, changes []gitstore.Change, problem func(string, gitstore.Hash, error) error) ([]string, error) {
+	author, when, err := s.repo.CommitInfo(tip)
+	if err != nil {
+		return nil, problem("(ref)", tip, err)
+	}
+	for _, ch := range changes {
+		if err := tx.ClearProblem(gitstore.NotesRef, ch.Path); err != nil {
+			return nil, err
+		}
+		sha := strings.ReplaceAll(ch.Path, "/", "")
+		if len(sha) != 40 || strings.Trim(sha, "0123456789abcdef") != "" {
+			if err := problem(ch.Path, ch.Hash, errors.New("not a note (path is not a commit id)")); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if ch.Deleted {
+			if err := tx.DeleteEntry(sha); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		data, err := s.repo.ReadBlob(ch.Hash, notes.MaxDocumentBytes)
+		if err == nil && !utf8.Valid(data) {
+			err = errors.New("note is not valid UTF-8")
+		}
+		if err != nil {
+			if err := problem(ch.Path, ch.Hash, err); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := tx.PutNote(sha, strings.TrimSpace(string(data)), author, when.UnixNano()); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// Reindex deletes the cache and rebuilds it from the refs.
+func (s *Service) Reindex(ctx context.Context) error {
+	if s.cache != nil {
+		s.cache.Close()
+		s.cache = nil
+	}
+	s.fresh = false
+	if err := cache.Remove(s.CachePath()); err != nil {
+		return err
+	}
+	_, err := s.ready(ctx)
+	return err
+}

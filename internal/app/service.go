@@ -1,0 +1,206 @@
+// Package app is git-synaptic's one API: the CLI, the MCP server and the
+// hooks all call a Service, which keeps the memory refs (the truth) and the
+// cache (derived, disposable) in step.
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// Memory refs.
+const (
+	SharedRef     = "refs/synaptic/memory"       // pushed and fetched
+	PrivateRef    = "refs/synaptic-local/memory" // never pushed
+	sharedPrefix  = "refs/synaptic/"
+	privatePrefix = "refs/synaptic-local/"
+	remotePrefix  = "refs/remotes/"
+)
+
+// Options configure a Service.
+type Options struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Warn receives warnings (unreadable memory objects, cache trouble); nil
+	// means os.Stderr.
+	Warn io.Writer
+}
+
+// Service is an open repository with its memory cache.
+type Service struct {
+	repo  *gitstore.Repo
+	cache *cache.Cache
+	now   func() time.Time
+	warn  io.Writer
+	fresh bool
+}
+
+// Open opens the repository containing dir. The cache is opened lazily.
+func Open(dir string, opts Options) (*Service, error) {
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{repo: repo, now: opts.Now, warn: opts.Warn}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.warn == nil {
+		s.warn = os.Stderr
+	}
+	return s, nil
+}
+
+// Close releases the cache.
+func (s *Service) Close() error {
+	if s.cache != nil {
+		return s.cache.Close()
+	}
+	return nil
+}
+
+// CachePath is where the cache lives: inside the git common dir, so it is
+// never committed and is shared by every worktree.
+func (s *Service) CachePath() string {
+	return filepath.Join(s.repo.CommonDir(), "synaptic", "cache.db")
+}
+
+func (s *Service) warnf(format string, args ...any) {
+	fmt.Fprintf(s.warn, "warning: "+format+"\n", args...)
+}
+
+// openCache opens the cache once per Service; a damaged or outdated cache
+// is replaced by an empty one that refresh then fills.
+func (s *Service) openCache() (*cache.Cache, error) {
+	if s.cache != nil {
+		return s.cache, nil
+	}
+	c, rebuilt, err := cache.Open(s.CachePath())
+	if err != nil {
+		return nil, fmt.Errorf("open cache %s: %w (delete it to rebuild)", s.CachePath(), err)
+	}
+	if rebuilt {
+		s.warnf("the cache at %s was unreadable or of another version; rebuilding it from the memory refs", s.CachePath())
+	}
+	s.cache = c
+	return c, nil
+}
+
+// ready returns an up-to-date cache, rebuilding it once if it turns out
+// to be corrupt.
+func (s *Service) ready(ctx context.Context) (*cache.Cache, error) {
+	c, err := s.openCache()
+	if err != nil {
+		return nil, err
+	}
+	if s.fresh {
+		return c, nil
+	}
+	if err := s.refresh(ctx); err != nil {
+		if !cache.IsCorrupt(err) {
+			return nil, err
+		}
+		if c, err = s.recreateCache(); err != nil {
+			return nil, err
+		}
+		if err := s.refresh(ctx); err != nil {
+			return nil, err
+		}
+	}
+	s.fresh = true
+	return c, nil
+}
+
+// withCache runs f against a fresh cache; if the cache turns out corrupt
+// midway, it is rebuilt and f runs once more.
+func (s *Service) withCache(ctx context.Context, f func(*cache.Cache) error) error {
+	c, err := s.ready(ctx)
+	if err != nil {
+		return err
+	}
+	err = f(c)
+	if !cache.IsCorrupt(err) {
+		return err
+	}
+	if _, err := s.recreateCache(); err != nil {
+		return err
+	}
+	if c, err = s.ready(ctx); err != nil {
+		return err
+	}
+	return f(c)
+}
+
+func (s *Service) recreateCache() (*cache.Cache, error) {
+	s.warnf("the cache at %s is corrupt; rebuilding it from the memory refs", s.CachePath())
+	if s.cache != nil {
+		s.cache.Close()
+		s.cache = nil
+	}
+	s.fresh = false
+	if err := cache.Remove(s.CachePath()); err != nil {
+		return nil, err
+	}
+	return s.openCache()
+}
+
+// author is the git identity for new memory, or a clear error.
+func (s *Service) author(ctx context.Context) (string, error) {
+	return s.repo.Ident(ctx)
+}
+
+// sig is the commit signature for memory commits.
+func (s *Service) sig(ctx context.Context) gitstore.Signature {
+	id, err := s.repo.Ident(ctx)
+	if err != nil {
+		id = "git-synaptic <git-synaptic@localhost>"
+	}
+	return gitstore.ParseIdent(id, s.now())
+}
+
+// Project names this repository: the origin remote's repository name, else
+// the working tree's folder name.
+func (s *Service) Project(ctx context.Context) string {
+	if url := s.repo.RemoteURL("origin"); url != "" {
+		u := strings.TrimSuffix(strings.TrimRight(url, "/"), ".git")
+		if i := strings.LastIndexAny(u, "/:"); i >= 0 {
+			u = u[i+1:]
+		}
+		if u != "" {
+			return u
+		}
+	}
+	dir := s.repo.WorkTree()
+	if dir == "" {
+		dir = strings.TrimSuffix(s.repo.CommonDir(), "/.git")
+	}
+	return strings.TrimSuffix(path.Base(filepath.ToSlash(dir)), ".git")
+}
+
+// refFor is the ref an entry's operations are written to.
+func refFor(row cache.Row) (string, error) {
+	switch {
+	case row.Type == notes.TypeNote:
+		return "", fmt.Errorf("%w: %s is a commit note; change it with git notes --ref=synaptic", notes.ErrInvalid, short(row.ID))
+	case strings.HasPrefix(row.Source, sharedPrefix), strings.HasPrefix(row.Source, privatePrefix):
+		return row.Source, nil
+	}
+	return "", fmt.Errorf("%w: entry %s comes from %s, which git-synaptic does not write", notes.ErrInvalid, short(row.ID), row.Source)
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

@@ -1,0 +1,315 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/gitstore"
+)
+
+// ErrNoRemote is returned when sync has no remote to talk to.
+var ErrNoRemote = errors.New("no remote")
+
+// fetchSpecs are the refspecs that carry memory from remote r. The notes
+// spec is a pattern so that fetching from a remote without notes is not an
+// error.
+func fetchSpecs(r string) []string {
+	return []string{
+		"+refs/synaptic/*:refs/remotes/" + r + "/synaptic/*",
+		"+refs/notes/synaptic*:refs/remotes/" + r + "/notes/synaptic*",
+	}
+}
+
+// pushSpecs are the refspecs init adds so a plain `git push` carries memory.
+// "HEAD" keeps `git push` pushing the current branch, which an explicit push
+// refspec would otherwise replace.
+var pushSpecs = []string{"HEAD", "refs/synaptic/*:refs/synaptic/*", "refs/notes/synaptic*:refs/notes/synaptic*"}
+
+// InitOptions configure Init.
+type InitOptions struct {
+	NoPush bool // leave remote.<name>.push alone
+}
+
+// InitReport says what Init changed.
+type InitReport struct {
+	Changes   []string `json:"changes"`
+	CachePath string   `json:"cache"`
+}
+
+// Init configures the repository for memory: fetch (and push) refspecs on
+// every remote, notes.rewriteRef so notes follow amend and rebase, and the
+// cache. Running it again changes nothing.
+func (s *Service) Init(ctx context.Context, opts InitOptions) (InitReport, error) {
+	rep := InitReport{CachePath: s.CachePath()}
+	add := func(key, val string) error {
+		added, err := s.repo.ConfigAddUnique(ctx, key, val)
+		if added {
+			rep.Changes = append(rep.Changes, fmt.Sprintf("%s += %s", key, val))
+		}
+		return err
+	}
+	remotes, err := s.repo.Remotes(ctx)
+	if err != nil {
+		return rep, err
+	}
+	for _, r := range remotes {
+		for _, spec := range fetchSpecs(r) {
+			if err := add("remote."+r+".fetch", spec); err != nil {
+				return rep, err
+			}
+		}
+		if !opts.NoPush {
+			for _, spec := range pushSpecs {
+				if err := add("remote."+r+".push", spec); err != nil {
+					return rep, err
+				}
+			}
+		}
+	}
+	if err := add("notes.rewriteRef", gitstore.NotesRef); err != nil {
+		return rep, err
+	}
+	if _, err := s.ready(ctx); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// SyncReport says what Sync did.
+type SyncReport struct {
+	Remote  string            `json:"remote"`
+	Merged  map[string]string `json:"merged"` // local ref → merge result
+	Pushed  []string          `json:"pushed"`
+	Before  int               `json:"entries_before"`
+	After   int               `json:"entries_after"`
+	Retries int               `json:"retries"`
+}
+
+// DefaultRemote picks origin, else the only remote.
+func (s *Service) DefaultRemote(ctx context.Context) (string, error) {
+	remotes, err := s.repo.Remotes(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range remotes {
+		if r == "origin" {
+			return r, nil
+		}
+	}
+	switch len(remotes) {
+	case 0:
+		return "", fmt.Errorf("%w: this repository has no remote to sync memory with (git remote add origin URL)", ErrNoRemote)
+	case 1:
+		return remotes[0], nil
+	}
+	return "", fmt.Errorf("%w: several remotes (%s) and none is origin; name one: git synaptic sync REMOTE", ErrNoRemote, strings.Join(remotes, ", "))
+}
+
+// Sync fetches memory from remote, merges it into local memory (union, no
+// conflicts) and pushes the result. If the remote moves in between, it
+// fetches and merges again.
+func (s *Service) Sync(ctx context.Context, remote string) (SyncReport, error) {
+	var err error
+	if remote == "" {
+		if remote, err = s.DefaultRemote(ctx); err != nil {
+			return SyncReport{}, err
+		}
+	}
+	rep := SyncReport{Remote: remote, Merged: map[string]string{}}
+	if st, err := s.stats(ctx); err == nil {
+		rep.Before = st.Total
+	}
+	for attempt := 0; ; attempt++ {
+		if err := s.repo.Fetch(ctx, remote, fetchSpecs(remote)...); err != nil {
+			return rep, err
+		}
+		tracking, err := s.repo.Refs(remotePrefix + remote + "/synaptic/")
+		if err != nil {
+			return rep, err
+		}
+		notesTracking := remotePrefix + remote + "/notes/synaptic"
+		if h, err := s.repo.Tip(notesTracking); err == nil && !h.IsZero() {
+			tracking[notesTracking] = h
+		}
+		for ref, h := range tracking {
+			local, _ := trackedLocal(ref)
+			res, err := s.mergeRef(ctx, local, h)
+			if err != nil {
+				return rep, fmt.Errorf("merge %s: %w", ref, err)
+			}
+			rep.Merged[local] = string(res)
+		}
+		push, err := s.pushable(ctx, remote)
+		if err != nil {
+			return rep, err
+		}
+		if len(push) == 0 {
+			break
+		}
+		err = s.repo.Push(ctx, remote, push...)
+		if errors.Is(err, gitstore.ErrPushRejected) && attempt < 5 {
+			rep.Retries++
+			continue
+		}
+		if err != nil {
+			return rep, err
+		}
+		rep.Pushed = push
+		// Record what the remote now holds, so status and the next command
+		// see the remote-tracking refs in step.
+		for _, spec := range push {
+			local, _, _ := strings.Cut(spec, ":")
+			if h, err := s.repo.Tip(local); err == nil && !h.IsZero() {
+				tr := remotePrefix + remote + "/" + strings.TrimPrefix(local, "refs/")
+				if err := s.repo.SetRef(ctx, tr, h); err == nil && s.cache != nil {
+					s.cache.SetMeta(ctx, mergedKey+tr, h.String())
+				}
+			}
+		}
+		break
+	}
+	s.fresh = false
+	st, err := s.stats(ctx)
+	if err != nil {
+		return rep, err
+	}
+	rep.After = st.Total
+	return rep, nil
+}
+
+// pushable lists push refspecs for local memory refs the remote lacks.
+func (s *Service) pushable(ctx context.Context, remote string) ([]string, error) {
+	local, err := s.repo.Refs(sharedPrefix, gitstore.NotesRef)
+	if err != nil {
+		return nil, err
+	}
+	var specs []string
+	for ref, h := range local {
+		tr := remotePrefix + remote + "/" + strings.TrimPrefix(ref, "refs/")
+		if t, _ := s.repo.Tip(tr); t == h {
+			continue
+		}
+		specs = append(specs, ref+":"+ref)
+	}
+	sort.Strings(specs)
+	return specs, nil
+}
+
+func (s *Service) stats(ctx context.Context) (cache.Stats, error) {
+	var st cache.Stats
+	err := s.withCache(ctx, func(c *cache.Cache) error {
+		var err error
+		st, err = c.Stats(ctx)
+		return err
+	})
+	return st, err
+}
+
+// RefStatus is one memory ref.
+type RefStatus struct {
+	Ref     string `json:"ref"`
+	Tip     string `json:"tip"`
+	Indexed bool   `json:"indexed"`
+}
+
+// RemoteStatus compares local memory with what was last fetched from a remote.
+type RemoteStatus struct {
+	Remote     string `json:"remote"`
+	Ref        string `json:"ref"`
+	Ahead      int    `json:"ahead"`
+	Behind     int    `json:"behind"`
+	State      string `json:"state"`
+	Configured bool   `json:"configured"`
+}
+
+// Status is the state of memory in this repository.
+type Status struct {
+	Project    string          `json:"project"`
+	Stats      cache.Stats     `json:"counts"`
+	CachePath  string          `json:"cache"`
+	CacheBytes int64           `json:"cache_bytes"`
+	Refs       []RefStatus     `json:"refs"`
+	Remotes    []RemoteStatus  `json:"remotes"`
+	Problems   []cache.Problem `json:"problems"`
+}
+
+// Status reports counts, cache state, ref tips and remote sync state.
+func (s *Service) Status(ctx context.Context) (Status, error) {
+	st := Status{Project: s.Project(ctx), CachePath: s.CachePath()}
+	var err error
+	if st.Stats, err = s.stats(ctx); err != nil {
+		return st, err
+	}
+	if fi, err := os.Stat(s.CachePath()); err == nil {
+		st.CacheBytes = fi.Size()
+	}
+	if wal, err := os.Stat(s.CachePath() + "-wal"); err == nil {
+		st.CacheBytes += wal.Size()
+	}
+	c := s.cache
+	tips, err := c.Tips(ctx)
+	if err != nil {
+		return st, err
+	}
+	local, _, err := s.memoryRefs()
+	if err != nil {
+		return st, err
+	}
+	for ref, h := range local {
+		st.Refs = append(st.Refs, RefStatus{Ref: ref, Tip: h.String(), Indexed: tips[ref] == h.String()})
+	}
+	sort.Slice(st.Refs, func(i, j int) bool { return st.Refs[i].Ref < st.Refs[j].Ref })
+	if st.Problems, err = c.Problems(ctx); err != nil {
+		return st, err
+	}
+	remotes, err := s.repo.Remotes(ctx)
+	if err != nil {
+		return st, err
+	}
+	for _, r := range remotes {
+		specs, _ := s.repo.ConfigGetAll(ctx, "remote."+r+".fetch")
+		configured := false
+		for _, sp := range specs {
+			configured = configured || sp == fetchSpecs(r)[0]
+		}
+		for _, ref := range []string{SharedRef, gitstore.NotesRef} {
+			tr := remotePrefix + r + "/" + strings.TrimPrefix(ref, "refs/")
+			lt, _ := s.repo.Tip(ref)
+			rt, _ := s.repo.Tip(tr)
+			rs := RemoteStatus{Remote: r, Ref: ref, Configured: configured}
+			switch {
+			case lt.IsZero() && rt.IsZero():
+				rs.State = "empty"
+			case rt.IsZero():
+				rs.State = "not fetched or not pushed yet"
+				rs.Ahead, _, _ = s.repo.AheadBehind(ctx, lt, rt)
+			default:
+				rs.Ahead, rs.Behind, err = s.repo.AheadBehind(ctx, lt, rt)
+				if err != nil {
+					rs.State = "unknown: " + err.Error()
+					break
+				}
+				rs.State = syncState(rs.Ahead, rs.Behind)
+			}
+			st.Remotes = append(st.Remotes, rs)
+		}
+	}
+	return st, nil
+}
+
+func syncState(ahead, behind int) string {
+	switch {
+	case ahead == 0 && behind == 0:
+		return "in sync"
+	case behind == 0:
+		return fmt.Sprintf("ahead by %d (git synaptic sync to push)", ahead)
+	case ahead == 0:
+		return fmt.Sprintf("behind by %d (git synaptic sync to merge)", behind)
+	}
+	return fmt.Sprintf("diverged: %d ahead, %d behind (git synaptic sync)", ahead, behind)
+}

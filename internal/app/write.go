@@ -1,0 +1,307 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/internal/secrets"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// SaveRequest is a new memory entry.
+type SaveRequest struct {
+	Content     string
+	Type        notes.Type
+	Tags        []string
+	Tier        notes.Tier // "" = by type
+	Pinned      bool
+	Private     bool // stored under refs/synaptic-local/, never pushed
+	AllowSecret bool // store content that looks like a credential anyway
+	Related     []string
+	SessionID   string // "" = $GIT_SYNAPTIC_SESSION
+	AgentID     string // "" = $GIT_SYNAPTIC_AGENT
+	Created     time.Time
+}
+
+// secretHint tells the user what to do instead of pushing a credential.
+const secretHint = "shared memory is pushed to your remotes; remove the secret, save it with --private (kept in refs/synaptic-local, never pushed), or pass --allow-secret if it is not a real credential"
+
+func (s *Service) newEntry(ctx context.Context, req SaveRequest, author, project, branch string) (notes.Entry, error) {
+	if req.Type == "" {
+		req.Type = notes.TypeInsight
+	}
+	if _, err := notes.ParseType(string(req.Type)); err != nil {
+		return notes.Entry{}, err
+	}
+	if err := notes.ValidateContent(req.Content); err != nil {
+		return notes.Entry{}, err
+	}
+	tags, err := notes.NormalizeTags(req.Tags)
+	if err != nil {
+		return notes.Entry{}, err
+	}
+	if !req.Private && !req.AllowSecret {
+		if err := secrets.Check(req.Content); err != nil {
+			return notes.Entry{}, fmt.Errorf("%w; %s", err, secretHint)
+		}
+	}
+	created := req.Created
+	if created.IsZero() {
+		created = s.now()
+	}
+	e := notes.Entry{
+		V: notes.FormatVersion, ID: notes.NewID(), Type: req.Type, Content: req.Content, Tags: tags,
+		Project: project, Branch: branch, SessionID: firstNonEmpty(req.SessionID, os.Getenv("GIT_SYNAPTIC_SESSION")),
+		AgentID: firstNonEmpty(req.AgentID, os.Getenv("GIT_SYNAPTIC_AGENT")), Author: author,
+		Created: created.UTC(), Tier: req.Tier, Pinned: req.Pinned,
+	}
+	for _, r := range req.Related {
+		if !notes.ValidID(r) {
+			return notes.Entry{}, fmt.Errorf("%w: related id %q must be a full 32-digit id", notes.ErrInvalid, r)
+		}
+		e.RelatedIDs = append(e.RelatedIDs, r)
+	}
+	return e, e.Validate()
+}
+
+func firstNonEmpty(a ...string) string {
+	for _, s := range a {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// Save stores a new entry and indexes it. The ref write is the commit
+// point: a cache failure afterwards is only a warning.
+func (s *Service) Save(ctx context.Context, req SaveRequest) (notes.Entry, error) {
+	author, err := s.author(ctx)
+	if err != nil {
+		return notes.Entry{}, err
+	}
+	for i, r := range req.Related {
+		if req.Related[i], err = s.Resolve(ctx, r); err != nil {
+			return notes.Entry{}, err
+		}
+	}
+	e, err := s.newEntry(ctx, req, author, s.Project(ctx), s.repo.CurrentBranch())
+	if err != nil {
+		return e, err
+	}
+	doc, err := notes.EncodeEntry(e)
+	if err != nil {
+		return e, err
+	}
+	ref := SharedRef
+	if req.Private {
+		ref = PrivateRef
+	}
+	msg := fmt.Sprintf("save %s %s\n\n%s", e.Type, e.ID, summary(e.Content, 200))
+	if _, err := s.repo.Append(ctx, ref, []gitstore.File{{Path: notes.EntryPath(e.ID), Data: doc}}, gitstore.ParseIdent(author, s.now()), msg); err != nil {
+		return e, fmt.Errorf("save: %w", err)
+	}
+	s.afterWrite(ctx)
+	return e, nil
+}
+
+// ImportRequest saves many entries in one commit (bulk load, benchmarks,
+// evaluation corpora). Every entry is validated and secret-checked first;
+// nothing is written unless all pass.
+func (s *Service) Import(ctx context.Context, reqs []SaveRequest, private bool) ([]notes.Entry, error) {
+	author, err := s.author(ctx)
+	if err != nil {
+		return nil, err
+	}
+	project, branch := s.Project(ctx), s.repo.CurrentBranch()
+	files := make([]gitstore.File, 0, len(reqs))
+	entries := make([]notes.Entry, 0, len(reqs))
+	for i, req := range reqs {
+		req.Private = private
+		e, err := s.newEntry(ctx, req, author, project, branch)
+		if err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i+1, err)
+		}
+		doc, err := notes.EncodeEntry(e)
+		if err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i+1, err)
+		}
+		files = append(files, gitstore.File{Path: notes.EntryPath(e.ID), Data: doc})
+		entries = append(entries, e)
+	}
+	if len(files) == 0 {
+		return nil, nil
+	}
+	ref := SharedRef
+	if private {
+		ref = PrivateRef
+	}
+	if _, err := s.repo.Append(ctx, ref, files, gitstore.ParseIdent(author, s.now()), fmt.Sprintf("import %d entries", len(files))); err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	s.afterWrite(ctx)
+	return entries, nil
+}
+
+// afterWrite indexes what was just written; the ref already holds it, so a
+// cache failure only warns (the next command retries).
+func (s *Service) afterWrite(ctx context.Context) {
+	s.fresh = false
+	if _, err := s.ready(ctx); err != nil {
+		s.warnf("saved, but the cache could not be updated (it will catch up on the next command): %v", err)
+	}
+}
+
+func summary(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > n {
+		cut := n
+		for cut > 0 && !utf8Start(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// EditRequest changes an entry; nil/empty fields stay as they are.
+type EditRequest struct {
+	Content     *string
+	Type        notes.Type
+	AddTags     []string
+	RemoveTags  []string
+	AllowSecret bool
+}
+
+// Edit records an edit operation on an entry; the original stays in history.
+func (s *Service) Edit(ctx context.Context, idPrefix string, req EditRequest) (notes.Op, error) {
+	op := notes.Op{Kind: notes.OpEdit, Content: req.Content, Type: req.Type}
+	var err error
+	if op.AddTags, err = notes.NormalizeTags(req.AddTags); err != nil {
+		return op, err
+	}
+	if op.RemoveTags, err = notes.NormalizeTags(req.RemoveTags); err != nil {
+		return op, err
+	}
+	if req.Type != "" {
+		if _, err := notes.ParseType(string(req.Type)); err != nil {
+			return op, err
+		}
+	}
+	return s.record(ctx, idPrefix, op, req.AllowSecret)
+}
+
+// SetPinned pins or unpins an entry.
+func (s *Service) SetPinned(ctx context.Context, idPrefix string, pinned bool) (notes.Op, error) {
+	kind := notes.OpUnpin
+	if pinned {
+		kind = notes.OpPin
+	}
+	return s.record(ctx, idPrefix, notes.Op{Kind: kind}, false)
+}
+
+// SetArchived archives or restores an entry. Nothing is deleted: the entry
+// stays in the ref's history and --include-archived shows it.
+func (s *Service) SetArchived(ctx context.Context, idPrefix string, archived bool) (notes.Op, error) {
+	kind := notes.OpUnarchive
+	if archived {
+		kind = notes.OpArchive
+	}
+	return s.record(ctx, idPrefix, notes.Op{Kind: kind}, false)
+}
+
+// SetTier sets an entry's tier explicitly.
+func (s *Service) SetTier(ctx context.Context, idPrefix string, tier notes.Tier) (notes.Op, error) {
+	if _, err := notes.ParseTier(string(tier)); err != nil {
+		return notes.Op{}, err
+	}
+	return s.record(ctx, idPrefix, notes.Op{Kind: notes.OpTier, Tier: tier}, false)
+}
+
+// record writes op on the entry idPrefix names, to the ref that holds it.
+func (s *Service) record(ctx context.Context, idPrefix string, op notes.Op, allowSecret bool) (notes.Op, error) {
+	author, err := s.author(ctx)
+	if err != nil {
+		return op, err
+	}
+	var row cache.Row
+	var prior []notes.Op
+	err = s.withCache(ctx, func(c *cache.Cache) error {
+		id, err := c.Resolve(ctx, idPrefix)
+		if err != nil {
+			return err
+		}
+		if row, err = c.Get(ctx, id); err != nil {
+			return err
+		}
+		prior, err = c.Ops(ctx, id)
+		return err
+	})
+	if err != nil {
+		return op, err
+	}
+	ref, err := refFor(row)
+	if err != nil {
+		return op, err
+	}
+	if op.Content != nil && !row.Private && !allowSecret {
+		if err := secrets.Check(*op.Content); err != nil {
+			return op, fmt.Errorf("%w; %s", err, secretHint)
+		}
+	}
+	op.V, op.ID, op.Entry, op.Author = notes.FormatVersion, notes.NewID(), row.ID, author
+	op.Clock, op.At = notes.NextClock(prior), s.now().UTC()
+	doc, err := notes.EncodeOp(op)
+	if err != nil {
+		return op, err
+	}
+	msg := fmt.Sprintf("%s %s", op.Kind, row.ID)
+	if _, err := s.repo.Append(ctx, ref, []gitstore.File{{Path: notes.OpPath(op.ID), Data: doc}}, gitstore.ParseIdent(author, s.now()), msg); err != nil {
+		return op, fmt.Errorf("%s: %w", op.Kind, err)
+	}
+	s.afterWrite(ctx)
+	return op, nil
+}
+
+// Note attaches text to a commit as a git note under refs/notes/synaptic
+// (appended to any note already there) and indexes it.
+func (s *Service) Note(ctx context.Context, rev, text string, allowSecret bool) (gitstore.Hash, error) {
+	if err := notes.ValidateContent(text); err != nil {
+		return gitstore.ZeroHash, err
+	}
+	if !allowSecret {
+		if err := secrets.Check(text); err != nil {
+			return gitstore.ZeroHash, fmt.Errorf("%w; notes are pushed to your remotes: remove the secret, or pass --allow-secret if it is not a real credential", err)
+		}
+	}
+	c, err := s.repo.ResolveCommit(ctx, rev)
+	if err != nil {
+		return c, fmt.Errorf("%w: %v", notes.ErrInvalid, err)
+	}
+	if err := s.repo.AppendNote(ctx, c, text); err != nil {
+		return c, err
+	}
+	s.afterWrite(ctx)
+	return c, nil
+}
+
+// Resolve expands an id prefix to a full entry id.
+func (s *Service) Resolve(ctx context.Context, prefix string) (string, error) {
+	var id string
+	err := s.withCache(ctx, func(c *cache.Cache) error {
+		var err error
+		id, err = c.Resolve(ctx, prefix)
+		return err
+	})
+	return id, err
+}

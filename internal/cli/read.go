@@ -1,0 +1,348 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// filterFlags are the filters log, list and search share.
+type filterFlags struct {
+	types           []string
+	tags            []string
+	tier            string
+	since, until    string
+	author          string
+	project         string
+	branch          string
+	session         string
+	includeArchived bool
+	onlyArchived    bool
+	limit           int
+}
+
+func (f *filterFlags) register(c *cobra.Command, defLimit int) {
+	fl := c.Flags()
+	fl.StringSliceVarP(&f.types, "type", "t", nil, "only entries of this `type` (repeatable: decision, progress, issue, handoff, insight, reference, rule, note)")
+	fl.StringArrayVar(&f.tags, "tag", nil, "only entries with this `tag` (repeatable: all must match)")
+	fl.StringVar(&f.tier, "tier", "", "only entries in this `tier` (ephemeral, working, longterm)")
+	fl.StringVar(&f.since, "since", "", "only entries created after `time` (2026-01-31, 3d, 2.weeks)")
+	fl.StringVar(&f.until, "until", "", "only entries created before `time`")
+	fl.StringVar(&f.author, "author", "", "only entries whose author contains `text`")
+	fl.StringVar(&f.project, "project", "", "only entries of this `project`")
+	fl.StringVar(&f.branch, "branch", "", "only entries saved on this `branch`")
+	fl.StringVar(&f.session, "session", "", "only entries of this agent `session`")
+	fl.BoolVar(&f.includeArchived, "include-archived", false, "include archived entries")
+	fl.BoolVar(&f.onlyArchived, "archived", false, "only archived entries")
+	fl.IntVarP(&f.limit, "max-count", "n", defLimit, "show at most `n` entries (0: all)")
+}
+
+func (f *filterFlags) build(now time.Time) (cache.Filter, error) {
+	out := cache.Filter{Tags: f.tags, Author: f.author, Project: f.project, Branch: f.branch, Session: f.session,
+		IncludeArchived: f.includeArchived, OnlyArchived: f.onlyArchived, Limit: f.limit}
+	if f.limit < 0 {
+		return out, usagef("--max-count must be 0 or more")
+	}
+	for _, t := range f.types {
+		if t == string(notes.TypeNote) || t == string(notes.TypeGitCommit) {
+			out.Types = append(out.Types, notes.Type(t))
+			continue
+		}
+		typ, err := notes.ParseType(t)
+		if err != nil {
+			return out, usageError{err}
+		}
+		out.Types = append(out.Types, typ)
+	}
+	if f.tier != "" {
+		tier, err := notes.ParseTier(f.tier)
+		if err != nil {
+			return out, usageError{err}
+		}
+		out.Tier = tier
+	}
+	var err error
+	if f.since != "" {
+		if out.Since, err = parseTime(f.since, now); err != nil {
+			return out, err
+		}
+	}
+	if f.until != "" {
+		if out.Until, err = parseTime(f.until, now); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+type logOptions struct {
+	filter  filterFlags
+	oneline bool
+	json    bool
+	noPager bool
+}
+
+func newLog(e *env) *cobra.Command {
+	o := &logOptions{}
+	c := &cobra.Command{
+		Use:   "log [flags]",
+		Short: "Show memory entries, newest first",
+		Example: `  git synaptic log
+  git synaptic log --oneline -n 20
+  git synaptic log --type decision --tag db --since 2.weeks
+  git synaptic log --author alice --json`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error { return runLog(e, o, false) },
+	}
+	o.filter.register(c, 0)
+	c.Flags().BoolVar(&o.oneline, "oneline", false, "one line per entry")
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	c.Flags().BoolVar(&o.noPager, "no-pager", false, "do not page the output")
+	return c
+}
+
+func newList(e *env) *cobra.Command {
+	o := &logOptions{}
+	c := &cobra.Command{
+		Use:   "list [flags]",
+		Short: "List memory entries as a table",
+		Example: `  git synaptic list
+  git synaptic list --type issue --tier working
+  git synaptic list --archived
+  git synaptic list --tag billing --json`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error { return runLog(e, o, true) },
+	}
+	o.filter.register(c, 50)
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	return c
+}
+
+func runLog(e *env, o *logOptions, table bool) error {
+	now := time.Now()
+	f, err := o.filter.build(now)
+	if err != nil {
+		return err
+	}
+	return e.withService(func(s *app.Service) error {
+		rows, err := s.List(contextOf(e), f)
+		if err != nil {
+			return err
+		}
+		if o.json {
+			if rows == nil {
+				rows = []cache.Row{}
+			}
+			return writeJSON(e.io.Out, rows)
+		}
+		if table {
+			printTable(e.io.Out, rows, now)
+			return nil
+		}
+		w, done := pager(e.io, o.noPager)
+		defer done()
+		for i, r := range rows {
+			if o.oneline {
+				fmt.Fprintf(w, "%s %-9s %s\n", colour(e.io.TTY, yellow, shortID(r.ID)), r.Type, firstLine(r.Content, 100))
+				continue
+			}
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			printEntry(w, r, e.io.TTY)
+		}
+		return nil
+	})
+}
+
+func flagsOf(r cache.Row) string {
+	parts := []string{string(r.Type), string(r.Tier)}
+	if r.Pinned {
+		parts = append(parts, "pinned")
+	}
+	if r.Archived {
+		parts = append(parts, "archived")
+	}
+	if r.Private {
+		parts = append(parts, "private")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func printEntry(w io.Writer, r cache.Row, tty bool) {
+	label := "entry"
+	if r.Type == notes.TypeNote {
+		label = "note on commit"
+	}
+	fmt.Fprintf(w, "%s (%s)\n", colour(tty, yellow, label+" "+r.ID), flagsOf(r))
+	fmt.Fprintf(w, "Author: %s\n", r.Author)
+	fmt.Fprintf(w, "Date:   %s\n", r.Created.Local().Format("Mon Jan 2 15:04:05 2006 -0700"))
+	if len(r.Tags) > 0 {
+		fmt.Fprintf(w, "Tags:   %s\n", strings.Join(r.Tags, ", "))
+	}
+	if r.Edits > 0 {
+		fmt.Fprintf(w, "Edited: %d time(s), last %s\n", r.Edits, r.Updated.Local().Format("Mon Jan 2 15:04:05 2006 -0700"))
+	}
+	fmt.Fprintln(w)
+	for _, line := range strings.Split(strings.TrimRight(r.Content, "\n"), "\n") {
+		fmt.Fprintf(w, "    %s\n", line)
+	}
+}
+
+func printTable(w io.Writer, rows []cache.Row, now time.Time) {
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "no entries")
+		return
+	}
+	fmt.Fprintf(w, "%-8s  %-9s  %-9s  %-8s  %-20s  %s\n", "ID", "TYPE", "TIER", "AGE", "AUTHOR", "CONTENT")
+	for _, r := range rows {
+		mark := ""
+		if r.Pinned {
+			mark = "📌 "
+		}
+		if r.Archived {
+			mark += "[archived] "
+		}
+		fmt.Fprintf(w, "%-8s  %-9s  %-9s  %-8s  %-20s  %s%s\n", shortID(r.ID), r.Type, r.Tier, age(now, r.Created), firstLine(authorName(r.Author), 20), mark, firstLine(r.Content, 70))
+	}
+}
+
+func authorName(a string) string {
+	if i := strings.Index(a, " <"); i > 0 {
+		return a[:i]
+	}
+	return a
+}
+
+type showOptions struct{ json bool }
+
+func newShow(e *env) *cobra.Command {
+	o := &showOptions{}
+	c := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one entry with its history (id prefixes accepted)",
+		Example: `  git synaptic show 3f2a9c1d
+  git synaptic show 3f2a --json`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return e.withService(func(s *app.Service) error {
+				d, err := s.Show(contextOf(e), args[0])
+				if err != nil {
+					return err
+				}
+				if o.json {
+					if d.Ops == nil {
+						d.Ops = []notes.Op{}
+					}
+					return writeJSON(e.io.Out, d)
+				}
+				printEntry(e.io.Out, d.Row, e.io.TTY)
+				fmt.Fprintf(e.io.Out, "\nSource: %s", d.Source)
+				if d.Project != "" {
+					fmt.Fprintf(e.io.Out, "  Project: %s", d.Project)
+				}
+				if d.Branch != "" {
+					fmt.Fprintf(e.io.Out, "  Branch: %s", d.Branch)
+				}
+				if d.SessionID != "" {
+					fmt.Fprintf(e.io.Out, "  Session: %s", d.SessionID)
+				}
+				fmt.Fprintln(e.io.Out)
+				if len(d.RelatedIDs) > 0 {
+					fmt.Fprintf(e.io.Out, "Related: %s\n", strings.Join(d.RelatedIDs, ", "))
+				}
+				if len(d.Ops) > 0 {
+					fmt.Fprintln(e.io.Out, "\nHistory:")
+					for _, op := range d.Ops {
+						fmt.Fprintf(e.io.Out, "  %s  %-9s %s%s\n", op.At.Local().Format("2006-01-02 15:04"), op.Kind, authorName(op.Author), describeOp(op))
+					}
+				}
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	return c
+}
+
+func describeOp(op notes.Op) string {
+	var parts []string
+	if op.Content != nil {
+		parts = append(parts, "new content")
+	}
+	if op.Type != "" {
+		parts = append(parts, "type "+string(op.Type))
+	}
+	if len(op.AddTags) > 0 {
+		parts = append(parts, "+tags "+strings.Join(op.AddTags, ","))
+	}
+	if len(op.RemoveTags) > 0 {
+		parts = append(parts, "-tags "+strings.Join(op.RemoveTags, ","))
+	}
+	if op.Tier != "" {
+		parts = append(parts, string(op.Tier))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, ", ")
+}
+
+type searchOptions struct {
+	filter  filterFlags
+	json    bool
+	explain bool
+}
+
+func newSearch(e *env) *cobra.Command {
+	o := &searchOptions{}
+	c := &cobra.Command{
+		Use:   "search QUERY...",
+		Short: "Search memory (BM25 full-text ranking over content and tags)",
+		Example: `  git synaptic search postgres billing
+  git synaptic search "why did we drop redis" --type decision -n 5
+  git synaptic search flaky test --since 30d --json`,
+		Args: minArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			now := time.Now()
+			f, err := o.filter.build(now)
+			if err != nil {
+				return err
+			}
+			return e.withService(func(s *app.Service) error {
+				hits, err := s.Search(contextOf(e), strings.Join(args, " "), f)
+				if err != nil {
+					return err
+				}
+				if o.json {
+					if hits == nil {
+						hits = []cache.Hit{}
+					}
+					return writeJSON(e.io.Out, hits)
+				}
+				if len(hits) == 0 {
+					fmt.Fprintln(e.io.Out, "no matches")
+					return nil
+				}
+				for _, h := range hits {
+					fmt.Fprintf(e.io.Out, "%s  %-9s %-8s %s\n", colour(e.io.TTY, yellow, shortID(h.ID)), h.Type, age(now, h.Created), firstLine(h.Content, 90))
+					if o.explain {
+						fmt.Fprintf(e.io.Out, "          %s\n", colour(e.io.TTY, dim, fmt.Sprintf("score %.3f = -bm25 %.3f  (%s, by %s)", h.Score, h.BM25, flagsOf(h.Row), authorName(h.Author))))
+					}
+				}
+				return nil
+			})
+		},
+	}
+	o.filter.register(c, 10)
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	c.Flags().BoolVar(&o.explain, "explain", false, "show how each result was scored")
+	return c
+}

@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+func newInit(e *env) *cobra.Command {
+	var noPush, js bool
+	c := &cobra.Command{
+		Use:   "init",
+		Short: "Set up memory in this repository (idempotent)",
+		Long: `Set up memory in this repository:
+  - fetch refspecs on every remote, so plain 'git fetch' brings teammates' memory
+    (refs/synaptic/* and refs/notes/synaptic land under refs/remotes/<remote>/);
+    the next git synaptic command merges it in;
+  - push refspecs (HEAD plus the memory refs), so plain 'git push' carries memory
+    (skip with --no-push and use 'git synaptic sync' instead);
+  - notes.rewriteRef, so commit notes follow 'git commit --amend' and 'git rebase';
+  - the cache, inside the git directory.
+Running it again changes nothing; run it again after adding a remote.`,
+		Example: `  git synaptic init
+  git synaptic init --no-push`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			return e.withService(func(s *app.Service) error {
+				rep, err := s.Init(contextOf(e), app.InitOptions{NoPush: noPush})
+				if err != nil {
+					return err
+				}
+				if js {
+					if rep.Changes == nil {
+						rep.Changes = []string{}
+					}
+					return writeJSON(e.io.Out, rep)
+				}
+				for _, ch := range rep.Changes {
+					fmt.Fprintf(e.io.Out, "config %s\n", ch)
+				}
+				if len(rep.Changes) == 0 {
+					fmt.Fprintln(e.io.Out, "already set up")
+				}
+				fmt.Fprintf(e.io.Out, "cache %s\n", rep.CachePath)
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVar(&noPush, "no-push", false, "do not add push refspecs (use git synaptic sync to share memory)")
+	c.Flags().BoolVar(&js, "json", false, "print JSON")
+	return c
+}
+
+func newStatus(e *env) *cobra.Command {
+	var js bool
+	c := &cobra.Command{
+		Use:   "status",
+		Short: "Show counts by type and tier, cache state, refs and remote sync state",
+		Example: `  git synaptic status
+  git synaptic status --json`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			return e.withService(func(s *app.Service) error {
+				st, err := s.Status(contextOf(e))
+				if err != nil {
+					return err
+				}
+				if js {
+					return writeJSON(e.io.Out, st)
+				}
+				w := e.io.Out
+				fmt.Fprintf(w, "project %s: %d entries (%d archived, %d pinned, %d private)\n", st.Project, st.Stats.Total, st.Stats.Archived, st.Stats.Pinned, st.Stats.Private)
+				var parts []string
+				for _, t := range append(append([]notes.Type{}, notes.SavableTypes...), notes.TypeNote) {
+					if n := st.Stats.ByType[string(t)]; n > 0 {
+						parts = append(parts, fmt.Sprintf("%s %d", t, n))
+					}
+				}
+				if len(parts) > 0 {
+					fmt.Fprintf(w, "  by type: %s\n", strings.Join(parts, ", "))
+				}
+				parts = nil
+				for _, t := range []notes.Tier{notes.TierEphemeral, notes.TierWorking, notes.TierLongterm} {
+					parts = append(parts, fmt.Sprintf("%s %d", t, st.Stats.ByTier[string(t)]))
+				}
+				fmt.Fprintf(w, "  by tier: %s\n", strings.Join(parts, ", "))
+				fmt.Fprintf(w, "cache %s (%.1f MiB)\n", st.CachePath, float64(st.CacheBytes)/(1<<20))
+				for _, r := range st.Refs {
+					state := "indexed"
+					if !r.Indexed {
+						state = "NOT indexed"
+					}
+					fmt.Fprintf(w, "ref %s %s (%s)\n", r.Ref, shortID(r.Tip), state)
+				}
+				for _, r := range st.Remotes {
+					cfg := ""
+					if !r.Configured {
+						cfg = " [not set up for plain git fetch/push: git synaptic init]"
+					}
+					fmt.Fprintf(w, "remote %s %s: %s%s\n", r.Remote, r.Ref, r.State, cfg)
+				}
+				if len(st.Problems) > 0 {
+					fmt.Fprintf(w, "%d unreadable memory object(s), skipped:\n", len(st.Problems))
+					for _, p := range st.Problems {
+						fmt.Fprintf(w, "  %s: %s (object %s): %s\n", p.Source, p.Path, shortID(p.Object), p.Message)
+					}
+				}
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVar(&js, "json", false, "print JSON")
+	return c
+}
+
+func newNote(e *env) *cobra.Command {
+	var file string
+	var allowSecret bool
+	c := &cobra.Command{
+		Use:   "note COMMIT [TEXT...]",
+		Short: "Attach memory to a commit as a git note (refs/notes/synaptic)",
+		Long: `Attach text to a commit as a git note under refs/notes/synaptic, appended to
+any note already there. 'git log --notes=synaptic' shows it, and it is indexed
+and searchable like entries.`,
+		Example: `  git synaptic note HEAD "why: the retry loop papers over a race in the pool"
+  git synaptic note a1b2c3d -F postmortem.md
+  git log --notes=synaptic`,
+		Args: minArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			text, err := readContent(e, args[1:], file)
+			if err != nil {
+				return err
+			}
+			return e.withService(func(s *app.Service) error {
+				h, err := s.Note(contextOf(e), args[0], text, allowSecret)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(e.io.Out, "note %s\n", h)
+				return nil
+			})
+		},
+	}
+	c.Flags().StringVarP(&file, "file", "F", "", "read the note from `file` (- for stdin)")
+	c.Flags().BoolVar(&allowSecret, "allow-secret", false, "save even if the text looks like a credential")
+	return c
+}
+
+func newSync(e *env) *cobra.Command {
+	var js bool
+	c := &cobra.Command{
+		Use:   "sync [REMOTE]",
+		Short: "Fetch memory from a remote, merge it with local memory, push the result",
+		Long: `Fetch refs/synaptic/* and refs/notes/synaptic from REMOTE (default: origin, or
+the only remote), merge them with local memory (a union: nothing is lost, no
+conflicts), and push the result. Private memory (refs/synaptic-local) is never
+pushed.`,
+		Example: `  git synaptic sync
+  git synaptic sync upstream --json`,
+		Args: rangeArgs(0, 1),
+		RunE: func(c *cobra.Command, args []string) error {
+			remote := ""
+			if len(args) == 1 {
+				remote = args[0]
+			}
+			return e.withService(func(s *app.Service) error {
+				rep, err := s.Sync(contextOf(e), remote)
+				if err != nil {
+					return err
+				}
+				if js {
+					if rep.Pushed == nil {
+						rep.Pushed = []string{}
+					}
+					return writeJSON(e.io.Out, rep)
+				}
+				for ref, res := range rep.Merged {
+					fmt.Fprintf(e.io.Out, "merge %s: %s\n", ref, res)
+				}
+				if len(rep.Pushed) > 0 {
+					fmt.Fprintf(e.io.Out, "push %s: %s\n", rep.Remote, strings.Join(rep.Pushed, " "))
+				} else {
+					fmt.Fprintf(e.io.Out, "push %s: nothing to push\n", rep.Remote)
+				}
+				fmt.Fprintf(e.io.Out, "entries: %d before, %d after\n", rep.Before, rep.After)
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVar(&js, "json", false, "print JSON")
+	return c
+}
+
+func newReindex(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:     "reindex",
+		Short:   "Delete the cache and rebuild it from the memory refs",
+		Example: "  git synaptic reindex",
+		Args:    exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			return e.withService(func(s *app.Service) error {
+				if err := s.Reindex(contextOf(e)); err != nil {
+					return err
+				}
+				st, err := s.Status(contextOf(e))
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(e.io.Out, "reindexed %d entries into %s\n", st.Stats.Total, st.CachePath)
+				return nil
+			})
+		},
+	}
+}

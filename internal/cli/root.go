@@ -1,0 +1,127 @@
+// Package cli is git-synaptic's command line: one cobra command per verb,
+// each an Options struct filled from flags and a run function over
+// app.Service. Exit codes are decided in one place (errors.go).
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-synaptic/git-synaptic/internal/app"
+)
+
+// Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
+var Version = "dev"
+
+// IO is where a command reads and writes.
+type IO struct {
+	In       io.Reader
+	Out, Err io.Writer
+	// TTY reports whether Out is a terminal (pager, colour).
+	TTY bool
+}
+
+// env carries what every command needs.
+type env struct {
+	ctx context.Context
+	io  IO
+	dir string
+}
+
+func contextOf(e *env) context.Context { return e.ctx }
+
+// open opens the repository of the current directory (or -C).
+func (e *env) open() (*app.Service, error) {
+	return app.Open(e.dir, app.Options{Warn: e.io.Err})
+}
+
+// Main runs the CLI with os.Args and returns the exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, TTY: isTerminal(os.Stdout)})
+}
+
+// Run runs the CLI with args and returns the exit code.
+func Run(ctx context.Context, args []string, stdio IO) int {
+	e := &env{ctx: ctx, io: stdio, dir: "."}
+	root := newRoot(e)
+	root.SetArgs(args)
+	root.SetIn(stdio.In)
+	root.SetOut(stdio.Out)
+	root.SetErr(stdio.Err)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "git-synaptic:") {
+			msg = "git-synaptic: " + msg
+		}
+		fmt.Fprintln(stdio.Err, msg)
+	}
+	return ExitCode(err)
+}
+
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "git-synaptic",
+		Short: "Shared, searchable project memory for coding agents, stored in git refs",
+		Long: `git synaptic keeps decisions, insights, issues, handoffs and rules as memory
+inside the git repository itself (under refs/synaptic/* and refs/notes/synaptic,
+never in the working tree). Memory travels with git push and git fetch, merges
+without conflicts, and is indexed in a disposable local cache for search.`,
+		Example: `  git synaptic init
+  git synaptic save "we chose postgres for billing: we need transactions" --type decision --tag db
+  git synaptic search postgres
+  git synaptic log --oneline -n 20
+  git synaptic sync`,
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVarP(&e.dir, "directory", "C", ".", "run as if started in `dir`")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w\nSee 'git synaptic %s --help'.", err, c.Name())}
+	})
+	root.AddCommand(
+		newInit(e), newSave(e), newLog(e), newList(e), newShow(e), newSearch(e),
+		newPin(e, true), newPin(e, false), newArchive(e, true), newArchive(e, false),
+		newEdit(e), newStatus(e), newNote(e), newSync(e), newReindex(e), newImport(e),
+	)
+	return root
+}
+
+// exactArgs, minArgs and rangeArgs wrap cobra's validators so that their
+// errors map to the usage exit code.
+func exactArgs(n int) cobra.PositionalArgs { return usageArgs(cobra.ExactArgs(n)) }
+func minArgs(n int) cobra.PositionalArgs   { return usageArgs(cobra.MinimumNArgs(n)) }
+func rangeArgs(a, b int) cobra.PositionalArgs {
+	return usageArgs(cobra.RangeArgs(a, b))
+}
+
+func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if err := v(c, args); err != nil {
+			return usageError{fmt.Errorf("%s: %w\nSee 'git synaptic %s --help'.", c.Name(), err, c.Name())}
+		}
+		return nil
+	}
+}
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// withService opens the repository, runs f and closes it.
+func (e *env) withService(f func(*app.Service) error) error {
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return f(s)
+}

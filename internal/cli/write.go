@@ -1,0 +1,397 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// readContent takes text from arguments, a file (-F FILE) or stdin (-F -,
+// or no argument with stdin not a terminal).
+func readContent(e *env, args []string, file string) (string, error) {
+	switch {
+	case file != "" && len(args) > 0:
+		return "", usagef("give the content as an argument or with -F, not both")
+	case file == "-":
+		return readLimited(e.io.In, "stdin")
+	case file != "":
+		f, err := os.Open(file)
+		if err != nil {
+			return "", usagef("cannot read %s: %v", file, err)
+		}
+		defer f.Close()
+		return readLimited(f, file)
+	case len(args) > 0:
+		return strings.Join(args, " "), nil
+	}
+	if f, ok := e.io.In.(*os.File); ok && isTerminal(f) {
+		return "", usagef("no content: give it as an argument, with -F FILE, or on stdin")
+	}
+	return readLimited(e.io.In, "stdin")
+}
+
+// readLimited reads at most a little over the content limit, so a huge
+// input is refused without being held in memory.
+func readLimited(r io.Reader, name string) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(r, notes.MaxContentBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", name, err)
+	}
+	if len(b) > notes.MaxContentBytes {
+		return "", fmt.Errorf("%w: content from %s is over the %d-byte (64 KiB) limit; save a summary and a reference instead", notes.ErrInvalid, name, notes.MaxContentBytes)
+	}
+	return string(b), nil
+}
+
+type saveOptions struct {
+	typ, tier, file  string
+	tags, related    []string
+	pin, private     bool
+	allowSecret, js  bool
+	session, agentID string
+}
+
+func newSave(e *env) *cobra.Command {
+	o := &saveOptions{}
+	c := &cobra.Command{
+		Use:   "save [CONTENT...]",
+		Short: "Save a memory entry and print its id",
+		Long: `Save a memory entry. The content comes from the arguments, from a file
+(-F FILE), or from stdin (-F -, or piped). Shared entries are refused when
+they look like a credential; --private entries stay in this clone.`,
+		Example: `  git synaptic save "we chose postgres for billing: we need transactions" --type decision --tag db --tag billing
+  git synaptic save -F notes.md --type reference --tier longterm --pin
+  echo "flaky: TestSync times out on CI under load" | git synaptic save --type issue
+  git synaptic save --private "staging db password is in 1password, vault 'ops'"`,
+		RunE: func(c *cobra.Command, args []string) error { return runSave(e, o, args) },
+	}
+	fl := c.Flags()
+	fl.StringVarP(&o.typ, "type", "t", "insight", "entry `type`: decision, progress, issue, handoff, insight, reference, rule")
+	fl.StringArrayVar(&o.tags, "tag", nil, "add a `tag` (repeatable)")
+	fl.StringVar(&o.tier, "tier", "", "set the `tier` (ephemeral, working, longterm; default by type)")
+	fl.BoolVar(&o.pin, "pin", false, "pin the entry (immune to decay)")
+	fl.BoolVar(&o.private, "private", false, "keep it in this clone only (refs/synaptic-local, never pushed)")
+	fl.BoolVar(&o.allowSecret, "allow-secret", false, "save even if the content looks like a credential")
+	fl.StringVarP(&o.file, "file", "F", "", "read the content from `file` (- for stdin)")
+	fl.StringArrayVar(&o.related, "related", nil, "link a related entry `id` (repeatable)")
+	fl.StringVar(&o.session, "session", "", "agent session `id` (default $GIT_SYNAPTIC_SESSION)")
+	fl.StringVar(&o.agentID, "agent", "", "agent `id` (default $GIT_SYNAPTIC_AGENT)")
+	fl.BoolVar(&o.js, "json", false, "print the saved entry as JSON")
+	return c
+}
+
+func runSave(e *env, o *saveOptions, args []string) error {
+	typ, err := notes.ParseType(o.typ)
+	if err != nil {
+		return usageError{err}
+	}
+	var tier notes.Tier
+	if o.tier != "" {
+		if tier, err = notes.ParseTier(o.tier); err != nil {
+			return usageError{err}
+		}
+	}
+	content, err := readContent(e, args, o.file)
+	if err != nil {
+		return err
+	}
+	return e.withService(func(s *app.Service) error {
+		ent, err := s.Save(contextOf(e), app.SaveRequest{Content: content, Type: typ, Tags: o.tags, Tier: tier, Pinned: o.pin,
+			Private: o.private, AllowSecret: o.allowSecret, Related: o.related, SessionID: o.session, AgentID: o.agentID})
+		if err != nil {
+			return err
+		}
+		if o.js {
+			return writeJSON(e.io.Out, ent)
+		}
+		fmt.Fprintln(e.io.Out, ent.ID)
+		return nil
+	})
+}
+
+func newPin(e *env, pin bool) *cobra.Command {
+	use, short := "pin ID...", "Pin entries: immune to decay and archiving"
+	if !pin {
+		use, short = "unpin ID...", "Unpin entries"
+	}
+	return &cobra.Command{
+		Use:     use,
+		Short:   short,
+		Example: "  git synaptic " + strings.Fields(use)[0] + " 3f2a9c1d",
+		Args:    minArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return eachID(e, args, func(s *app.Service, id string) (notes.Op, error) { return s.SetPinned(contextOf(e), id, pin) })
+		},
+	}
+}
+
+func newArchive(e *env, archive bool) *cobra.Command {
+	use, short := "archive ID...", "Archive entries: they leave search and list, history keeps them"
+	if !archive {
+		use, short = "unarchive ID...", "Bring archived entries back"
+	}
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Example: "  git synaptic " + strings.Fields(use)[0] + " 3f2a9c1d 77b0e5aa\n" +
+			"  git synaptic list --archived",
+		Args: minArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return eachID(e, args, func(s *app.Service, id string) (notes.Op, error) {
+				return s.SetArchived(contextOf(e), id, archive)
+			})
+		},
+	}
+}
+
+// eachID applies f to every id, reporting each; it fails if any failed.
+func eachID(e *env, ids []string, f func(*app.Service, string) (notes.Op, error)) error {
+	return e.withService(func(s *app.Service) error {
+		var firstErr error
+		for _, id := range ids {
+			op, err := f(s, id)
+			if err != nil {
+				fmt.Fprintf(e.io.Err, "git-synaptic: %s: %v\n", id, err)
+				if firstErr == nil {
+					firstErr = err
+				}
+				continue
+			}
+			fmt.Fprintf(e.io.Out, "%s %s\n", op.Kind, op.Entry)
+		}
+		if firstErr != nil && len(ids) > 1 {
+			return fmt.Errorf("some entries were not changed: %w", firstErr)
+		}
+		return firstErr
+	})
+}
+
+type editOptions struct {
+	message, file, typ, tier string
+	addTags, removeTags      []string
+	allowSecret              bool
+}
+
+func newEdit(e *env) *cobra.Command {
+	o := &editOptions{}
+	c := &cobra.Command{
+		Use:   "edit ID",
+		Short: "Change an entry's content, type, tags or tier (recorded as history)",
+		Long: `Record an edit of an entry. The original and every edit stay in the memory
+ref's history. With no change flags, the content opens in your editor
+(GIT_EDITOR, core.editor, VISUAL, EDITOR).`,
+		Example: `  git synaptic edit 3f2a9c1d -m "we chose postgres 16 for billing"
+  git synaptic edit 3f2a --add-tag db --remove-tag wip
+  git synaptic edit 3f2a --tier longterm
+  git synaptic edit 3f2a            # opens your editor`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return runEdit(e, o, args[0], c.Flags().Changed("message"))
+		},
+	}
+	fl := c.Flags()
+	fl.StringVarP(&o.message, "message", "m", "", "new content")
+	fl.StringVarP(&o.file, "file", "F", "", "read new content from `file` (- for stdin)")
+	fl.StringVarP(&o.typ, "type", "t", "", "new `type`")
+	fl.StringVar(&o.tier, "tier", "", "set the `tier` explicitly")
+	fl.StringArrayVar(&o.addTags, "add-tag", nil, "add a `tag` (repeatable)")
+	fl.StringArrayVar(&o.removeTags, "remove-tag", nil, "remove a `tag` (repeatable)")
+	fl.BoolVar(&o.allowSecret, "allow-secret", false, "accept content that looks like a credential")
+	return c
+}
+
+func runEdit(e *env, o *editOptions, id string, hasMessage bool) error {
+	req := app.EditRequest{AddTags: o.addTags, RemoveTags: o.removeTags, AllowSecret: o.allowSecret}
+	if o.typ != "" {
+		t, err := notes.ParseType(o.typ)
+		if err != nil {
+			return usageError{err}
+		}
+		req.Type = t
+	}
+	var tier notes.Tier
+	if o.tier != "" {
+		t, err := notes.ParseTier(o.tier)
+		if err != nil {
+			return usageError{err}
+		}
+		tier = t
+	}
+	switch {
+	case hasMessage && o.file != "":
+		return usagef("give new content with -m or -F, not both")
+	case hasMessage:
+		req.Content = &o.message
+	case o.file != "":
+		text, err := readContent(e, nil, o.file)
+		if err != nil {
+			return err
+		}
+		req.Content = &text
+	}
+	return e.withService(func(s *app.Service) error {
+		ctx := contextOf(e)
+		noEdit := req.Content == nil && req.Type == "" && len(req.AddTags) == 0 && len(req.RemoveTags) == 0
+		if noEdit && tier == "" {
+			d, err := s.Show(ctx, id)
+			if err != nil {
+				return err
+			}
+			text, err := editInEditor(e, d.Content)
+			if err != nil {
+				return err
+			}
+			if text == d.Content {
+				fmt.Fprintln(e.io.Err, "no change")
+				return nil
+			}
+			req.Content, noEdit = &text, false
+		}
+		if !noEdit {
+			op, err := s.Edit(ctx, id, req)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.io.Out, "edit %s\n", op.Entry)
+		}
+		if tier != "" {
+			op, err := s.SetTier(ctx, id, tier)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.io.Out, "tier %s %s\n", op.Tier, op.Entry)
+		}
+		return nil
+	})
+}
+
+func editInEditor(e *env, content string) (string, error) {
+	ed := os.Getenv("GIT_EDITOR")
+	if ed == "" {
+		if out, err := exec.Command("git", "var", "GIT_EDITOR").Output(); err == nil {
+			ed = strings.TrimSpace(string(out))
+		}
+	}
+	if ed == "" {
+		ed = "vi"
+	}
+	dir, err := os.MkdirTemp("", "synaptic-edit")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	p := filepath.Join(dir, "ENTRY.md")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		return "", err
+	}
+	cmd := exec.Command("sh", "-c", ed+` "$@"`, ed, p)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, e.io.Out, e.io.Err
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("editor %q failed: %w", ed, err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+type importOptions struct {
+	private, js bool
+}
+
+// importLine is one JSON line of `git synaptic import`.
+type importLine struct {
+	Content string    `json:"content"`
+	Type    string    `json:"type"`
+	Tags    []string  `json:"tags"`
+	Tier    string    `json:"tier"`
+	Pinned  bool      `json:"pinned"`
+	Created time.Time `json:"created"`
+	Session string    `json:"session_id"`
+	Agent   string    `json:"agent_id"`
+}
+
+func newImport(e *env) *cobra.Command {
+	o := &importOptions{}
+	c := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Save many entries from JSON lines in one commit",
+		Long: `Import entries from a file (or - for stdin) holding one JSON object per line:
+  {"content": "...", "type": "decision", "tags": ["db"], "tier": "", "pinned": false, "created": "2026-01-31T10:00:00Z"}
+Every line is validated and secret-checked before anything is written; one
+bad line refuses the whole import.`,
+		Example: `  git synaptic import decisions.jsonl
+  some-exporter | git synaptic import -`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			var r io.Reader = e.io.In
+			if args[0] != "-" {
+				f, err := os.Open(args[0])
+				if err != nil {
+					return usagef("cannot read %s: %v", args[0], err)
+				}
+				defer f.Close()
+				r = f
+			}
+			var reqs []app.SaveRequest
+			sc := bufio.NewScanner(r)
+			sc.Buffer(make([]byte, 1<<20), notes.MaxDocumentBytes)
+			for n := 1; sc.Scan(); n++ {
+				if strings.TrimSpace(sc.Text()) == "" {
+					continue
+				}
+				var l importLine
+				if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+					return fmt.Errorf("%w: line %d: %v", notes.ErrInvalid, n, err)
+				}
+				if l.Type == "" {
+					l.Type = string(notes.TypeInsight)
+				}
+				typ, err := notes.ParseType(l.Type)
+				if err != nil {
+					return fmt.Errorf("line %d: %w", n, err)
+				}
+				var tier notes.Tier
+				if l.Tier != "" {
+					if tier, err = notes.ParseTier(l.Tier); err != nil {
+						return fmt.Errorf("line %d: %w", n, err)
+					}
+				}
+				reqs = append(reqs, app.SaveRequest{Content: l.Content, Type: typ, Tags: l.Tags, Tier: tier, Pinned: l.Pinned, Created: l.Created, SessionID: l.Session, AgentID: l.Agent})
+			}
+			if err := sc.Err(); err != nil {
+				return fmt.Errorf("%w: read %s: %v", notes.ErrInvalid, args[0], err)
+			}
+			return e.withService(func(s *app.Service) error {
+				ents, err := s.Import(contextOf(e), reqs, o.private)
+				if err != nil {
+					return err
+				}
+				if o.js {
+					ids := make([]string, len(ents))
+					for i, x := range ents {
+						ids[i] = x.ID
+					}
+					return writeJSON(e.io.Out, map[string]any{"imported": len(ents), "ids": ids})
+				}
+				fmt.Fprintf(e.io.Out, "imported %d entries\n", len(ents))
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVar(&o.private, "private", false, "import into private memory (never pushed)")
+	c.Flags().BoolVar(&o.js, "json", false, "print the new ids as JSON")
+	return c
+}

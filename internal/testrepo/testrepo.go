@@ -1,0 +1,98 @@
+// Package testrepo makes real git repositories in temporary directories for
+// tests: a working repository, clones sharing a bare remote, and a helper
+// to run git in them. Nothing is mocked.
+package testrepo
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Isolate points HOME at an empty directory with a known git identity and
+// ignores system config, so tests never read or write the user's settings.
+// Call it from TestMain; it returns a cleanup function.
+func Isolate() (cleanup func()) {
+	home, err := os.MkdirTemp("", "synaptic-home")
+	if err != nil {
+		panic(err)
+	}
+	cfg := "[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n[protocol \"file\"]\n\tallow = always\n"
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(cfg), 0o644); err != nil {
+		panic(err)
+	}
+	os.Setenv("HOME", home)
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	for _, v := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_CONFIG_GLOBAL", "GIT_PAGER", "PAGER", "GIT_SYNAPTIC_SESSION", "GIT_SYNAPTIC_AGENT"} {
+		os.Unsetenv(v)
+	}
+	return func() { os.RemoveAll(home) }
+}
+
+// Git runs git in dir and returns its trimmed stdout, failing the test on error.
+func Git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		msg := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = string(ee.Stderr)
+		}
+		t.Fatalf("git %s in %s: %v\n%s", strings.Join(args, " "), dir, err, msg)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// GitStdin runs git in dir with stdin and returns its trimmed stdout.
+func GitStdin(t testing.TB, dir, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.Output()
+	if err != nil {
+		msg := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = string(ee.Stderr)
+		}
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, msg)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// NewRepo creates a repository with one commit and returns its path.
+func NewRepo(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "repo")
+	Git(t, filepath.Dir(dir), "init", "-q", "-b", "main", dir)
+	if err := os.WriteFile(filepath.Join(dir, "README"), []byte("test\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	Git(t, dir, "add", "README")
+	Git(t, dir, "commit", "-q", "-m", "initial")
+	return dir
+}
+
+// NewReposAndRemote creates a bare remote and n clones of it (each with the
+// remote as origin and the initial commit pushed). It returns the clones'
+// paths and the remote's path.
+func NewReposAndRemote(t testing.TB, n int) (clones []string, remote string) {
+	t.Helper()
+	root := t.TempDir()
+	remote = filepath.Join(root, "remote.git")
+	Git(t, root, "init", "-q", "--bare", "-b", "main", remote)
+	first := NewRepo(t)
+	Git(t, first, "remote", "add", "origin", remote)
+	Git(t, first, "push", "-q", "origin", "main")
+	for i := 0; i < n; i++ {
+		dir := filepath.Join(root, "clone"+string(rune('a'+i)))
+		Git(t, root, "clone", "-q", remote, dir)
+		clones = append(clones, dir)
+	}
+	return clones, remote
+}

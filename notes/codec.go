@@ -1,0 +1,127 @@
+package notes
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Paths inside a memory ref's tree (see docs/FORMAT.md):
+//
+//	entries/<id[0:2]>/<id>.json   one Entry
+//	ops/<id[0:2]>/<id>.json       one Op (sharded by the op's own id)
+const (
+	EntriesDir = "entries"
+	OpsDir     = "ops"
+)
+
+// EntryPath is where entry id lives in a memory tree.
+func EntryPath(id string) string { return path.Join(EntriesDir, id[:2], id+".json") }
+
+// OpPath is where op id lives in a memory tree.
+func OpPath(id string) string { return path.Join(OpsDir, id[:2], id+".json") }
+
+// PathKind classifies a tree path: "entry" or "op" with the id the name
+// promises, or "" for a path that is not part of the format.
+func PathKind(p string) (kind, id string) {
+	parts := strings.Split(p, "/")
+	if len(parts) != 3 || !strings.HasSuffix(parts[2], ".json") {
+		return "", ""
+	}
+	id = strings.TrimSuffix(parts[2], ".json")
+	if !ValidID(id) || parts[1] != id[:2] {
+		return "", ""
+	}
+	switch parts[0] {
+	case EntriesDir:
+		return "entry", id
+	case OpsDir:
+		return "op", id
+	}
+	return "", ""
+}
+
+// EncodeEntry validates and encodes e.
+func EncodeEntry(e Entry) ([]byte, error) {
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	return marshal(e)
+}
+
+// EncodeOp validates and encodes o.
+func EncodeOp(o Op) ([]byte, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	return marshal(o)
+}
+
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// checkVersion reads only the "v" field, so a newer document is refused
+// before any other field is interpreted.
+func checkVersion(data []byte, what string) error {
+	if len(data) > MaxDocumentBytes {
+		return fmt.Errorf("%w: %s document is %d bytes (limit %d)", ErrInvalid, what, len(data), MaxDocumentBytes)
+	}
+	var hdr struct {
+		V *int `json:"v"`
+	}
+	if err := json.Unmarshal(data, &hdr); err != nil {
+		return fmt.Errorf("%w: %s is not a JSON object: %v", ErrInvalid, what, err)
+	}
+	switch {
+	case hdr.V == nil:
+		return fmt.Errorf("%w: %s has no format version field \"v\"", ErrInvalid, what)
+	case *hdr.V > FormatVersion:
+		return fmt.Errorf("%w: %s uses format v%d, this git-synaptic reads up to v%d; upgrade git-synaptic to read it", ErrUnsupportedVersion, what, *hdr.V, FormatVersion)
+	case *hdr.V < 1:
+		return fmt.Errorf("%w: %s has format version %d", ErrInvalid, what, *hdr.V)
+	}
+	return nil
+}
+
+// DecodeEntry parses and validates an entry document. wantID, when not
+// empty, must match the id inside (it comes from the file name).
+func DecodeEntry(data []byte, wantID string) (Entry, error) {
+	var e Entry
+	if err := checkVersion(data, "entry"); err != nil {
+		return e, err
+	}
+	if err := json.Unmarshal(data, &e); err != nil {
+		return e, fmt.Errorf("%w: entry: %v", ErrInvalid, err)
+	}
+	if wantID != "" && e.ID != wantID {
+		return e, fmt.Errorf("%w: entry file for %s holds id %q", ErrInvalid, wantID, e.ID)
+	}
+	return e, e.Validate()
+}
+
+// DecodeOp parses and validates an operation document.
+func DecodeOp(data []byte, wantID string) (Op, error) {
+	var o Op
+	if err := checkVersion(data, "operation"); err != nil {
+		return o, err
+	}
+	if err := json.Unmarshal(data, &o); err != nil {
+		return o, fmt.Errorf("%w: operation: %v", ErrInvalid, err)
+	}
+	if wantID != "" && o.ID != wantID {
+		return o, fmt.Errorf("%w: operation file for %s holds id %q", ErrInvalid, wantID, o.ID)
+	}
+	return o, o.Validate()
+}
+
+// NotesSource is the source name of entries indexed from commit notes.
+const NotesSource = "refs/notes/synaptic"

@@ -1,0 +1,255 @@
+// Package notes defines git-synaptic's authored data: memory entries, the
+// operations recorded on them, their versioned JSON encoding, validation, and
+// the deterministic fold of an entry and its operations into current state.
+//
+// The package is pure: no I/O, no git, no SQLite.
+package notes
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// FormatVersion is the on-disk format version this build writes and reads.
+const FormatVersion = 1
+
+// MaxContentBytes is the largest entry content accepted (documented in docs/FORMAT.md).
+const MaxContentBytes = 64 << 10
+
+// MaxDocumentBytes is the largest encoded document read back from git; larger
+// blobs are refused as garbage without being loaded.
+const MaxDocumentBytes = 1 << 20
+
+// MaxTags is the largest number of tags on one entry.
+const MaxTags = 32
+
+// ErrInvalid marks content or metadata refused by validation.
+var ErrInvalid = errors.New("invalid")
+
+// ErrUnsupportedVersion marks a document written by a newer git-synaptic.
+var ErrUnsupportedVersion = errors.New("unsupported format version")
+
+// Type is the kind of a memory entry.
+type Type string
+
+// Entry types. TypeGitCommit is reserved for indexed commits and TypeNote for
+// commit notes; neither can be saved as an entry.
+const (
+	TypeDecision  Type = "decision"
+	TypeProgress  Type = "progress"
+	TypeIssue     Type = "issue"
+	TypeHandoff   Type = "handoff"
+	TypeInsight   Type = "insight"
+	TypeReference Type = "reference"
+	TypeRule      Type = "rule"
+	TypeGitCommit Type = "git_commit"
+	TypeNote      Type = "note"
+)
+
+// SavableTypes lists the types a user may save, in display order.
+var SavableTypes = []Type{TypeDecision, TypeProgress, TypeIssue, TypeHandoff, TypeInsight, TypeReference, TypeRule}
+
+// Tier is a memory tier.
+type Tier string
+
+// Memory tiers, shortest-lived first.
+const (
+	TierEphemeral Tier = "ephemeral"
+	TierWorking   Tier = "working"
+	TierLongterm  Tier = "longterm"
+)
+
+// ParseType checks that s names a type a user may save.
+func ParseType(s string) (Type, error) {
+	for _, t := range SavableTypes {
+		if string(t) == s {
+			return t, nil
+		}
+	}
+	if s == string(TypeGitCommit) || s == string(TypeNote) {
+		return "", fmt.Errorf("%w: type %q is reserved for indexing", ErrInvalid, s)
+	}
+	return "", fmt.Errorf("%w: unknown type %q (want one of %s)", ErrInvalid, s, joinTypes(SavableTypes))
+}
+
+// KnownType reports whether t is any type the cache may hold, reserved ones included.
+func KnownType(t Type) bool {
+	if t == TypeGitCommit || t == TypeNote {
+		return true
+	}
+	_, err := ParseType(string(t))
+	return err == nil
+}
+
+func joinTypes(ts []Type) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ", ")
+}
+
+// ParseTier checks that s names a tier.
+func ParseTier(s string) (Tier, error) {
+	switch Tier(s) {
+	case TierEphemeral, TierWorking, TierLongterm:
+		return Tier(s), nil
+	}
+	return "", fmt.Errorf("%w: unknown tier %q (want ephemeral, working or longterm)", ErrInvalid, s)
+}
+
+// DefaultTier is the tier an entry of type t gets unless one is set explicitly.
+func DefaultTier(t Type) Tier {
+	switch t {
+	case TypeHandoff, TypeProgress:
+		return TierEphemeral
+	case TypeReference, TypeRule:
+		return TierLongterm
+	default:
+		return TierWorking
+	}
+}
+
+// Entry is one immutable memory document. Changes are recorded as Ops.
+type Entry struct {
+	V          int       `json:"v"`
+	ID         string    `json:"id"`
+	Type       Type      `json:"type"`
+	Content    string    `json:"content"`
+	Tags       []string  `json:"tags,omitempty"`
+	Project    string    `json:"project,omitempty"`
+	Branch     string    `json:"branch,omitempty"`
+	SessionID  string    `json:"session_id,omitempty"`
+	AgentID    string    `json:"agent_id,omitempty"`
+	Author     string    `json:"author"`
+	Created    time.Time `json:"created"`
+	RelatedIDs []string  `json:"related_ids,omitempty"`
+	Tier       Tier      `json:"tier,omitempty"`
+	Pinned     bool      `json:"pinned,omitempty"`
+}
+
+// NewID returns a random 128-bit id as 32 lowercase hex digits.
+func NewID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("crypto/rand failed: %v", err)) // cannot happen on supported platforms
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// ValidID reports whether id has the shape of an entry or operation id:
+// 32 lowercase hex digits.
+func ValidID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// validTag: a letter or digit, then up to 63 letters, digits or ._:/+#-.
+func validTag(t string) bool {
+	n := 0
+	for i, r := range t {
+		n++
+		ok := unicode.IsLetter(r) || unicode.IsDigit(r)
+		if !ok && i > 0 {
+			ok = strings.ContainsRune("._:/+#-", r)
+		}
+		if !ok || n > 64 {
+			return false
+		}
+	}
+	return n > 0
+}
+
+// NormalizeTags lower-cases, validates and de-duplicates tags, keeping order.
+func NormalizeTags(tags []string) ([]string, error) {
+	seen := map[string]bool{}
+	out := make([]string, 0, len(tags))
+	for _, t := range tags {
+		t = strings.ToLower(strings.TrimSpace(t))
+		if !validTag(t) {
+			return nil, fmt.Errorf("%w: tag %q must start with a letter or digit and hold at most 64 letters, digits or ._:/+#-", ErrInvalid, t)
+		}
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	if len(out) > MaxTags {
+		return nil, fmt.Errorf("%w: %d tags (at most %d)", ErrInvalid, len(out), MaxTags)
+	}
+	return out, nil
+}
+
+// ValidateContent checks entry text: valid UTF-8, not blank, within
+// MaxContentBytes, and free of control characters other than tab and newline.
+func ValidateContent(s string) error {
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%w: content is not valid UTF-8 (binary data cannot be saved as memory)", ErrInvalid)
+	}
+	if strings.TrimSpace(s) == "" {
+		return fmt.Errorf("%w: content is empty", ErrInvalid)
+	}
+	if len(s) > MaxContentBytes {
+		return fmt.Errorf("%w: content is %d bytes, the limit is %d bytes (64 KiB); save a summary and a reference instead", ErrInvalid, len(s), MaxContentBytes)
+	}
+	for i, r := range s {
+		if r == '\n' || r == '\t' || r == '\r' {
+			continue
+		}
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%w: content holds control character %U at byte %d", ErrInvalid, r, i)
+		}
+	}
+	return nil
+}
+
+// Validate checks every field of e.
+func (e *Entry) Validate() error {
+	if e.V != FormatVersion {
+		return fmt.Errorf("%w: entry version %d", ErrInvalid, e.V)
+	}
+	if !ValidID(e.ID) {
+		return fmt.Errorf("%w: entry id %q is not 32 lowercase hex digits", ErrInvalid, e.ID)
+	}
+	if _, err := ParseType(string(e.Type)); err != nil {
+		return err
+	}
+	if err := ValidateContent(e.Content); err != nil {
+		return err
+	}
+	if _, err := NormalizeTags(e.Tags); err != nil {
+		return err
+	}
+	if e.Tier != "" {
+		if _, err := ParseTier(string(e.Tier)); err != nil {
+			return err
+		}
+	}
+	if e.Created.IsZero() {
+		return fmt.Errorf("%w: entry %s has no creation time", ErrInvalid, e.ID)
+	}
+	for _, id := range e.RelatedIDs {
+		if !ValidID(id) {
+			return fmt.Errorf("%w: related id %q is not 32 lowercase hex digits", ErrInvalid, id)
+		}
+	}
+	for _, f := range []struct{ name, v string }{{"author", e.Author}, {"project", e.Project}, {"branch", e.Branch}, {"session_id", e.SessionID}, {"agent_id", e.AgentID}} {
+		if len(f.v) > 256 || !utf8.ValidString(f.v) || strings.ContainsAny(f.v, "\x00\n") {
+			return fmt.Errorf("%w: field %s is not a short single line of UTF-8", ErrInvalid, f.name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,180 @@
+package notes
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// OpKind names what an operation does to its entry.
+type OpKind string
+
+// Operation kinds.
+const (
+	OpEdit      OpKind = "edit"      // new content, type and/or tag changes
+	OpPin       OpKind = "pin"       // immune to decay
+	OpUnpin     OpKind = "unpin"     // subject to decay again
+	OpArchive   OpKind = "archive"   // leaves search and list; kept in history
+	OpUnarchive OpKind = "unarchive" // back in search and list
+	OpTier      OpKind = "tier"      // explicit tier
+)
+
+// Op is one immutable change to an entry. Ops on the same entry are ordered
+// by (Clock, At, ID), so every clone that holds the same ops folds them to the
+// same state, whatever order they arrived in.
+type Op struct {
+	V          int       `json:"v"`
+	ID         string    `json:"id"`
+	Entry      string    `json:"entry"`
+	Kind       OpKind    `json:"kind"`
+	Clock      uint64    `json:"clock"`
+	At         time.Time `json:"at"`
+	Author     string    `json:"author"`
+	Content    *string   `json:"content,omitempty"`
+	Type       Type      `json:"type,omitempty"`
+	AddTags    []string  `json:"add_tags,omitempty"`
+	RemoveTags []string  `json:"remove_tags,omitempty"`
+	Tier       Tier      `json:"tier,omitempty"`
+}
+
+// Validate checks every field of o.
+func (o *Op) Validate() error {
+	if o.V != FormatVersion {
+		return fmt.Errorf("%w: operation version %d", ErrInvalid, o.V)
+	}
+	if !ValidID(o.ID) || !ValidID(o.Entry) {
+		return fmt.Errorf("%w: operation %q on %q: ids must be 32 lowercase hex digits", ErrInvalid, o.ID, o.Entry)
+	}
+	if o.At.IsZero() {
+		return fmt.Errorf("%w: operation %s has no time", ErrInvalid, o.ID)
+	}
+	switch o.Kind {
+	case OpPin, OpUnpin, OpArchive, OpUnarchive:
+	case OpTier:
+		if _, err := ParseTier(string(o.Tier)); err != nil {
+			return err
+		}
+	case OpEdit:
+		if o.Content == nil && o.Type == "" && len(o.AddTags) == 0 && len(o.RemoveTags) == 0 {
+			return fmt.Errorf("%w: edit %s changes nothing", ErrInvalid, o.ID)
+		}
+		if o.Content != nil {
+			if err := ValidateContent(*o.Content); err != nil {
+				return err
+			}
+		}
+		if o.Type != "" {
+			if _, err := ParseType(string(o.Type)); err != nil {
+				return err
+			}
+		}
+		if _, err := NormalizeTags(append(append([]string(nil), o.AddTags...), o.RemoveTags...)); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("%w: unknown operation kind %q", ErrInvalid, o.Kind)
+	}
+	return nil
+}
+
+// SortOps orders ops deterministically: Lamport clock, then time, then id.
+func SortOps(ops []Op) {
+	sort.Slice(ops, func(i, j int) bool {
+		a, b := ops[i], ops[j]
+		if a.Clock != b.Clock {
+			return a.Clock < b.Clock
+		}
+		if !a.At.Equal(b.At) {
+			return a.At.Before(b.At)
+		}
+		return a.ID < b.ID
+	})
+}
+
+// NextClock is the Lamport clock for a new op on an entry that has ops.
+func NextClock(ops []Op) uint64 {
+	var m uint64
+	for _, o := range ops {
+		if o.Clock > m {
+			m = o.Clock
+		}
+	}
+	return m + 1
+}
+
+// State is an entry with its operations applied.
+type State struct {
+	Entry
+	TierExplicit bool      `json:"tier_explicit"`
+	Archived     bool      `json:"archived"`
+	Updated      time.Time `json:"updated"`
+	Edits        int       `json:"edits"`
+}
+
+// Fold applies ops (in any order; they are sorted here) to e. Ops for other
+// entries are ignored.
+func Fold(e Entry, ops []Op) State {
+	s := State{Entry: e, Updated: e.Created}
+	s.Tags = append([]string(nil), e.Tags...)
+	s.TierExplicit = e.Tier != ""
+	if s.Tier == "" {
+		s.Tier = DefaultTier(e.Type)
+	}
+	sorted := append([]Op(nil), ops...)
+	SortOps(sorted)
+	for _, o := range sorted {
+		if o.Entry != e.ID {
+			continue
+		}
+		switch o.Kind {
+		case OpPin:
+			s.Pinned = true
+		case OpUnpin:
+			s.Pinned = false
+		case OpArchive:
+			s.Archived = true
+		case OpUnarchive:
+			s.Archived = false
+		case OpTier:
+			s.Tier, s.TierExplicit = o.Tier, true
+		case OpEdit:
+			s.Edits++
+			if o.Content != nil {
+				s.Content = *o.Content
+			}
+			if o.Type != "" {
+				s.Type = o.Type
+				if !s.TierExplicit {
+					s.Tier = DefaultTier(o.Type)
+				}
+			}
+			s.Tags = applyTags(s.Tags, o.AddTags, o.RemoveTags)
+		}
+		if o.At.After(s.Updated) {
+			s.Updated = o.At
+		}
+	}
+	return s
+}
+
+func applyTags(tags, add, remove []string) []string {
+	drop := map[string]bool{}
+	for _, t := range remove {
+		drop[t] = true
+	}
+	out := tags[:0:0]
+	have := map[string]bool{}
+	for _, t := range tags {
+		if !drop[t] && !have[t] {
+			have[t] = true
+			out = append(out, t)
+		}
+	}
+	for _, t := range add {
+		if !have[t] {
+			have[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
