@@ -140,7 +140,10 @@ func (s *Service) Sync(ctx context.Context, remote string) (SyncReport, error) {
 			local, _ := trackedLocal(ref)
 			res, err := s.mergeRef(ctx, local, h)
 			if err != nil {
-				return rep, fmt.Errorf("merge %s: %w", ref, err)
+				// Garbage on the remote must not stop the rest of memory syncing.
+				s.warnf("skipped %s: %v", ref, err)
+				rep.Merged[local] = "skipped: " + err.Error()
+				continue
 			}
 			rep.Merged[local] = string(res)
 		}

@@ -1,0 +1,289 @@
+package main_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+)
+
+func TestSyncTwoClonesUnionWithoutConflictsOrDuplicates(t *testing.T) {
+	clones, remote := testrepo.NewReposAndRemote(t, 2)
+	a, b := clones[0], clones[1]
+	var want []string
+	for i := 0; i < 3; i++ {
+		want = append(want, save(t, a, fmt.Sprintf("a's entry %d", i)))
+	}
+	for i := 0; i < 2; i++ {
+		want = append(want, save(t, b, fmt.Sprintf("b's entry %d", i), "--type", "decision"))
+	}
+	ok(t, a, "note", "HEAD", "a's note")
+	ok(t, b, "note", "HEAD", "b's note")
+	ok(t, a, "sync")
+	ok(t, b, "sync")
+	ok(t, a, "sync")
+	for _, dir := range []string{a, b} {
+		rows := listJSON(t, dir, "--type", "insight", "--type", "decision")
+		if len(rows) != 5 {
+			t.Fatalf("%s: want 5 entries, got %d", dir, len(rows))
+		}
+		got := ids(rows)
+		for _, id := range want {
+			if !got[id] {
+				t.Fatalf("%s: missing %s", dir, id)
+			}
+		}
+		// Notes on the same commit from both clones are concatenated.
+		if out := testrepo.Git(t, dir, "notes", "--ref=synaptic", "show", "HEAD"); !strings.Contains(out, "a's note") || !strings.Contains(out, "b's note") {
+			t.Fatalf("%s: notes not merged: %q", dir, out)
+		}
+	}
+	if ta, tb := testrepo.Git(t, a, "rev-parse", "refs/synaptic/memory"), testrepo.Git(t, b, "rev-parse", "refs/synaptic/memory"); ta != tb {
+		t.Fatalf("clones ended on different tips %s %s", ta, tb)
+	}
+	if n := testrepo.Git(t, remote, "ls-tree", "-r", "--name-only", "refs/synaptic/memory"); strings.Count(n, "\n")+1 != 5 {
+		t.Fatalf("remote tree:\n%s", n)
+	}
+
+	// Conflicting changes to one entry in both clones resolve the same way.
+	x := want[0]
+	ok(t, a, "edit", x, "-m", "edited in a", "--add-tag", "from-a")
+	ok(t, b, "edit", x, "-m", "edited in b", "--add-tag", "from-b")
+	ok(t, a, "pin", x)
+	ok(t, b, "archive", x)
+	ok(t, b, "sync")
+	ok(t, a, "sync")
+	ok(t, b, "sync")
+	show := func(dir string) string {
+		var d struct {
+			row
+			Ops []json.RawMessage `json:"ops"`
+		}
+		json.Unmarshal([]byte(ok(t, dir, "show", x, "--json")), &d)
+		return fmt.Sprintf("%s|%v|%v|%v|%d ops", d.Content, d.Tags, d.Pinned, d.Archived, len(d.Ops))
+	}
+	sa, sb := show(a), show(b)
+	if sa != sb {
+		t.Fatalf("clones disagree on the same entry:\n a: %s\n b: %s", sa, sb)
+	}
+	if !strings.Contains(sa, "from-a") || !strings.Contains(sa, "from-b") || !strings.Contains(sa, "|true|true|4 ops") {
+		t.Fatalf("merged state lost a change: %s", sa)
+	}
+	// Syncing again changes nothing.
+	tip := testrepo.Git(t, a, "rev-parse", "refs/synaptic/memory")
+	ok(t, a, "sync")
+	if testrepo.Git(t, a, "rev-parse", "refs/synaptic/memory") != tip {
+		t.Fatal("idle sync moved the ref")
+	}
+}
+
+func TestConcurrentSavesLoseNothing(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	const procs, each = 8, 200
+	var mu sync.Mutex
+	printed := map[string]bool{}
+	var wg sync.WaitGroup
+	errs := make(chan error, procs)
+	for p := 0; p < procs; p++ {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				cmd := exec.Command(bin, "save", fmt.Sprintf("writer %d entry %d", p, i), "--tag", fmt.Sprintf("w%d", p))
+				cmd.Dir = dir
+				out, err := cmd.Output()
+				if err != nil {
+					stderr := ""
+					if ee, ok := err.(*exec.ExitError); ok {
+						stderr = string(ee.Stderr)
+					}
+					errs <- fmt.Errorf("writer %d save %d: %v %s", p, i, err, stderr)
+					return
+				}
+				mu.Lock()
+				printed[strings.TrimSpace(string(out))] = true
+				mu.Unlock()
+			}
+		}(p)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if len(printed) != procs*each {
+		t.Fatalf("%d distinct ids printed, want %d", len(printed), procs*each)
+	}
+	tree := testrepo.Git(t, dir, "ls-tree", "-r", "--name-only", "refs/synaptic/memory")
+	if n := strings.Count(tree, "\n") + 1; n != procs*each {
+		t.Fatalf("ref holds %d entries, want %d", n, procs*each)
+	}
+	rows := listJSON(t, dir)
+	if len(rows) != procs*each {
+		t.Fatalf("cache lists %d entries, want %d", len(rows), procs*each)
+	}
+	for _, r := range rows {
+		if !printed[r.ID] {
+			t.Fatalf("listed id %s was never printed", r.ID)
+		}
+	}
+	for p := 0; p < procs; p++ {
+		if n := len(listJSON(t, dir, "--tag", fmt.Sprintf("w%d", p))); n != each {
+			t.Fatalf("writer %d: %d entries readable, want %d", p, n, each)
+		}
+	}
+	testrepo.Git(t, dir, "fsck", "--no-progress")
+}
+
+func TestKill9DuringSavesLosesNothingPrinted(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	printed := map[string]bool{}
+	var mu sync.Mutex
+	rounds := 80
+	for i := 0; i < rounds; i++ {
+		var wg sync.WaitGroup
+		for w := 0; w < 2; w++ { // two at a time, so kills land during contention too
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				cmd := exec.Command(bin, "save", fmt.Sprintf("kill round %d writer %d", i, w))
+				cmd.Dir = dir
+				stdout, _ := cmd.StdoutPipe()
+				if err := cmd.Start(); err != nil {
+					t.Error(err)
+					return
+				}
+				done := make(chan string, 1)
+				go func() {
+					line, _ := bufio.NewReader(stdout).ReadString('\n')
+					done <- strings.TrimSpace(line)
+				}()
+				time.Sleep(time.Duration(rng.Intn(30000)) * time.Microsecond)
+				cmd.Process.Signal(syscall.SIGKILL)
+				id := <-done
+				cmd.Wait()
+				if len(id) == 32 {
+					mu.Lock()
+					printed[id] = true
+					mu.Unlock()
+				}
+			}(w)
+		}
+		wg.Wait()
+	}
+	t.Logf("%d of %d killed saves had printed an id", len(printed), 2*rounds)
+	// The repository is sound and later saves work (stale locks are handled).
+	testrepo.Git(t, dir, "fsck", "--no-progress")
+	after := save(t, dir, "after the massacre")
+	rows := listJSON(t, dir)
+	got := ids(rows)
+	for id := range printed {
+		if !got[id] {
+			t.Fatalf("save printed %s but it is gone", id)
+		}
+	}
+	if !got[after] {
+		t.Fatal("save after kills missing")
+	}
+	tree := testrepo.Git(t, dir, "ls-tree", "-r", "--name-only", "refs/synaptic/memory")
+	if n := strings.Count(tree, "\n") + 1; n != len(rows) {
+		t.Fatalf("cache has %d entries, ref has %d: the cache did not recover", len(rows), n)
+	}
+}
+
+// writeCommit builds a commit holding files (path → content) with git
+// plumbing and points ref at it.
+func writeCommit(t *testing.T, dir, ref string, files map[string]string) string {
+	t.Helper()
+	idx := filepath.Join(t.TempDir(), "index")
+	for p, content := range files {
+		blob := testrepo.GitStdin(t, dir, content, "hash-object", "-w", "--stdin")
+		cmd := exec.Command("git", "update-index", "--add", "--cacheinfo", "100644,"+blob+","+p)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+idx)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("update-index: %v %s", err, out)
+		}
+	}
+	cmd := exec.Command("git", "write-tree")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+idx)
+	tree, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := testrepo.Git(t, dir, "commit-tree", strings.TrimSpace(string(tree)), "-m", "garbage")
+	testrepo.Git(t, dir, "update-ref", ref, c)
+	return c
+}
+
+func TestGarbageInMemoryRefsIsReportedAndSkipped(t *testing.T) {
+	clones, _ := testrepo.NewReposAndRemote(t, 2)
+	dir, teammate := clones[0], clones[1]
+	good := save(t, dir, "good entry survives garbage")
+	blob := testrepo.GitStdin(t, dir, "just a blob", "hash-object", "-w", "--stdin")
+	testrepo.Git(t, dir, "update-ref", "refs/synaptic/blobref", blob)
+	const validID = "0123456789abcdef0123456789abcdef"
+	v2 := strings.Replace(`{"v":2,"id":"ID","type":"decision","content":"from the future","author":"x","created":"2026-01-01T00:00:00Z"}`, "ID", "abcdefabcdefabcdefabcdefabcdef01", 1)
+	writeCommit(t, dir, "refs/synaptic/junk", map[string]string{
+		"README":                          "junk file",
+		"entries/zz/notanid.json":         "{}",
+		"entries/01/" + validID + ".json": "{not json",
+		"entries/ab/abcdefabcdefabcdefabcdefabcdef01.json": v2,
+		"entries/fe/fedcba9876543210fedcba9876543210.json": strings.Repeat("x", 2<<20),
+		"ops/00/00000000000000000000000000000000.json":     `{"v":1,"id":"00000000000000000000000000000000","entry":"` + validID + `","kind":"explode","clock":1,"at":"2026-01-01T00:00:00Z"}`,
+	})
+	r := run(t, dir, "", "list", "--json")
+	if r.code != 0 {
+		t.Fatalf("list failed on garbage: %+v", r)
+	}
+	for _, want := range []string{"refs/synaptic/blobref", "not a commit", "refs/synaptic/junk", "README", "not a JSON object", "format v2", "upgrade git-synaptic", "over the"} {
+		if !strings.Contains(r.err+r.out, want) {
+			t.Errorf("warnings do not mention %q:\n%s", want, r.err)
+		}
+	}
+	var rows []row
+	json.Unmarshal([]byte(r.out), &rows)
+	if len(rows) != 1 || rows[0].ID != good {
+		t.Fatalf("good memory not usable: %+v", rows)
+	}
+	// Warned once; later commands are quiet and status lists the problems.
+	if r2 := run(t, dir, "", "log"); r2.code != 0 || r2.err != "" {
+		t.Fatalf("second command: %+v", r2)
+	}
+	var st struct {
+		Problems []struct{ Source, Path, Object, Message string } `json:"problems"`
+	}
+	json.Unmarshal([]byte(ok(t, dir, "status", "--json")), &st)
+	if len(st.Problems) < 6 {
+		t.Fatalf("status problems: %+v", st.Problems)
+	}
+	if out := ok(t, dir, "status"); !strings.Contains(out, "unreadable memory object") {
+		t.Fatalf("status text:\n%s", out)
+	}
+	// Saving still works, and the garbage does not spread through sync.
+	save(t, dir, "another good one")
+	if r := run(t, dir, "", "show", "abcdefabcdefabcdefabcdefabcdef01"); r.code != 3 {
+		t.Fatalf("show of the unreadable v2 entry: %+v", r)
+	}
+	// Garbage pushed to the remote does not stop a teammate's sync.
+	testrepo.Git(t, dir, "push", "-q", "origin", "refs/synaptic/blobref:refs/synaptic/blobref", "refs/synaptic/memory:refs/synaptic/memory")
+	rs := run(t, teammate, "", "sync")
+	if rs.code != 0 || !strings.Contains(rs.err, "blobref") {
+		t.Fatalf("teammate sync with garbage on the remote: %+v", rs)
+	}
+	if n := len(listJSON(t, teammate)); n != 2 {
+		t.Fatalf("teammate sees %d entries, want 2", n)
+	}
+}
