@@ -130,6 +130,9 @@ func create(db *sql.DB) error {
 		return nil
 	}
 	if _, err := tx.Exec(schema); err != nil {
+		if strings.Contains(err.Error(), "no such module: fts5") {
+			return fmt.Errorf("%w: this binary was built without SQLite FTS5; build it with 'make' (go build -tags sqlite_fts5)", err)
+		}
 		return err
 	}
 	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion)); err != nil {

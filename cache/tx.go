@@ -16,6 +16,7 @@ import (
 type Tx struct {
 	ctx   context.Context
 	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
 	dirty map[string]bool
 	// pending holds entries put in this transaction, to fold without re-reading.
 	pending map[string]pendingEntry
@@ -25,6 +26,7 @@ type pendingEntry struct {
 	e       notes.Entry
 	source  string
 	private bool
+	doc     []byte
 }
 
 // Begin starts a write transaction (taking SQLite's write lock at once).
@@ -33,7 +35,38 @@ func (c *Cache) Begin(ctx context.Context) (*Tx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	return &Tx{ctx: ctx, tx: tx, dirty: map[string]bool{}, pending: map[string]pendingEntry{}}, nil
+	return &Tx{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, dirty: map[string]bool{}, pending: map[string]pendingEntry{}}, nil
+}
+
+// stmt returns q prepared once per transaction: indexing runs the same few
+// statements thousands of times, and preparing dominated a rebuild.
+func (t *Tx) stmt(q string) (*sql.Stmt, error) {
+	if st, ok := t.stmts[q]; ok {
+		return st, nil
+	}
+	st, err := t.tx.PrepareContext(t.ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	t.stmts[q] = st
+	return st, nil
+}
+
+func (t *Tx) exec(q string, args ...any) error {
+	st, err := t.stmt(q)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(t.ctx, args...)
+	return err
+}
+
+func (t *Tx) queryRow(q string, args ...any) *sql.Row {
+	st, err := t.stmt(q)
+	if err != nil {
+		return t.tx.QueryRowContext(t.ctx, q, args...) // reports the same error on Scan
+	}
+	return st.QueryRowContext(t.ctx, args...)
 }
 
 // Rollback abandons the transaction.
@@ -46,9 +79,9 @@ func (t *Tx) Tips() (map[string]string, error) { return queryTips(t.ctx, t.tx) }
 func (t *Tx) SetTip(ref, hash string) error {
 	var err error
 	if hash == "" {
-		_, err = t.tx.ExecContext(t.ctx, `DELETE FROM tips WHERE ref=?`, ref)
+		err = t.exec(`DELETE FROM tips WHERE ref=?`, ref)
 	} else {
-		_, err = t.tx.ExecContext(t.ctx, `INSERT INTO tips(ref, hash) VALUES(?, ?) ON CONFLICT(ref) DO UPDATE SET hash=excluded.hash`, ref, hash)
+		err = t.exec(`INSERT INTO tips(ref, hash) VALUES(?, ?) ON CONFLICT(ref) DO UPDATE SET hash=excluded.hash`, ref, hash)
 	}
 	return err
 }
@@ -56,7 +89,7 @@ func (t *Tx) SetTip(ref, hash string) error {
 // Reset empties the index (keeping meta), for a full rebuild.
 func (t *Tx) Reset() error {
 	for _, q := range []string{`DELETE FROM tips`, `DELETE FROM entries`, `DELETE FROM entry_tags`, `DELETE FROM ops`, `DELETE FROM problems`, `DELETE FROM fts`} {
-		if _, err := t.tx.ExecContext(t.ctx, q); err != nil {
+		if err := t.exec(q); err != nil {
 			return err
 		}
 	}
@@ -64,20 +97,16 @@ func (t *Tx) Reset() error {
 }
 
 // PutEntry indexes entry e found in ref source.
+// The row is written on Commit, once its operations are folded in.
 func (t *Tx) PutEntry(e notes.Entry, source string, private bool, doc []byte) error {
-	if _, err := t.tx.ExecContext(t.ctx, `INSERT INTO entries(id, source, private, type, content, created, updated, tier, doc)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET source=excluded.source, private=excluded.private, doc=excluded.doc`,
-		e.ID, source, private, e.Type, e.Content, e.Created.UnixNano(), e.Created.UnixNano(), notes.DefaultTier(e.Type), doc); err != nil {
-		return err
-	}
-	t.pending[e.ID] = pendingEntry{e: e, source: source, private: private}
+	t.pending[e.ID] = pendingEntry{e: e, source: source, private: private, doc: doc}
 	t.dirty[e.ID] = true
 	return nil
 }
 
 // PutOp indexes op o; its entry is re-folded on Commit.
 func (t *Tx) PutOp(o notes.Op, doc []byte) error {
-	if _, err := t.tx.ExecContext(t.ctx, `INSERT INTO ops(id, entry, doc) VALUES(?, ?, ?) ON CONFLICT(id) DO NOTHING`, o.ID, o.Entry, doc); err != nil {
+	if err := t.exec(`INSERT INTO ops(id, entry, doc) VALUES(?, ?, ?) ON CONFLICT(id) DO NOTHING`, o.ID, o.Entry, doc); err != nil {
 		return err
 	}
 	t.dirty[o.Entry] = true
@@ -87,7 +116,7 @@ func (t *Tx) PutOp(o notes.Op, doc []byte) error {
 // DeleteEntry drops an entry (its file left the ref, e.g. after a purge).
 func (t *Tx) DeleteEntry(id string) error {
 	var rowid int64
-	err := t.tx.QueryRowContext(t.ctx, `SELECT rowid FROM entries WHERE id=?`, id).Scan(&rowid)
+	err := t.queryRow(`SELECT rowid FROM entries WHERE id=?`, id).Scan(&rowid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -97,7 +126,7 @@ func (t *Tx) DeleteEntry(id string) error {
 	delete(t.dirty, id)
 	delete(t.pending, id)
 	for _, q := range []string{`DELETE FROM entries WHERE rowid=?`, `DELETE FROM entry_tags WHERE entry=?`, `DELETE FROM fts WHERE rowid=?`} {
-		if _, err := t.tx.ExecContext(t.ctx, q, rowid); err != nil {
+		if err := t.exec(q, rowid); err != nil {
 			return err
 		}
 	}
@@ -107,7 +136,7 @@ func (t *Tx) DeleteEntry(id string) error {
 // DeleteOp drops an op; its entry is re-folded.
 func (t *Tx) DeleteOp(id string) error {
 	var entry string
-	err := t.tx.QueryRowContext(t.ctx, `SELECT entry FROM ops WHERE id=?`, id).Scan(&entry)
+	err := t.queryRow(`SELECT entry FROM ops WHERE id=?`, id).Scan(&entry)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -115,32 +144,32 @@ func (t *Tx) DeleteOp(id string) error {
 		return err
 	}
 	t.dirty[entry] = true
-	_, err = t.tx.ExecContext(t.ctx, `DELETE FROM ops WHERE id=?`, id)
+	err = t.exec(`DELETE FROM ops WHERE id=?`, id)
 	return err
 }
 
 // PutNote indexes the synaptic note of commit sha as a searchable entry.
 func (t *Tx) PutNote(sha, text, author string, created int64) error {
 	st := notes.State{Entry: notes.Entry{ID: sha, Type: notes.TypeNote, Content: text, Author: author, Tier: notes.TierLongterm}}
-	return t.writeRow(st, created, created, notes.NotesSource, false, sha)
+	return t.writeRow(st, created, created, notes.NotesSource, false, sha, nil)
 }
 
 // Problem records an object that could not be indexed.
 func (t *Tx) Problem(source, path, object, msg string) error {
-	_, err := t.tx.ExecContext(t.ctx, `INSERT INTO problems(source, path, object, message) VALUES(?, ?, ?, ?)
+	err := t.exec(`INSERT INTO problems(source, path, object, message) VALUES(?, ?, ?, ?)
 		ON CONFLICT(source, path) DO UPDATE SET object=excluded.object, message=excluded.message`, source, path, object, msg)
 	return err
 }
 
 // ClearProblem forgets a problem at path (the object was fixed or removed).
 func (t *Tx) ClearProblem(source, path string) error {
-	_, err := t.tx.ExecContext(t.ctx, `DELETE FROM problems WHERE source=? AND path=?`, source, path)
+	err := t.exec(`DELETE FROM problems WHERE source=? AND path=?`, source, path)
 	return err
 }
 
 // ClearProblems forgets every problem recorded for source.
 func (t *Tx) ClearProblems(source string) error {
-	_, err := t.tx.ExecContext(t.ctx, `DELETE FROM problems WHERE source=?`, source)
+	err := t.exec(`DELETE FROM problems WHERE source=?`, source)
 	return err
 }
 
@@ -161,19 +190,22 @@ func (t *Tx) Commit() error {
 func (t *Tx) refold(id string) error {
 	p, ok := t.pending[id]
 	if !ok {
-		var doc []byte
-		err := t.tx.QueryRowContext(t.ctx, `SELECT doc, source, private FROM entries WHERE id=?`, id).Scan(&doc, &p.source, &p.private)
+		err := t.queryRow(`SELECT doc, source, private FROM entries WHERE id=?`, id).Scan(&p.doc, &p.source, &p.private)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil // ops whose entry has not arrived (yet)
 		}
 		if err != nil {
 			return err
 		}
-		if p.e, err = notes.DecodeEntry(doc, id); err != nil {
+		if p.e, err = notes.DecodeEntry(p.doc, id); err != nil {
 			return err
 		}
 	}
-	rows, err := t.tx.QueryContext(t.ctx, `SELECT doc FROM ops WHERE entry=?`, id)
+	q, err := t.stmt(`SELECT doc FROM ops WHERE entry=?`)
+	if err != nil {
+		return err
+	}
+	rows, err := q.QueryContext(t.ctx, id)
 	if err != nil {
 		return err
 	}
@@ -192,36 +224,36 @@ func (t *Tx) refold(id string) error {
 	}
 	rows.Close()
 	st := notes.Fold(p.e, ops)
-	return t.writeRow(st, st.Created.UnixNano(), st.Updated.UnixNano(), p.source, p.private, "")
+	return t.writeRow(st, st.Created.UnixNano(), st.Updated.UnixNano(), p.source, p.private, "", p.doc)
 }
 
-func (t *Tx) writeRow(st notes.State, created, updated int64, source string, private bool, commit string) error {
+func (t *Tx) writeRow(st notes.State, created, updated int64, source string, private bool, commit string, doc []byte) error {
 	related := strings.Join(st.RelatedIDs, " ")
 	tags := strings.Join(st.Tags, " ")
 	var rowid int64
-	err := t.tx.QueryRowContext(t.ctx, `INSERT INTO entries(id, source, private, type, content, tags, project, branch, session_id, agent_id, author,
-			created, updated, tier, tier_explicit, pinned, archived, related, commit_sha, edits)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	err := t.queryRow(`INSERT INTO entries(id, source, private, type, content, tags, project, branch, session_id, agent_id, author,
+			created, updated, tier, tier_explicit, pinned, archived, related, commit_sha, edits, doc)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(id) DO UPDATE SET source=excluded.source, private=excluded.private, type=excluded.type, content=excluded.content,
 			tags=excluded.tags, project=excluded.project, branch=excluded.branch, session_id=excluded.session_id, agent_id=excluded.agent_id,
 			author=excluded.author, created=excluded.created, updated=excluded.updated, tier=excluded.tier, tier_explicit=excluded.tier_explicit,
-			pinned=excluded.pinned, archived=excluded.archived, related=excluded.related, commit_sha=excluded.commit_sha, edits=excluded.edits
+			pinned=excluded.pinned, archived=excluded.archived, related=excluded.related, commit_sha=excluded.commit_sha, edits=excluded.edits,
+			doc=excluded.doc
 		RETURNING rowid`,
 		st.ID, source, private, st.Type, st.Content, tags, st.Project, st.Branch, st.SessionID, st.AgentID, st.Author,
-		created, updated, st.Tier, st.TierExplicit, st.Pinned, st.Archived, related, commit, st.Edits).Scan(&rowid)
+		created, updated, st.Tier, st.TierExplicit, st.Pinned, st.Archived, related, commit, st.Edits, doc).Scan(&rowid)
 	if err != nil {
 		return err
 	}
 	for _, q := range []string{`DELETE FROM entry_tags WHERE entry=?`, `DELETE FROM fts WHERE rowid=?`} {
-		if _, err := t.tx.ExecContext(t.ctx, q, rowid); err != nil {
+		if err := t.exec(q, rowid); err != nil {
 			return err
 		}
 	}
 	for _, tag := range st.Tags {
-		if _, err := t.tx.ExecContext(t.ctx, `INSERT OR IGNORE INTO entry_tags(tag, entry) VALUES(?, ?)`, tag, rowid); err != nil {
+		if err := t.exec(`INSERT OR IGNORE INTO entry_tags(tag, entry) VALUES(?, ?)`, tag, rowid); err != nil {
 			return err
 		}
 	}
-	_, err = t.tx.ExecContext(t.ctx, `INSERT INTO fts(rowid, content, tags) VALUES(?, ?, ?)`, rowid, st.Content, tags)
-	return err
+	return t.exec(`INSERT INTO fts(rowid, content, tags) VALUES(?, ?, ?)`, rowid, st.Content, tags)
 }

@@ -14,7 +14,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // ErrConflict is returned by CompareAndSwap when the ref moved.
@@ -83,6 +85,58 @@ func (r *Repo) WriteBlob(data []byte) (Hash, error) {
 		return ZeroHash, fmt.Errorf("write blob: %w", err)
 	}
 	return h, nil
+}
+
+// packThreshold is the batch size from which blobs are written as one pack
+// instead of loose objects: a file per object costs a temp file and a
+// rename each, which dominated bulk imports.
+const packThreshold = 64
+
+// writeBlobs stores each file's data and maps its path to the blob.
+func (r *Repo) writeBlobs(files []File) (map[string]Hash, error) {
+	blobs := make(map[string]Hash, len(files))
+	if len(files) < packThreshold {
+		for _, f := range files {
+			h, err := r.WriteBlob(f.Data)
+			if err != nil {
+				return nil, err
+			}
+			blobs[f.Path] = h
+		}
+		return blobs, nil
+	}
+	mem := memory.NewStorage()
+	var hashes []Hash
+	for _, f := range files {
+		obj := mem.NewEncodedObject()
+		obj.SetType(plumbing.BlobObject)
+		w, err := obj.Writer()
+		if err != nil {
+			return nil, err
+		}
+		w.Write(f.Data)
+		w.Close()
+		h, err := mem.SetEncodedObject(obj)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := blobs[f.Path]; !dup {
+			hashes = append(hashes, h)
+		}
+		blobs[f.Path] = h
+	}
+	pw, err := r.st.PackfileWriter()
+	if err != nil {
+		return nil, fmt.Errorf("write pack: %w", err)
+	}
+	if _, err := packfile.NewEncoder(pw, mem, false).Encode(hashes, 0); err != nil {
+		pw.Close()
+		return nil, fmt.Errorf("write pack: %w", err)
+	}
+	if err := pw.Close(); err != nil {
+		return nil, fmt.Errorf("write pack: %w", err)
+	}
+	return blobs, nil
 }
 
 // ReadBlob reads blob h, refusing other object types and blobs over max bytes.
@@ -252,6 +306,9 @@ const staleLockAge = 10 * time.Second
 // It uses git update-ref, so git's own lock-file protocol protects the ref
 // and a process killed mid-update leaves the old value, never a torn one.
 func (r *Repo) CompareAndSwap(ctx context.Context, ref string, newHash, old Hash, msg string) error {
+	if msg == "" {
+		msg = "synaptic" // git refuses an empty reflog message
+	}
 	_, err := r.run(ctx, nil, nil, "update-ref", "-m", msg, ref, newHash.String(), old.String())
 	if err == nil {
 		return nil
@@ -313,16 +370,12 @@ func casRetry(ctx context.Context, what string, attempt func() error) error {
 // with compare-and-swap, retrying on concurrent updates. It returns the new
 // commit. Files already present at the same path are replaced.
 func (r *Repo) Append(ctx context.Context, ref string, files []File, sig Signature, msg string) (Hash, error) {
-	blobs := make(map[string]Hash, len(files))
-	for _, f := range files {
-		h, err := r.WriteBlob(f.Data)
-		if err != nil {
-			return ZeroHash, err
-		}
-		blobs[f.Path] = h
+	blobs, err := r.writeBlobs(files)
+	if err != nil {
+		return ZeroHash, err
 	}
 	var result Hash
-	err := casRetry(ctx, "update "+ref, func() error {
+	err = casRetry(ctx, "update "+ref, func() error {
 		tip, err := r.Tip(ref)
 		if err != nil {
 			return err

@@ -55,7 +55,7 @@ func Open(dir string) (*Repo, error) {
 		}
 		commonDir = filepath.Clean(c)
 	}
-	st := filesystem.NewStorageWithOptions(osfs.New(commonDir), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: false})
+	st := filesystem.NewStorageWithOptions(osfs.New(commonDir), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
 	return &Repo{gitDir: gitDir, commonDir: commonDir, workTree: workTree, st: st}, nil
 }
 
@@ -119,6 +119,9 @@ func isGitDir(d string) bool {
 	}
 	return true
 }
+
+// Close releases the pack files held open for reading.
+func (r *Repo) Close() error { return r.st.Close() }
 
 // GitDir is this worktree's git directory.
 func (r *Repo) GitDir() string { return r.gitDir }

@@ -381,3 +381,37 @@ func TestGitSynapticRunsAsGitSubcommand(t *testing.T) {
 		t.Fatalf("git synaptic -h: %v\n%s", err, out)
 	}
 }
+
+func TestImportIsAllOrNothing(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	var b strings.Builder
+	for i := 0; i < 150; i++ { // over the pack threshold: blobs go in one pack
+		b.WriteString(`{"content":"imported entry ` + strings.Repeat("x", i%7) + `","type":"decision","tags":["imp"],"created":"2026-01-02T03:04:05Z"}` + "\n")
+	}
+	f := filepath.Join(t.TempDir(), "in.jsonl")
+	os.WriteFile(f, []byte(b.String()), 0o644)
+	if out := ok(t, dir, "import", f); !strings.Contains(out, "imported 150 entries") {
+		t.Fatalf("import: %s", out)
+	}
+	testrepo.Git(t, dir, "fsck", "--strict", "--no-progress")
+	rows := listJSON(t, dir, "--tag", "imp")
+	if len(rows) != 150 || rows[0].Type != "decision" {
+		t.Fatalf("imported rows: %d", len(rows))
+	}
+	if out := ok(t, dir, "log", "--oneline", "--until", "2026-01-03"); strings.Count(out, "\n") != 150 {
+		t.Fatal("created time from the import not kept")
+	}
+	tip := testrepo.Git(t, dir, "rev-parse", "refs/synaptic/memory")
+	bad := b.String() + `{"content":"key AKIAQYLPMN5HHHFPZAM2"}` + "\n"
+	os.WriteFile(f, []byte(bad), 0o644)
+	if r := run(t, dir, "", "import", f); r.code != 4 || !strings.Contains(r.err, "entry 151") {
+		t.Fatalf("import with a secret on line 151: %+v", r)
+	}
+	os.WriteFile(f, []byte("{not json\n"), 0o644)
+	if r := run(t, dir, "", "import", f); r.code != 4 || !strings.Contains(r.err, "line 1") {
+		t.Fatalf("import of garbage: %+v", r)
+	}
+	if testrepo.Git(t, dir, "rev-parse", "refs/synaptic/memory") != tip {
+		t.Fatal("a refused import wrote memory")
+	}
+}

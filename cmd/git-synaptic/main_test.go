@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,10 +20,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	bin = filepath.Join(dir, "git-synaptic")
-	build := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", bin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if bin, err = testrepo.BuildBinary("../..", dir); err != nil {
 		fmt.Fprintln(os.Stderr, "cannot build git-synaptic:", err)
 		os.Exit(2)
 	}

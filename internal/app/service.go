@@ -63,10 +63,13 @@ func Open(dir string, opts Options) (*Service, error) {
 
 // Close releases the cache.
 func (s *Service) Close() error {
+	err := s.repo.Close()
 	if s.cache != nil {
-		return s.cache.Close()
+		if cerr := s.cache.Close(); err == nil {
+			err = cerr
+		}
 	}
-	return nil
+	return err
 }
 
 // CachePath is where the cache lives: inside the git common dir, so it is

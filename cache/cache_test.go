@@ -1,0 +1,146 @@
+package cache
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+func newCache(t *testing.T) (*Cache, string) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "synaptic", "cache.db")
+	c, rebuilt, err := Open(p)
+	if err != nil || rebuilt {
+		t.Fatalf("open: %v %v", err, rebuilt)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, p
+}
+
+func put(t *testing.T, c *Cache, entries []notes.Entry, ops ...notes.Op) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		doc, _ := notes.EncodeEntry(e)
+		if err := tx.PutEntry(e, "refs/synaptic/memory", false, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range ops {
+		doc, _ := notes.EncodeOp(o)
+		if err := tx.PutOp(o, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mk(typ notes.Type, content string, age time.Duration, tags ...string) notes.Entry {
+	return notes.Entry{V: 1, ID: notes.NewID(), Type: typ, Content: content, Tags: tags, Author: "Ann <ann@x>", Created: time.Now().Add(-age).UTC()}
+}
+
+func TestSearchListFilterAndFold(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	pg := mk(notes.TypeDecision, "we chose postgres for billing transactions", 48*time.Hour, "db")
+	redis := mk(notes.TypeInsight, "redis caching halves latency", time.Hour, "cache")
+	flaky := mk(notes.TypeIssue, "postgres vacuum makes tests flaky", 10*24*time.Hour)
+	put(t, c, []notes.Entry{pg, redis, flaky})
+
+	hits, err := c.Search(ctx, "Postgres billing!", Filter{})
+	if err != nil || len(hits) != 2 || hits[0].ID != pg.ID {
+		t.Fatalf("search: %v %+v", err, hits)
+	}
+	if hits, _ := c.Search(ctx, "postgres", Filter{Types: []notes.Type{notes.TypeIssue}}); len(hits) != 1 || hits[0].ID != flaky.ID {
+		t.Fatalf("type filter: %+v", hits)
+	}
+	if hits, _ := c.Search(ctx, "billing", Filter{Tags: []string{"DB"}}); len(hits) != 1 {
+		t.Fatalf("tag filter: %+v", hits)
+	}
+	if _, err := c.Search(ctx, `"(*) -- !!`, Filter{}); !errors.Is(err, ErrNoWords) {
+		t.Fatalf("no words: %v", err)
+	}
+	if _, err := c.Search(ctx, `NEAR(a b) OR "x`, Filter{}); err != nil {
+		t.Fatalf("fts syntax leaked into the query: %v", err)
+	}
+	rows, _ := c.List(ctx, Filter{Since: time.Now().Add(-72 * time.Hour)})
+	if len(rows) != 2 || rows[0].ID != redis.ID {
+		t.Fatalf("list since, newest first: %+v", rows)
+	}
+
+	// Ops re-fold the entry: archive hides it, an edit changes what matches.
+	at := time.Now().UTC()
+	newText := "we chose cockroachdb for billing"
+	put(t, c, nil,
+		notes.Op{V: 1, ID: notes.NewID(), Entry: pg.ID, Kind: notes.OpEdit, Clock: 1, At: at, Content: &newText, AddTags: []string{"crdb"}},
+		notes.Op{V: 1, ID: notes.NewID(), Entry: redis.ID, Kind: notes.OpArchive, Clock: 1, At: at})
+	if hits, _ := c.Search(ctx, "cockroachdb", Filter{}); len(hits) != 1 || hits[0].Edits != 1 {
+		t.Fatalf("edit not indexed: %+v", hits)
+	}
+	if hits, _ := c.Search(ctx, "postgres transactions", Filter{}); len(hits) != 1 || hits[0].ID != flaky.ID {
+		t.Fatalf("old content still matches: %+v", hits)
+	}
+	if rows, _ := c.List(ctx, Filter{}); len(rows) != 2 {
+		t.Fatalf("archived listed: %d", len(rows))
+	}
+	if rows, _ := c.List(ctx, Filter{OnlyArchived: true}); len(rows) != 1 || rows[0].ID != redis.ID {
+		t.Fatalf("only archived: %+v", rows)
+	}
+	st, _ := c.Stats(ctx)
+	if st.Total != 3 || st.Archived != 1 || st.ByType["decision"] != 1 {
+		t.Fatalf("stats: %+v", st)
+	}
+}
+
+func TestResolvePrefixes(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	a := mk(notes.TypeInsight, "a", 0)
+	b := mk(notes.TypeInsight, "b", 0)
+	a.ID = "abcd0000000000000000000000000001"
+	b.ID = "abcd0000000000000000000000000002"
+	put(t, c, []notes.Entry{a, b})
+	if id, err := c.Resolve(ctx, "ABCD00000000000000000000000000010"[:32]); err != nil || id != a.ID {
+		t.Fatalf("full id: %v %v", id, err)
+	}
+	if _, err := c.Resolve(ctx, "abcd"); !errors.Is(err, ErrAmbiguous) {
+		t.Fatalf("ambiguous: %v", err)
+	}
+	for _, bad := range []string{"abc", "zzzz", "ffff", "ab'; drop table entries; --"} {
+		if _, err := c.Resolve(ctx, bad); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+func TestCorruptOrOutdatedCacheIsRecreated(t *testing.T) {
+	_, p := newCache(t)
+	os.WriteFile(p, []byte("this is not a database, it is garbage of some length......"), 0o644)
+	os.Remove(p + "-wal")
+	os.Remove(p + "-shm")
+	c, rebuilt, err := Open(p)
+	if err != nil || !rebuilt {
+		t.Fatalf("corrupt: %v rebuilt=%v", err, rebuilt)
+	}
+	c.Close()
+	db, _ := sql.Open("sqlite3", p)
+	db.Exec(`PRAGMA user_version = 99`)
+	db.Close()
+	c, rebuilt, err = Open(p)
+	if err != nil || !rebuilt {
+		t.Fatalf("outdated schema: %v rebuilt=%v", err, rebuilt)
+	}
+	c.Close()
+}
