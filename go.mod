@@ -1,6 +1,6 @@
 module github.com/git-synaptic/git-synaptic
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/go-git/go-billy/v5 v5.9.2

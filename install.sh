@@ -2,7 +2,7 @@
 # Build and install git-synaptic so that `git synaptic ...` works.
 #   ./install.sh                 installs into ~/.local/bin
 #   PREFIX=/usr/local ./install.sh
-# Needs Go (1.24+), gcc and git; Go modules come from the Go module proxy.
+# Needs Go (1.26+), gcc and git; Go modules come from the Go module proxy.
 set -eu
 cd "$(dirname "$0")"
 missing=""

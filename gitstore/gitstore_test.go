@@ -78,10 +78,10 @@ func TestAppendDiffAndCAS(t *testing.T) {
 	if _, err := r.ReadBlob(c2, 100); err == nil {
 		t.Fatal("read a commit as a blob")
 	}
-	if err := r.CompareAndSwap(ctx, "refs/synaptic/memory", c1, c1, "x"); !errors.Is(err, ErrConflict) {
+	if err := r.CompareAndSwap(ctx, "refs/synaptic/memory", c1, c1); !errors.Is(err, ErrConflict) {
 		t.Fatalf("stale CAS: %v", err)
 	}
-	if err := r.CompareAndSwap(ctx, "refs/synaptic/memory", c1, c2, "x"); err != nil {
+	if err := r.CompareAndSwap(ctx, "refs/synaptic/memory", c1, c2); err != nil {
 		t.Fatalf("CAS: %v", err)
 	}
 	if tip, _ := r.Tip("refs/synaptic/memory"); tip != c1 {
@@ -121,7 +121,7 @@ func TestMergeIntoIsAUnionAndSymmetric(t *testing.T) {
 	r := open(t, testrepo.NewRepo(t))
 	base, _ := r.Append(ctx, "refs/x/base", []File{{"entries/00/base.json", []byte("base")}}, sig, "base")
 	for _, ref := range []string{"refs/x/a", "refs/x/b"} {
-		if err := r.CompareAndSwap(ctx, ref, base, ZeroHash, ""); err != nil {
+		if err := r.CompareAndSwap(ctx, ref, base, ZeroHash); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -57,7 +57,7 @@ func (r *Repo) MergeInto(ctx context.Context, ref string, theirs Hash, sig Signa
 		}
 		if ours.IsZero() {
 			res, tip = MergeCreated, theirs
-			return r.CompareAndSwap(ctx, ref, theirs, ours, "synaptic: merge")
+			return r.CompareAndSwap(ctx, ref, theirs, ours)
 		}
 		if ok, err := r.IsAncestor(ctx, theirs, ours); err != nil {
 			return err
@@ -69,7 +69,7 @@ func (r *Repo) MergeInto(ctx context.Context, ref string, theirs Hash, sig Signa
 			return err
 		} else if ok {
 			res, tip = MergeFastForward, theirs
-			return r.CompareAndSwap(ctx, ref, theirs, ours, "synaptic: fast-forward")
+			return r.CompareAndSwap(ctx, ref, theirs, ours)
 		}
 		ot, err := r.CommitTree(ours)
 		if err != nil {
@@ -88,7 +88,7 @@ func (r *Repo) MergeInto(ctx context.Context, ref string, theirs Hash, sig Signa
 			return err
 		}
 		res, tip = MergeUnion, c
-		return r.CompareAndSwap(ctx, ref, c, ours, "synaptic: merge")
+		return r.CompareAndSwap(ctx, ref, c, ours)
 	})
 	return res, tip, err
 }

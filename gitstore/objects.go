@@ -303,28 +303,54 @@ const staleLockAge = 10 * time.Second
 
 // CompareAndSwap points ref at newHash if it still points at old (ZeroHash:
 // must not exist). It returns ErrConflict when the ref moved or is locked.
-// It uses git update-ref, so git's own lock-file protocol protects the ref
-// and a process killed mid-update leaves the old value, never a torn one.
-func (r *Repo) CompareAndSwap(ctx context.Context, ref string, newHash, old Hash, msg string) error {
-	if msg == "" {
-		msg = "synaptic" // git refuses an empty reflog message
+//
+// It follows git's own lock-file protocol (create REF.lock exclusively,
+// check the current value, write, rename over REF), so it is safe against
+// concurrent git processes and a process killed at any point leaves the old
+// value, never a torn one; and it costs no git process, which dominated a
+// save.
+func (r *Repo) CompareAndSwap(ctx context.Context, ref string, newHash, old Hash) error {
+	if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
+		return fmt.Errorf("refusing to update %q: not a ref name", ref)
 	}
-	_, err := r.run(ctx, nil, nil, "update-ref", "-m", msg, ref, newHash.String(), old.String())
-	if err == nil {
-		return nil
+	path := filepath.Join(r.commonDir, filepath.FromSlash(ref))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("update %s: %w", ref, err)
 	}
-	var ge *GitError
-	if errors.As(err, &ge) {
-		s := ge.Stderr
-		if strings.Contains(s, "Unable to create") && strings.Contains(s, ".lock") {
-			r.removeStaleLock(ref)
-			return fmt.Errorf("%w: %s", ErrConflict, strings.TrimSpace(s))
+	lock := path + ".lock"
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		r.removeStaleLock(ref)
+		return fmt.Errorf("%w: %s is locked by another process", ErrConflict, ref)
+	}
+	if err != nil {
+		return fmt.Errorf("update %s: %w", ref, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			f.Close()
+			os.Remove(lock)
 		}
-		if strings.Contains(s, "but expected") || strings.Contains(s, "already exists") || strings.Contains(s, "cannot lock ref") {
-			return fmt.Errorf("%w: %s", ErrConflict, strings.TrimSpace(s))
-		}
+	}()
+	cur, err := r.Tip(ref)
+	if err != nil {
+		return fmt.Errorf("update %s: %w", ref, err)
 	}
-	return fmt.Errorf("update %s: %w", ref, err)
+	if cur != old {
+		return fmt.Errorf("%w: %s is at %s but expected %s", ErrConflict, ref, cur, old)
+	}
+	if _, err := f.WriteString(newHash.String() + "\n"); err != nil {
+		return fmt.Errorf("update %s: %w", ref, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("update %s: %w", ref, err)
+	}
+	if err := os.Rename(lock, path); err != nil {
+		return fmt.Errorf("update %s: %w", ref, err)
+	}
+	done = true
+	return nil
 }
 
 func (r *Repo) removeStaleLock(ref string) {
@@ -396,18 +422,13 @@ func (r *Repo) Append(ctx context.Context, ref string, files []File, sig Signatu
 		if err != nil {
 			return err
 		}
-		if err := r.CompareAndSwap(ctx, ref, c, tip, "synaptic: "+firstLine(msg)); err != nil {
+		if err := r.CompareAndSwap(ctx, ref, c, tip); err != nil {
 			return err
 		}
 		result = c
 		return nil
 	})
 	return result, err
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
 }
 
 // Change is one file that differs between two memory trees.

@@ -172,7 +172,7 @@ func (r *Repo) MergeNotes(ctx context.Context, theirs Hash) (MergeResult, error)
 		return "", err
 	}
 	if ours.IsZero() {
-		return MergeCreated, r.CompareAndSwap(ctx, NotesRef, theirs, ours, "synaptic: notes")
+		return MergeCreated, r.CompareAndSwap(ctx, NotesRef, theirs, ours)
 	}
 	if ok, err := r.IsAncestor(ctx, theirs, ours); err != nil || ok {
 		return MergeUpToDate, err
