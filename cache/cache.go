@@ -23,7 +23,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Cache is an open index.
 type Cache struct {
@@ -61,6 +61,7 @@ CREATE TABLE IF NOT EXISTS entries(
 CREATE INDEX IF NOT EXISTS entries_created ON entries(archived, created);
 CREATE INDEX IF NOT EXISTS entries_type ON entries(type, created);
 CREATE TABLE IF NOT EXISTS entry_tags(tag TEXT NOT NULL, entry INTEGER NOT NULL, PRIMARY KEY(tag, entry)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS entry_tags_entry ON entry_tags(entry);
 CREATE TABLE IF NOT EXISTS ops(id TEXT PRIMARY KEY, entry TEXT NOT NULL, doc BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS ops_entry ON ops(entry);
 CREATE TABLE IF NOT EXISTS problems(source TEXT NOT NULL, path TEXT NOT NULL, object TEXT NOT NULL, message TEXT NOT NULL, PRIMARY KEY(source, path));
@@ -91,7 +92,7 @@ func Open(path string) (c *Cache, rebuilt bool, err error) {
 var errOldSchema = errors.New("cache schema changed")
 
 func open(path string) (*Cache, error) {
-	dsn := "file:" + path + "?_journal_mode=WAL&_busy_timeout=60000&_synchronous=OFF&_txlock=immediate"
+	dsn := "file:" + path + "?_journal_mode=WAL&_busy_timeout=60000&_synchronous=OFF&_txlock=immediate&_cache_size=-65536"
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, err

@@ -18,6 +18,12 @@ type Tx struct {
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
 	dirty map[string]bool
+	// reset is set once the index was emptied in this transaction: rows
+	// are then known to be new, and only entries that got ops here have any,
+	// which lets a full rebuild skip a lookup and two deletes per entry.
+	reset   bool
+	withOps map[string]bool
+	written map[int64]bool
 	// pending holds entries put in this transaction, to fold without re-reading.
 	pending map[string]pendingEntry
 }
@@ -35,7 +41,7 @@ func (c *Cache) Begin(ctx context.Context) (*Tx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	return &Tx{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, dirty: map[string]bool{}, pending: map[string]pendingEntry{}}, nil
+	return &Tx{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, dirty: map[string]bool{}, withOps: map[string]bool{}, written: map[int64]bool{}, pending: map[string]pendingEntry{}}, nil
 }
 
 // stmt returns q prepared once per transaction: indexing runs the same few
@@ -110,6 +116,7 @@ func (t *Tx) PutOp(o notes.Op, doc []byte) error {
 		return err
 	}
 	t.dirty[o.Entry] = true
+	t.withOps[o.Entry] = true
 	return nil
 }
 
@@ -201,6 +208,10 @@ func (t *Tx) refold(id string) error {
 			return err
 		}
 	}
+	var ops []notes.Op
+	if t.reset && !t.withOps[id] {
+		return t.writeRow(notes.Fold(p.e, nil), p.e.Created.UnixNano(), p.e.Created.UnixNano(), p.source, p.private, "", p.doc)
+	}
 	q, err := t.stmt(`SELECT doc FROM ops WHERE entry=?`)
 	if err != nil {
 		return err
@@ -209,7 +220,6 @@ func (t *Tx) refold(id string) error {
 	if err != nil {
 		return err
 	}
-	var ops []notes.Op
 	for rows.Next() {
 		var doc []byte
 		if err := rows.Scan(&doc); err != nil {
@@ -245,11 +255,14 @@ func (t *Tx) writeRow(st notes.State, created, updated int64, source string, pri
 	if err != nil {
 		return err
 	}
-	for _, q := range []string{`DELETE FROM entry_tags WHERE entry=?`, `DELETE FROM fts WHERE rowid=?`} {
-		if err := t.exec(q, rowid); err != nil {
-			return err
+	if !t.reset || t.written[rowid] {
+		for _, q := range []string{`DELETE FROM entry_tags WHERE entry=?`, `DELETE FROM fts WHERE rowid=?`} {
+			if err := t.exec(q, rowid); err != nil {
+				return err
+			}
 		}
 	}
+	t.written[rowid] = true
 	for _, tag := range st.Tags {
 		if err := t.exec(`INSERT OR IGNORE INTO entry_tags(tag, entry) VALUES(?, ?)`, tag, rowid); err != nil {
 			return err
