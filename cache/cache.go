@@ -98,6 +98,14 @@ func open(path string) (*Cache, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	// Memory-mapped reads: a CLI process starts with a cold page cache, and
+	// a search touches thousands of pages; mmap avoids a syscall per page.
+	if _, err := db.Exec(`PRAGMA mmap_size = 1073741824`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("cache %s: %w", path, err)
+	}
 	var v int
 	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
 		db.Close()

@@ -144,6 +144,18 @@ type Hit struct {
 
 var wordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[\p{L}\p{N}_]+`) })
 
+// stopwords are dropped from queries (unless nothing else is left): they
+// match most documents, cost the most to rank and add almost nothing to BM25.
+var stopwords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an and are as at be been but by can could did do does for from had has have he her
+		his how i if in into is it its me my no not of on or our she so than that the their them then there these they
+		this to was we were what when where which who why will with would you your`) {
+		m[w] = true
+	}
+	return m
+}()
+
 // MatchQuery turns free text into a safe FTS5 query: every word quoted, any
 // of them may match, BM25 ranks documents that match more (and rarer) words
 // first. Operators and punctuation in user input are never interpreted.
@@ -151,6 +163,15 @@ func MatchQuery(text string) (string, error) {
 	words := wordRE().FindAllString(strings.ToLower(text), 64)
 	if len(words) == 0 {
 		return "", ErrNoWords
+	}
+	content := words[:0:0]
+	for _, w := range words {
+		if !stopwords[w] {
+			content = append(content, w)
+		}
+	}
+	if len(content) > 0 {
+		words = content
 	}
 	seen := map[string]bool{}
 	var q []string
@@ -164,6 +185,9 @@ func MatchQuery(text string) (string, error) {
 }
 
 // Search ranks matching entries by BM25 (content weighted over tags).
+// FTS5 ranks first and only the best candidates are joined with their rows
+// and filtered, so the cost follows the number of matches, not the size of
+// the rows; when filters reject too many, it widens the candidate window.
 func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error) {
 	mq, err := MatchQuery(text)
 	if err != nil {
@@ -174,9 +198,22 @@ func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error
 	if lim <= 0 {
 		lim = 10
 	}
-	q := `SELECT ` + rowCols + `, bm25(fts, 1.0, 0.5) AS rank FROM fts JOIN entries e ON e.rowid = fts.rowid
-		WHERE fts MATCH ? AND ` + w + ` ORDER BY rank LIMIT ?`
-	rows, err := c.db.QueryContext(ctx, q, append(append([]any{mq}, args...), lim)...)
+	for window := 4 * lim; ; window *= 8 {
+		q := `SELECT ` + rowCols + `, r.rank FROM (SELECT rowid, bm25(fts, 1.0, 0.5) AS rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?) r
+			JOIN entries e ON e.rowid = r.rowid WHERE ` + w + ` ORDER BY r.rank LIMIT ?`
+		hits, err := c.searchQuery(ctx, q, append(append([]any{mq, window}, args...), lim)...)
+		if err != nil || len(hits) >= lim || window > 1<<20 {
+			return hits, err
+		}
+		var n int
+		if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM fts WHERE fts MATCH ?`, mq).Scan(&n); err != nil || n <= window {
+			return hits, err
+		}
+	}
+}
+
+func (c *Cache) searchQuery(ctx context.Context, q string, args ...any) ([]Hit, error) {
+	rows, err := c.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("cache: search: %w", err)
 	}

@@ -1,0 +1,393 @@
+// Package cochange mines "files that change together" from a stream of
+// commits and recommends, for the files being changed now, the files that
+// usually change with them. It is pure: commits in, rankings out.
+//
+// Several recommenders share one model so they can be compared on the same
+// history (see cmd eval-cochange): plain pair counts, code-maat's degree,
+// ROSE-style association rules (Zimmermann et al., ICSE 2004), and the
+// default, a recency- and size-weighted confidence.
+package cochange
+
+import (
+	"math"
+	"sort"
+	"time"
+)
+
+// Commit is one change set.
+type Commit struct {
+	ID    string
+	Time  time.Time
+	Files []string
+}
+
+// Method names a recommender.
+type Method string
+
+// Recommenders.
+const (
+	// Count ranks by the number of past commits shared with the query files.
+	Count Method = "count"
+	// Degree is code-maat's coupling degree: shared commits over the mean
+	// number of revisions of the two files, summed over query files.
+	Degree Method = "degree"
+	// Rose ranks by the confidence of the association rule Q ⇒ y (commits
+	// holding Q and y over commits holding Q), support breaking ties; when
+	// no past commit holds all of Q it falls back to the best single-file
+	// rule q ⇒ y.
+	Rose Method = "rose"
+	// Weighted sums, over query files q, the confidence of q ⇒ y where each
+	// past commit counts with a weight that decays with its age and with its
+	// size (a 2-file commit says more about its pair than a 20-file one).
+	Weighted Method = "weighted"
+)
+
+// Methods lists every recommender, the default first.
+var Methods = []Method{Weighted, Rose, Count, Degree}
+
+// DefaultMaxFiles is the largest commit used for pairs: bigger ones are
+// sweeping changes (reformatting, renames, vendoring) that couple
+// everything with everything.
+const DefaultMaxFiles = 30
+
+// Options tune a Model. Zero values take the defaults.
+type Options struct {
+	MaxFiles int           // commits touching more files are ignored (default 30)
+	HalfLife time.Duration // recency half-life for Weighted (default 365 days)
+	SizeExp  float64       // Weighted: a commit of n files weighs 1/(n-1)^SizeExp (default 0.5)
+}
+
+type pair struct {
+	count int
+	w     float64 // Σ recency·size weight, scaled by exp(t/τ) (see Model.scale)
+	last  int64   // unix seconds of the last commit holding both
+}
+
+type fileStat struct {
+	count    int
+	w        float64
+	last     int64
+	commits  []int32 // indexes of the learned commits holding the file (ROSE)
+	partners map[int32]*pair
+}
+
+// Model holds co-change statistics.
+type Model struct {
+	opt     Options
+	ids     map[string]int32
+	names   []string
+	files   []*fileStat
+	commits int32
+	t0      int64 // time origin for the weights, so exp() stays in range
+	tau     float64
+}
+
+// New returns an empty model.
+func New(opt Options) *Model {
+	if opt.MaxFiles <= 0 {
+		opt.MaxFiles = DefaultMaxFiles
+	}
+	if opt.HalfLife <= 0 {
+		opt.HalfLife = 365 * 24 * time.Hour
+	}
+	if opt.SizeExp == 0 {
+		opt.SizeExp = 0.5
+	}
+	return &Model{opt: opt, ids: map[string]int32{}, t0: math.MinInt64, tau: opt.HalfLife.Seconds() / math.Ln2}
+}
+
+// MaxFiles is the largest commit the model learns pairs from.
+func (m *Model) MaxFiles() int { return m.opt.MaxFiles }
+
+// Commits is the number of commits learned.
+func (m *Model) Commits() int { return int(m.commits) }
+
+func (m *Model) id(name string, create bool) (int32, bool) {
+	if id, ok := m.ids[name]; ok {
+		return id, true
+	}
+	if !create {
+		return 0, false
+	}
+	id := int32(len(m.names))
+	m.ids[name] = id
+	m.names = append(m.names, name)
+	m.files = append(m.files, &fileStat{partners: map[int32]*pair{}})
+	return id, true
+}
+
+// weight of a commit at time t (unix seconds) and size n, scaled by
+// exp((t-t0)/τ); scores divide by the same scale, so only ratios matter.
+func (m *Model) weight(t int64, n int) float64 {
+	if m.t0 == math.MinInt64 {
+		m.t0 = t
+	}
+	return math.Exp(float64(t-m.t0)/m.tau) / math.Pow(float64(max(n-1, 1)), m.opt.SizeExp)
+}
+
+// Learn adds a commit. Commits with no file or more than MaxFiles files
+// are skipped; it reports whether c was learned.
+func (m *Model) Learn(c Commit) bool {
+	files := dedupe(c.Files)
+	if len(files) == 0 || len(files) > m.opt.MaxFiles {
+		return false
+	}
+	t := c.Time.Unix()
+	w := m.weight(t, len(files))
+	idx := m.commits
+	m.commits++
+	ids := make([]int32, len(files))
+	for i, f := range files {
+		ids[i], _ = m.id(f, true)
+		fs := m.files[ids[i]]
+		fs.count++
+		fs.w += w
+		fs.last = max(fs.last, t)
+		fs.commits = append(fs.commits, idx)
+	}
+	for _, a := range ids {
+		fa := m.files[a]
+		for _, b := range ids {
+			if a == b {
+				continue
+			}
+			p := fa.partners[b]
+			if p == nil {
+				p = &pair{}
+				fa.partners[b] = p
+			}
+			p.count++
+			p.w += w
+			p.last = max(p.last, t)
+		}
+	}
+	return true
+}
+
+// Rename moves a file's history to its new name (a rename in git), merging
+// it with any history the new name already has.
+func (m *Model) Rename(from, to string) {
+	fid, ok := m.id(from, false)
+	if !ok || from == to {
+		return
+	}
+	tid, _ := m.id(to, true)
+	src, dst := m.files[fid], m.files[tid]
+	dst.count += src.count
+	dst.w += src.w
+	dst.last = max(dst.last, src.last)
+	dst.commits = mergeSorted(dst.commits, src.commits)
+	for other, p := range src.partners {
+		if other == tid {
+			continue
+		}
+		q := dst.partners[other]
+		if q == nil {
+			q = &pair{}
+			dst.partners[other] = q
+		}
+		q.count += p.count
+		q.w += p.w
+		q.last = max(q.last, p.last)
+		// the partner's view of the pair moves too
+		op := m.files[other].partners
+		if back := op[fid]; back != nil {
+			if fwd := op[tid]; fwd != nil {
+				fwd.count += back.count
+				fwd.w += back.w
+				fwd.last = max(fwd.last, back.last)
+			} else {
+				op[tid] = back
+			}
+			delete(op, fid)
+		}
+	}
+	delete(m.ids, from)
+	m.files[fid] = &fileStat{partners: map[int32]*pair{}}
+}
+
+// Suggestion is a file recommended for a query.
+type Suggestion struct {
+	File       string    `json:"file"`
+	Score      float64   `json:"score"`
+	Count      int       `json:"count"`      // commits shared with the query files (max over them)
+	Confidence float64   `json:"confidence"` // best count(q,y)/count(q) over query files q
+	Last       time.Time `json:"last_seen"`
+}
+
+// Suggest ranks up to n files (not in query) that changed with the query
+// files, by method, as of now (which only Weighted uses).
+func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
+	q := make([]int32, 0, len(query))
+	inQuery := map[int32]bool{}
+	for _, f := range dedupe(query) {
+		if id, ok := m.id(f, false); ok && m.files[id].count > 0 {
+			q = append(q, id)
+			inQuery[id] = true
+		}
+	}
+	if len(q) == 0 {
+		return nil
+	}
+	type cand struct {
+		score, tie float64
+		count      int
+		conf       float64
+		last       int64
+	}
+	cands := map[int32]*cand{}
+	for _, a := range q {
+		fa := m.files[a]
+		for b, p := range fa.partners {
+			if inQuery[b] {
+				continue
+			}
+			c := cands[b]
+			if c == nil {
+				c = &cand{}
+				cands[b] = c
+			}
+			conf := float64(p.count) / float64(fa.count)
+			c.count = max(c.count, p.count)
+			c.conf = math.Max(c.conf, conf)
+			c.last = max(c.last, p.last)
+			switch method {
+			case Count:
+				c.score += float64(p.count)
+			case Degree:
+				c.score += float64(p.count) / (float64(fa.count+m.files[b].count) / 2)
+			case Rose:
+				c.score = c.conf
+				c.tie = float64(c.count)
+			default: // Weighted
+				c.score += p.w / fa.w
+				c.tie = float64(p.last)
+			}
+		}
+	}
+	if method == Rose && len(q) > 1 {
+		m.roseExact(q, func(b int32, conf float64, support int) {
+			if c := cands[b]; c != nil {
+				c.score, c.tie = 1+conf, float64(support) // exact rules outrank fallbacks
+			}
+		})
+	}
+	out := make([]Suggestion, 0, len(cands))
+	ties := make(map[string]float64, len(cands))
+	for b, c := range cands {
+		name := m.names[b]
+		out = append(out, Suggestion{File: name, Score: c.score, Count: c.count, Confidence: c.conf, Last: time.Unix(c.last, 0).UTC()})
+		ties[name] = c.tie
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		if ties[a.File] != ties[b.File] {
+			return ties[a.File] > ties[b.File]
+		}
+		return a.File < b.File
+	})
+	if n > 0 && len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// roseExact reports, for every file y in a commit holding all of q, the
+// confidence and support of the rule q ⇒ y.
+func (m *Model) roseExact(q []int32, emit func(y int32, conf float64, support int)) {
+	lists := make([][]int32, len(q))
+	for i, id := range q {
+		lists[i] = m.files[id].commits
+	}
+	sort.Slice(lists, func(i, j int) bool { return len(lists[i]) < len(lists[j]) })
+	common := lists[0]
+	for _, l := range lists[1:] {
+		common = intersect(common, l)
+		if len(common) == 0 {
+			return
+		}
+	}
+	// Support of q ⇒ y: commits in common that also hold y.
+	set := map[int32]bool{}
+	for _, c := range common {
+		set[c] = true
+	}
+	support := map[int32]int{}
+	for b := range m.files[q[0]].partners {
+		for _, c := range m.files[b].commits {
+			if set[c] {
+				support[b]++
+			}
+		}
+	}
+	for b, s := range support {
+		emit(b, float64(s)/float64(len(common)), s)
+	}
+}
+
+// Partners lists the files that changed with file, most often first, with
+// confidence count(file,y)/count(file) and when they last changed together.
+func (m *Model) Partners(file string, n int) []Suggestion {
+	return m.Suggest([]string{file}, Count, n)
+}
+
+// FileCommits is the number of learned commits that touched file.
+func (m *Model) FileCommits(file string) int {
+	if id, ok := m.id(file, false); ok {
+		return m.files[id].count
+	}
+	return 0
+}
+
+func dedupe(files []string) []string {
+	seen := make(map[string]bool, len(files))
+	out := files[:0:0]
+	for _, f := range files {
+		if f != "" && !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func intersect(a, b []int32) []int32 {
+	var out []int32
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+func mergeSorted(a, b []int32) []int32 {
+	out := make([]int32, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && a[i] < b[j]):
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j] < a[i]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	return out
+}
