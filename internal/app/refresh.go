@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -185,9 +186,11 @@ func (s *Service) apply(tx *cache.Tx, stored map[string]string, local map[string
 			return err
 		}
 	}
+	sort.Strings(problems)
+	const shown = 10
 	for i, p := range problems {
-		if i == 5 {
-			s.warnf("... and %d more unreadable memory objects (see git synaptic status)", len(problems)-5)
+		if i == shown {
+			s.warnf("... and %d more unreadable memory objects (see git synaptic status)", len(problems)-shown)
 			break
 		}
 		s.warnf("%s", p)
