@@ -23,7 +23,12 @@ type Finding struct {
 
 type rule struct {
 	kind string
-	re   *regexp.Regexp
+	// keywords: the rule runs only if the lower-cased text holds one of
+	// them, so ordinary text costs a few substring searches and no regexp
+	// (compiling them dominated a save).
+	keywords []string
+	pattern  string
+	re       func() *regexp.Regexp
 	// group is the submatch holding the secret value; 0 means the whole match.
 	group int
 	// minEntropy, when > 0, is the Shannon entropy (bits per character) the
@@ -31,26 +36,30 @@ type rule struct {
 	minEntropy float64
 }
 
-// rules compile on first use: most commands never scan, and start-up time
-// matters for a CLI called from git hooks.
+// rules are built on first use; each rule's regexp compiles only when its
+// keywords appear.
 var rules = sync.OnceValue(func() []rule {
-	return []rule{
-		{kind: "private key block", re: regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)},
-		{kind: "AWS access key id", re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b`)},
-		{kind: "AWS secret access key", re: regexp.MustCompile(`(?i)aws.{0,20}?(?:secret|private).{0,20}?['"]?\s*[:=]\s*['"]?([A-Za-z0-9/+=]{40})\b`), group: 1, minEntropy: 3.5},
-		{kind: "GitHub token", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`)},
-		{kind: "GitLab token", re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}\b`)},
-		{kind: "Slack token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}\b`)},
-		{kind: "Slack webhook", re: regexp.MustCompile(`https://hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+`)},
-		{kind: "OpenAI API key", re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}\b`), minEntropy: 3.5},
-		{kind: "Anthropic API key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}\b`)},
-		{kind: "Google API key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
-		{kind: "Stripe secret key", re: regexp.MustCompile(`\b[rs]k_live_[0-9A-Za-z]{20,}\b`)},
-		{kind: "npm token", re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`)},
-		{kind: "JSON web token", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
-		{kind: "password in URL", re: regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:([^\s@/]{6,})@`), group: 1, minEntropy: 2.5},
-		{kind: "credential assignment", re: regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|secret|client_secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token|private[_-]?key)\b["']?\s*(?::|=|:=|=>)\s*["']?([^\s"',;]{8,})`), group: 1, minEntropy: 3.0},
+	rs := []rule{
+		{kind: "private key block", keywords: []string{"private key"}, pattern: `-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`},
+		{kind: "AWS access key id", keywords: []string{"akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "aipa"}, pattern: `\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b`},
+		{kind: "AWS secret access key", keywords: []string{"aws"}, pattern: `(?i)aws.{0,20}?(?:secret|private).{0,20}?['"]?\s*[:=]\s*['"]?([A-Za-z0-9/+=]{40})\b`, group: 1, minEntropy: 3.5},
+		{kind: "GitHub token", keywords: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, pattern: `\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`},
+		{kind: "GitLab token", keywords: []string{"glpat-"}, pattern: `\bglpat-[A-Za-z0-9_-]{20,}\b`},
+		{kind: "Slack token", keywords: []string{"xox"}, pattern: `\bxox[abposr]-[A-Za-z0-9-]{10,}\b`},
+		{kind: "Slack webhook", keywords: []string{"hooks.slack.com"}, pattern: `https://hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+`},
+		{kind: "OpenAI API key", keywords: []string{"sk-"}, pattern: `\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}\b`, minEntropy: 3.5},
+		{kind: "Anthropic API key", keywords: []string{"sk-ant-"}, pattern: `\bsk-ant-[A-Za-z0-9_-]{20,}\b`},
+		{kind: "Google API key", keywords: []string{"aiza"}, pattern: `\bAIza[0-9A-Za-z_-]{35}\b`},
+		{kind: "Stripe secret key", keywords: []string{"_live_"}, pattern: `\b[rs]k_live_[0-9A-Za-z]{20,}\b`},
+		{kind: "npm token", keywords: []string{"npm_"}, pattern: `\bnpm_[A-Za-z0-9]{36}\b`},
+		{kind: "JSON web token", keywords: []string{"eyj"}, pattern: `\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`},
+		{kind: "password in URL", keywords: []string{"://"}, pattern: `[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:([^\s@/]{6,})@`, group: 1, minEntropy: 2.5},
+		{kind: "credential assignment", keywords: []string{"pass", "pwd", "secret", "key", "token"}, pattern: `(?i)\b(?:password|passwd|pwd|secret|client_secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token|private[_-]?key)\b["']?\s*(?::|=|:=|=>)\s*["']?([^\s"',;]{8,})`, group: 1, minEntropy: 3.0},
 	}
+	for i := range rs {
+		rs[i].re = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(rs[i].pattern) })
+	}
+	return rs
 })
 
 // placeholders are values that look like assignments but hold no secret.
@@ -61,8 +70,12 @@ var placeholder = sync.OnceValue(func() *regexp.Regexp {
 // Scan returns every suspected credential in text.
 func Scan(text string) []Finding {
 	var out []Finding
+	lower := strings.ToLower(text)
 	for _, r := range rules() {
-		for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
+		if !containsAny(lower, r.keywords) {
+			continue
+		}
+		for _, m := range r.re().FindAllStringSubmatchIndex(text, -1) {
 			start, end := m[0], m[1]
 			if r.group > 0 {
 				start, end = m[2*r.group], m[2*r.group+1]
@@ -114,4 +127,13 @@ func mask(s string) string {
 		return strings.Repeat("*", len(s))
 	}
 	return s[:4] + strings.Repeat("*", 6) + s[len(s)-2:]
+}
+
+func containsAny(s string, keywords []string) bool {
+	for _, k := range keywords {
+		if strings.Contains(s, k) {
+			return true
+		}
+	}
+	return false
 }

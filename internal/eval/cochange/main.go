@@ -1,0 +1,192 @@
+// Command cochange evaluates the co-change recommenders on a real history
+// (`make eval-cochange`). Input: `git log --no-renames --name-only
+// --format=--%H--%ct--%an` output, optionally gzipped (the hugo history in
+// ../shared/eval/cochange). Protocol: learn commits before -split; test on
+// later commits touching 2-20 files. Navigation: for each file of a test
+// commit, query that file and score the commit's other files. Prevention:
+// for each file, query the commit's other files and score the missing one.
+// Frozen mode learns nothing after the split; rolling mode learns each test
+// commit after scoring it, as the post-commit hook does.
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/cochange"
+)
+
+func main() {
+	logPath := flag.String("log", "../shared/eval/cochange/hugo.nameonly.log.gz", "history as git log --name-only --format=--%H--%ct--%an (gzip ok)")
+	split := flag.String("split", "2025-01-01", "learn commits before this date, test on later ones")
+	minFiles := flag.Int("min", 2, "smallest test commit")
+	maxFiles := flag.Int("max", 20, "largest test commit")
+	halfLife := flag.Duration("half-life", 0, "Weighted: recency half-life (0: default)")
+	sizeExp := flag.Float64("size-exp", 0, "Weighted: size exponent (0: default)")
+	flag.Parse()
+	commits, err := readLog(*logPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "eval-cochange:", err)
+		os.Exit(1)
+	}
+	at, err := time.Parse("2006-01-02", *split)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "eval-cochange: -split:", err)
+		os.Exit(2)
+	}
+	var train, test []cochange.Commit
+	for _, c := range commits {
+		if c.Time.Before(at) {
+			train = append(train, c)
+		} else {
+			test = append(test, c)
+		}
+	}
+	nTest := 0
+	for _, c := range test {
+		if len(c.Files) >= *minFiles && len(c.Files) <= *maxFiles {
+			nTest++
+		}
+	}
+	fmt.Printf("history %s: %d commits with files; train %d (< %s), test %d (%d with %d-%d files)\n\n",
+		*logPath, len(commits), len(train), *split, len(test), nTest, *minFiles, *maxFiles)
+	opt := cochange.Options{HalfLife: *halfLife, SizeExp: *sizeExp}
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "mode\ttask\tmethod\tqueries\tanswered\tP@1\tP@3\tP@10\tR@3\tR@10\thit@3\tMRR@10\t")
+	for _, rolling := range []bool{false, true} {
+		for _, task := range []string{"navigation", "prevention"} {
+			for _, m := range cochange.Methods {
+				s := evaluate(train, test, m, task, rolling, *minFiles, *maxFiles, opt)
+				mode := "frozen"
+				if rolling {
+					mode = "rolling"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", mode, task, m, s.n, s.answered/s.nf(),
+					s.p1/s.nf(), s.p3/s.nf(), s.p10/s.nf(), s.r3/s.nf(), s.r10/s.nf(), s.hit3/s.nf(), s.mrr/s.nf())
+			}
+		}
+	}
+	w.Flush()
+}
+
+type scores struct {
+	n                                         int
+	answered, p1, p3, p10, r3, r10, hit3, mrr float64
+}
+
+func (s scores) nf() float64 { return float64(max(s.n, 1)) }
+
+func evaluate(train, test []cochange.Commit, m cochange.Method, task string, rolling bool, minF, maxF int, opt cochange.Options) scores {
+	model := cochange.New(opt)
+	for _, c := range train {
+		model.Learn(c)
+	}
+	var s scores
+	for _, c := range test {
+		if len(c.Files) >= minF && len(c.Files) <= maxF {
+			for i, f := range c.Files {
+				others := append(append([]string(nil), c.Files[:i]...), c.Files[i+1:]...)
+				query, want := []string{f}, others
+				if task == "prevention" {
+					query, want = others, []string{f}
+				}
+				s.add(model.Suggest(query, m, 10), want)
+			}
+		}
+		if rolling {
+			model.Learn(c)
+		}
+	}
+	return s
+}
+
+func (s *scores) add(got []cochange.Suggestion, want []string) {
+	s.n++
+	if len(got) > 0 {
+		s.answered++
+	}
+	rel := map[string]bool{}
+	for _, f := range want {
+		rel[f] = true
+	}
+	hits := 0
+	for i, g := range got {
+		if !rel[g.File] {
+			continue
+		}
+		if hits == 0 {
+			s.mrr += 1 / float64(i+1)
+			if i < 3 {
+				s.hit3++
+			}
+		}
+		hits++
+		if i < 1 {
+			s.p1++
+		}
+		if i < 3 {
+			s.p3 += 1.0 / 3
+			s.r3 += 1 / float64(len(want))
+		}
+		s.p10 += 0.1
+		s.r10 += 1 / float64(len(want))
+	}
+}
+
+// readLog parses the name-only log into commits, oldest first. Merge
+// commits (no files) are dropped.
+func readLog(path string) ([]cochange.Commit, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		gz, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, err
+		}
+		r = gz
+	}
+	var out []cochange.Commit
+	var cur *cochange.Commit
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "--") && strings.Count(line, "--") >= 3 {
+			parts := strings.SplitN(strings.TrimPrefix(line, "--"), "--", 3)
+			ts, err := strconv.ParseInt(parts[1], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("bad header %q", line)
+			}
+			out = append(out, cochange.Commit{ID: parts[0], Time: time.Unix(ts, 0).UTC()})
+			cur = &out[len(out)-1]
+			continue
+		}
+		if line != "" && cur != nil {
+			cur.Files = append(cur.Files, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	kept := out[:0]
+	for _, c := range out {
+		if len(c.Files) > 0 {
+			kept = append(kept, c)
+		}
+	}
+	sort.SliceStable(kept, func(i, j int) bool { return kept[i].Time.Before(kept[j].Time) })
+	return kept, nil
+}
