@@ -48,11 +48,11 @@ func paths(ch []Change) []string {
 func TestAppendDiffAndCAS(t *testing.T) {
 	ctx := context.Background()
 	r := open(t, testrepo.NewRepo(t))
-	c1, err := r.Append(ctx, "refs/synaptic/memory", []File{{"entries/aa/a.json", []byte("a")}, {"entries/bb/b.json", []byte("b")}}, sig, "one")
+	c1, _, err := r.Append(ctx, "refs/synaptic/memory", []File{{"entries/aa/a.json", []byte("a")}, {"entries/bb/b.json", []byte("b")}}, sig, "one")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2, err := r.Append(ctx, "refs/synaptic/memory", []File{{"ops/cc/c.json", []byte("c")}}, sig, "two")
+	c2, _, err := r.Append(ctx, "refs/synaptic/memory", []File{{"ops/cc/c.json", []byte("c")}}, sig, "two")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestConcurrentAppendsInProcess(t *testing.T) {
 			r := open(t, dir) // one Repo per writer, as separate processes would
 			for i := 0; i < 25; i++ {
 				p := fmt.Sprintf("entries/%02d/w%d-%d.json", i, w, i)
-				if _, err := r.Append(ctx, "refs/synaptic/memory", []File{{p, []byte(p)}}, sig, p); err != nil {
+				if _, _, err := r.Append(ctx, "refs/synaptic/memory", []File{{p, []byte(p)}}, sig, p); err != nil {
 					t.Error(err)
 				}
 			}
@@ -119,14 +119,14 @@ func TestConcurrentAppendsInProcess(t *testing.T) {
 func TestMergeIntoIsAUnionAndSymmetric(t *testing.T) {
 	ctx := context.Background()
 	r := open(t, testrepo.NewRepo(t))
-	base, _ := r.Append(ctx, "refs/x/base", []File{{"entries/00/base.json", []byte("base")}}, sig, "base")
+	base, _, _ := r.Append(ctx, "refs/x/base", []File{{"entries/00/base.json", []byte("base")}}, sig, "base")
 	for _, ref := range []string{"refs/x/a", "refs/x/b"} {
 		if err := r.CompareAndSwap(ctx, ref, base, ZeroHash); err != nil {
 			t.Fatal(err)
 		}
 	}
-	a, _ := r.Append(ctx, "refs/x/a", []File{{"entries/01/a.json", []byte("a")}, {"entries/00/same.json", []byte("from a")}}, sig, "a")
-	b, _ := r.Append(ctx, "refs/x/b", []File{{"entries/02/b.json", []byte("b")}, {"entries/00/same.json", []byte("from b")}}, sig, "b")
+	a, _, _ := r.Append(ctx, "refs/x/a", []File{{"entries/01/a.json", []byte("a")}, {"entries/00/same.json", []byte("from a")}}, sig, "a")
+	b, _, _ := r.Append(ctx, "refs/x/b", []File{{"entries/02/b.json", []byte("b")}, {"entries/00/same.json", []byte("from b")}}, sig, "b")
 
 	res, ab, err := r.MergeInto(ctx, "refs/x/a", b, sig)
 	if err != nil || res != MergeUnion {

@@ -394,13 +394,13 @@ func casRetry(ctx context.Context, what string, attempt func() error) error {
 
 // Append adds files to the tree at ref's tip in a new commit and moves the ref
 // with compare-and-swap, retrying on concurrent updates. It returns the new
-// commit. Files already present at the same path are replaced.
-func (r *Repo) Append(ctx context.Context, ref string, files []File, sig Signature, msg string) (Hash, error) {
+// commit and its parent (ZeroHash for the first). Files already present at
+// the same path are replaced.
+func (r *Repo) Append(ctx context.Context, ref string, files []File, sig Signature, msg string) (commit, parent Hash, err error) {
 	blobs, err := r.writeBlobs(files)
 	if err != nil {
-		return ZeroHash, err
+		return ZeroHash, ZeroHash, err
 	}
-	var result Hash
 	err = casRetry(ctx, "update "+ref, func() error {
 		tip, err := r.Tip(ref)
 		if err != nil {
@@ -425,10 +425,10 @@ func (r *Repo) Append(ctx context.Context, ref string, files []File, sig Signatu
 		if err := r.CompareAndSwap(ctx, ref, c, tip); err != nil {
 			return err
 		}
-		result = c
+		commit, parent = c, tip
 		return nil
 	})
-	return result, err
+	return commit, parent, err
 }
 
 // Change is one file that differs between two memory trees.

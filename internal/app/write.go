@@ -103,10 +103,11 @@ func (s *Service) Save(ctx context.Context, req SaveRequest) (notes.Entry, error
 		ref = PrivateRef
 	}
 	msg := fmt.Sprintf("save %s %s\n\n%s", e.Type, e.ID, summary(e.Content, 200))
-	if _, err := s.repo.Append(ctx, ref, []gitstore.File{{Path: notes.EntryPath(e.ID), Data: doc}}, gitstore.ParseIdent(author, s.now()), msg); err != nil {
+	commit, parent, err := s.repo.Append(ctx, ref, []gitstore.File{{Path: notes.EntryPath(e.ID), Data: doc}}, gitstore.ParseIdent(author, s.now()), msg)
+	if err != nil {
 		return e, fmt.Errorf("save: %w", err)
 	}
-	s.afterWrite(ctx)
+	s.indexWritten(ctx, ref, parent, commit, func(tx *cache.Tx) error { return tx.PutEntry(e, ref, req.Private, doc) })
 	return e, nil
 }
 
@@ -141,15 +142,58 @@ func (s *Service) Import(ctx context.Context, reqs []SaveRequest, private bool) 
 	if private {
 		ref = PrivateRef
 	}
-	if _, err := s.repo.Append(ctx, ref, files, gitstore.ParseIdent(author, s.now()), fmt.Sprintf("import %d entries", len(files))); err != nil {
+	commit, parent, err := s.repo.Append(ctx, ref, files, gitstore.ParseIdent(author, s.now()), fmt.Sprintf("import %d entries", len(files)))
+	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}
-	s.afterWrite(ctx)
+	s.indexWritten(ctx, ref, parent, commit, func(tx *cache.Tx) error {
+		for i, e := range entries {
+			if err := tx.PutEntry(e, ref, private, files[i].Data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	return entries, nil
 }
 
-// afterWrite indexes what was just written; the ref already holds it, so a
-// cache failure only warns (the next command retries).
+// indexWritten indexes what this process just wrote as commit (on parent)
+// without diffing trees, when the cache was at parent; otherwise it falls
+// back to a full refresh. The ref already holds the data, so a cache
+// failure only warns.
+func (s *Service) indexWritten(ctx context.Context, ref string, parent, commit gitstore.Hash, put func(*cache.Tx) error) {
+	c, err := s.openCache()
+	if err == nil {
+		var tx *cache.Tx
+		if tx, err = c.Begin(ctx); err == nil {
+			var tips map[string]string
+			tips, err = tx.Tips()
+			if err == nil && tips[ref] == hashOrEmpty(parent) {
+				if err = put(tx); err == nil {
+					if err = tx.SetTip(ref, commit.String()); err == nil {
+						if err = tx.Commit(); err == nil {
+							s.fresh = false
+							return
+						}
+					}
+				}
+			}
+			tx.Rollback()
+		}
+	}
+	s.afterWrite(ctx)
+}
+
+func hashOrEmpty(h gitstore.Hash) string {
+	if h.IsZero() {
+		return ""
+	}
+	return h.String()
+}
+
+// afterWrite indexes what was just written by refreshing from the refs;
+// the ref already holds it, so a cache failure only warns (the next
+// command retries).
 func (s *Service) afterWrite(ctx context.Context) {
 	s.fresh = false
 	if _, err := s.ready(ctx); err != nil {
@@ -266,10 +310,11 @@ func (s *Service) record(ctx context.Context, idPrefix string, op notes.Op, allo
 		return op, err
 	}
 	msg := fmt.Sprintf("%s %s", op.Kind, row.ID)
-	if _, err := s.repo.Append(ctx, ref, []gitstore.File{{Path: notes.OpPath(op.ID), Data: doc}}, gitstore.ParseIdent(author, s.now()), msg); err != nil {
+	commit, parent, err := s.repo.Append(ctx, ref, []gitstore.File{{Path: notes.OpPath(op.ID), Data: doc}}, gitstore.ParseIdent(author, s.now()), msg)
+	if err != nil {
 		return op, fmt.Errorf("%s: %w", op.Kind, err)
 	}
-	s.afterWrite(ctx)
+	s.indexWritten(ctx, ref, parent, commit, func(tx *cache.Tx) error { return tx.PutOp(op, doc) })
 	return op, nil
 }
 

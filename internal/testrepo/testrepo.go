@@ -101,7 +101,7 @@ func NewReposAndRemote(t testing.TB, n int) (clones []string, remote string) {
 // needs) into dir and returns its path. moduleRoot is the repository root.
 func BuildBinary(moduleRoot, dir string) (string, error) {
 	bin := filepath.Join(dir, "git-synaptic")
-	cmd := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", bin, "./cmd/git-synaptic")
+	cmd := exec.Command("go", "build", "-tags", "sqlite_fts5", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/git-synaptic")
 	cmd.Dir = moduleRoot
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	return bin, cmd.Run()
