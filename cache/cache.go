@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 )
@@ -23,7 +24,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Cache is an open index.
 type Cache struct {
@@ -65,17 +66,25 @@ CREATE INDEX IF NOT EXISTS entry_tags_entry ON entry_tags(entry);
 CREATE TABLE IF NOT EXISTS ops(id TEXT PRIMARY KEY, entry TEXT NOT NULL, doc BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS ops_entry ON ops(entry);
 CREATE TABLE IF NOT EXISTS problems(source TEXT NOT NULL, path TEXT NOT NULL, object TEXT NOT NULL, message TEXT NOT NULL, PRIMARY KEY(source, path));
+CREATE TABLE IF NOT EXISTS commits(sha TEXT PRIMARY KEY, time INTEGER NOT NULL, merge INTEGER NOT NULL DEFAULT 0, files BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS commits_time ON commits(time);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(content, tags, tokenize='porter unicode61');
 `
 
 // Open opens (creating if needed) the cache at path. A file of another
 // schema version, or one SQLite cannot read, is deleted and recreated empty;
 // rebuilt reports that, so the caller knows to reindex.
-func Open(path string) (c *Cache, rebuilt bool, err error) {
+//
+// busy is how long a write waits for another process's write to finish
+// (0: a minute); git hooks use a short one so they never hold git up.
+func Open(path string, busy time.Duration) (c *Cache, rebuilt bool, err error) {
+	if busy <= 0 {
+		busy = time.Minute
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, false, fmt.Errorf("cache dir: %w", err)
 	}
-	c, err = open(path)
+	c, err = open(path, busy)
 	if err == nil {
 		return c, false, nil
 	}
@@ -85,14 +94,14 @@ func Open(path string) (c *Cache, rebuilt bool, err error) {
 	if err := Remove(path); err != nil {
 		return nil, false, err
 	}
-	c, err = open(path)
+	c, err = open(path, busy)
 	return c, true, err
 }
 
 var errOldSchema = errors.New("cache schema changed")
 
-func open(path string) (*Cache, error) {
-	dsn := "file:" + path + "?_journal_mode=WAL&_busy_timeout=60000&_synchronous=OFF&_txlock=immediate&_cache_size=-65536"
+func open(path string, busy time.Duration) (*Cache, error) {
+	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_busy_timeout=%d&_synchronous=OFF&_txlock=immediate&_cache_size=-65536", path, busy.Milliseconds())
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, err

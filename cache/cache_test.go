@@ -15,7 +15,7 @@ import (
 func newCache(t *testing.T) (*Cache, string) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "synaptic", "cache.db")
-	c, rebuilt, err := Open(p)
+	c, rebuilt, err := Open(p, 0)
 	if err != nil || rebuilt {
 		t.Fatalf("open: %v %v", err, rebuilt)
 	}
@@ -130,7 +130,7 @@ func TestCorruptOrOutdatedCacheIsRecreated(t *testing.T) {
 	os.WriteFile(p, []byte("this is not a database, it is garbage of some length......"), 0o644)
 	os.Remove(p + "-wal")
 	os.Remove(p + "-shm")
-	c, rebuilt, err := Open(p)
+	c, rebuilt, err := Open(p, 0)
 	if err != nil || !rebuilt {
 		t.Fatalf("corrupt: %v rebuilt=%v", err, rebuilt)
 	}
@@ -138,7 +138,7 @@ func TestCorruptOrOutdatedCacheIsRecreated(t *testing.T) {
 	db, _ := sql.Open("sqlite3", p)
 	db.Exec(`PRAGMA user_version = 99`)
 	db.Close()
-	c, rebuilt, err = Open(p)
+	c, rebuilt, err = Open(p, 0)
 	if err != nil || !rebuilt {
 		t.Fatalf("outdated schema: %v rebuilt=%v", err, rebuilt)
 	}

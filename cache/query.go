@@ -114,9 +114,13 @@ func (f Filter) limit() int {
 	return f.Limit
 }
 
-// List returns matching entries, newest first.
+// List returns matching entries, newest first. Indexed commits are listed
+// only when asked for by type.
 func (c *Cache) List(ctx context.Context, f Filter) ([]Row, error) {
 	w, args := f.where()
+	if len(f.Types) == 0 {
+		w += " AND e.type != '" + string(notes.TypeGitCommit) + "'"
+	}
 	q := `SELECT ` + rowCols + ` FROM entries e WHERE ` + w + ` ORDER BY e.created DESC, e.id LIMIT ?`
 	rows, err := c.db.QueryContext(ctx, q, append(args, f.limit())...)
 	if err != nil {
@@ -302,9 +306,10 @@ func (c *Cache) Ops(ctx context.Context, entry string) ([]notes.Op, error) {
 	return ops, rows.Err()
 }
 
-// Stats are counts over the index.
+// Stats are counts over the memory index (indexed commits apart).
 type Stats struct {
 	Total    int            `json:"total"`
+	Commits  int            `json:"indexed_commits"`
 	Archived int            `json:"archived"`
 	Pinned   int            `json:"pinned"`
 	Private  int            `json:"private"`
@@ -326,6 +331,10 @@ func (c *Cache) Stats(ctx context.Context) (Stats, error) {
 		var n int
 		if err := rows.Scan(&typ, &tier, &archived, &pinned, &private, &n); err != nil {
 			return s, err
+		}
+		if typ == string(notes.TypeGitCommit) {
+			s.Commits += n
+			continue
 		}
 		s.Total += n
 		if private {

@@ -44,6 +44,12 @@ func (c *Cache) Begin(ctx context.Context) (*Tx, error) {
 	return &Tx{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, dirty: map[string]bool{}, withOps: map[string]bool{}, written: map[int64]bool{}, pending: map[string]pendingEntry{}}, nil
 }
 
+// noCancel runs single statements: the driver watches a cancellable
+// context with a goroutine per statement, which cost more than the
+// statements themselves when indexing thousands of rows. The transaction
+// as a whole still belongs to the caller's context.
+var noCancel = context.Background()
+
 // stmt returns q prepared once per transaction: indexing runs the same few
 // statements thousands of times, and preparing dominated a rebuild.
 func (t *Tx) stmt(q string) (*sql.Stmt, error) {
@@ -63,16 +69,16 @@ func (t *Tx) exec(q string, args ...any) error {
 	if err != nil {
 		return err
 	}
-	_, err = st.ExecContext(t.ctx, args...)
+	_, err = st.ExecContext(noCancel, args...)
 	return err
 }
 
 func (t *Tx) queryRow(q string, args ...any) *sql.Row {
 	st, err := t.stmt(q)
 	if err != nil {
-		return t.tx.QueryRowContext(t.ctx, q, args...) // reports the same error on Scan
+		return t.tx.QueryRowContext(noCancel, q, args...) // reports the same error on Scan
 	}
-	return st.QueryRowContext(t.ctx, args...)
+	return st.QueryRowContext(noCancel, args...)
 }
 
 // Rollback abandons the transaction.
@@ -80,6 +86,11 @@ func (t *Tx) Rollback() { t.tx.Rollback() }
 
 // Tips returns the indexed ref tips as seen inside the transaction.
 func (t *Tx) Tips() (map[string]string, error) { return queryTips(t.ctx, t.tx) }
+
+// SetMeta writes a value to the meta table inside the transaction.
+func (t *Tx) SetMeta(key, value string) error {
+	return t.exec(`INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value`, key, value)
+}
 
 // SetTip records that ref has been indexed up to hash ("" removes it).
 func (t *Tx) SetTip(ref, hash string) error {
@@ -92,9 +103,14 @@ func (t *Tx) SetTip(ref, hash string) error {
 	return err
 }
 
-// Reset empties the index (keeping meta), for a full rebuild.
+// Reset empties the memory index (keeping meta and indexed history), for a
+// full rebuild from the refs.
 func (t *Tx) Reset() error {
-	for _, q := range []string{`DELETE FROM tips`, `DELETE FROM entries`, `DELETE FROM entry_tags`, `DELETE FROM ops`, `DELETE FROM problems`, `DELETE FROM fts`} {
+	for _, q := range []string{
+		`DELETE FROM fts WHERE rowid IN (SELECT rowid FROM entries WHERE source != '` + HistorySource + `')`,
+		`DELETE FROM entry_tags WHERE entry IN (SELECT rowid FROM entries WHERE source != '` + HistorySource + `')`,
+		`DELETE FROM entries WHERE source != '` + HistorySource + `'`,
+		`DELETE FROM tips`, `DELETE FROM ops`, `DELETE FROM problems`} {
 		if err := t.exec(q); err != nil {
 			return err
 		}
@@ -157,7 +173,7 @@ func (t *Tx) DeleteOp(id string) error {
 
 // PutNote indexes the synaptic note of commit sha as a searchable entry.
 func (t *Tx) PutNote(sha, text, author string, created int64) error {
-	st := notes.State{Entry: notes.Entry{ID: sha, Type: notes.TypeNote, Content: text, Author: author, Tier: notes.TierLongterm}}
+	st := notes.State{Entry: notes.Entry{ID: notes.NoteID(sha), Type: notes.TypeNote, Content: text, Author: author, Tier: notes.TierLongterm}}
 	return t.writeRow(st, created, created, notes.NotesSource, false, sha, nil)
 }
 
@@ -216,7 +232,7 @@ func (t *Tx) refold(id string) error {
 	if err != nil {
 		return err
 	}
-	rows, err := q.QueryContext(t.ctx, id)
+	rows, err := q.QueryContext(noCancel, id)
 	if err != nil {
 		return err
 	}
@@ -238,24 +254,47 @@ func (t *Tx) refold(id string) error {
 }
 
 func (t *Tx) writeRow(st notes.State, created, updated int64, source string, private bool, commit string, doc []byte) error {
+	return t.writeRowFresh(st, created, updated, source, private, commit, doc, false)
+}
+
+const entryCols = `id, source, private, type, content, tags, project, branch, session_id, agent_id, author,
+			created, updated, tier, tier_explicit, pinned, archived, related, commit_sha, edits, doc`
+
+// writeRowFresh writes an entry row with its tags and full-text row. fresh
+// says the caller knows the row is new, which skips the upsert and the
+// deletes of old tag and text rows.
+func (t *Tx) writeRowFresh(st notes.State, created, updated int64, source string, private bool, commit string, doc []byte, fresh bool) error {
 	related := strings.Join(st.RelatedIDs, " ")
 	tags := strings.Join(st.Tags, " ")
+	args := []any{st.ID, source, private, st.Type, st.Content, tags, st.Project, st.Branch, st.SessionID, st.AgentID, st.Author,
+		created, updated, st.Tier, st.TierExplicit, st.Pinned, st.Archived, related, commit, st.Edits, doc}
 	var rowid int64
-	err := t.queryRow(`INSERT INTO entries(id, source, private, type, content, tags, project, branch, session_id, agent_id, author,
-			created, updated, tier, tier_explicit, pinned, archived, related, commit_sha, edits, doc)
+	if fresh {
+		q, err := t.stmt(`INSERT INTO entries(` + entryCols + `) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		res, err := q.ExecContext(noCancel, args...)
+		if err != nil {
+			return err
+		}
+		if rowid, err = res.LastInsertId(); err != nil {
+			return err
+		}
+	} else {
+		err := t.queryRow(`INSERT INTO entries(`+entryCols+`)
 		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(id) DO UPDATE SET source=excluded.source, private=excluded.private, type=excluded.type, content=excluded.content,
 			tags=excluded.tags, project=excluded.project, branch=excluded.branch, session_id=excluded.session_id, agent_id=excluded.agent_id,
 			author=excluded.author, created=excluded.created, updated=excluded.updated, tier=excluded.tier, tier_explicit=excluded.tier_explicit,
 			pinned=excluded.pinned, archived=excluded.archived, related=excluded.related, commit_sha=excluded.commit_sha, edits=excluded.edits,
 			doc=excluded.doc
-		RETURNING rowid`,
-		st.ID, source, private, st.Type, st.Content, tags, st.Project, st.Branch, st.SessionID, st.AgentID, st.Author,
-		created, updated, st.Tier, st.TierExplicit, st.Pinned, st.Archived, related, commit, st.Edits, doc).Scan(&rowid)
-	if err != nil {
-		return err
+		RETURNING rowid`, args...).Scan(&rowid)
+		if err != nil {
+			return err
+		}
 	}
-	if !t.reset || t.written[rowid] {
+	if !fresh && (!t.reset || t.written[rowid]) {
 		for _, q := range []string{`DELETE FROM entry_tags WHERE entry=?`, `DELETE FROM fts WHERE rowid=?`} {
 			if err := t.exec(q, rowid); err != nil {
 				return err

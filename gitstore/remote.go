@@ -202,3 +202,19 @@ func plumbingHash(s string) (Hash, error) {
 	}
 	return h, nil
 }
+
+// DropStaleNote removes the synaptic note of commit old when no branch,
+// tag or remote-tracking ref contains old any more (it was rewritten, and
+// git has copied the note to the new commit). It reports whether it did.
+func (r *Repo) DropStaleNote(ctx context.Context, old string) (bool, error) {
+	if _, err := r.run(ctx, nil, nil, "notes", "--ref="+NotesRef, "list", old); err != nil {
+		return false, nil // no note there
+	}
+	out, err := r.run(ctx, nil, nil, "for-each-ref", "--count=1", "--contains", old, "refs/heads", "refs/tags", "refs/remotes")
+	if err != nil || strings.TrimSpace(out) != "" {
+		return false, err
+	}
+	env := r.identityEnv(ctx)
+	_, err = r.run(ctx, nil, env, "notes", "--ref="+NotesRef, "remove", "--ignore-missing", old)
+	return err == nil, err
+}

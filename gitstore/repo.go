@@ -257,3 +257,8 @@ func (r *Repo) RemoteURL(name string) string {
 	}
 	return ""
 }
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -2,6 +2,8 @@ package notes
 
 import (
 	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -125,3 +127,11 @@ func DecodeOp(data []byte, wantID string) (Op, error) {
 
 // NotesSource is the source name of entries indexed from commit notes.
 const NotesSource = "refs/notes/synaptic"
+
+// NoteID is the id under which the note on commit sha is indexed: derived
+// from the commit id, so it is stable across clones, yet distinct from the
+// commit's own id (which names the indexed commit itself).
+func NoteID(sha string) string {
+	sum := sha1.Sum([]byte("synaptic-note\x00" + sha))
+	return hex.EncodeToString(sum[:])
+}

@@ -252,13 +252,13 @@ func TestNotesAttachIndexAndShowInGitLog(t *testing.T) {
 	}
 	var hits []row
 	json.Unmarshal([]byte(ok(t, dir, "search", "connection pool race", "--json")), &hits)
-	if len(hits) != 1 || hits[0].Type != "note" || hits[0].ID != head {
+	if len(hits) != 1 || hits[0].Type != "note" || hits[0].Commit != head {
 		t.Fatalf("note not searchable: %+v", hits)
 	}
-	if out := ok(t, dir, "show", head[:10]); !strings.Contains(out, "note on commit "+head) {
+	if out := ok(t, dir, "show", hits[0].ID[:10]); !strings.Contains(out, "on commit "+head) {
 		t.Fatalf("show note:\n%s", out)
 	}
-	if r := run(t, dir, "", "pin", head); r.code != 4 {
+	if r := run(t, dir, "", "pin", hits[0].ID); r.code != 4 {
 		t.Fatalf("pinning a note should be refused: %+v", r)
 	}
 	if r := run(t, dir, "", "note", "no-such-rev", "text"); r.code != 4 || !strings.Contains(r.err, "not a commit") {

@@ -300,7 +300,7 @@ func (s *Service) applyNotes(tx *cache.Tx, tip gitstore.Hash, changes []gitstore
 			continue
 		}
 		if ch.Deleted {
-			if err := tx.DeleteEntry(sha); err != nil {
+			if err := tx.DeleteEntry(notes.NoteID(sha)); err != nil {
 				return nil, err
 			}
 			continue

@@ -34,6 +34,9 @@ type Options struct {
 	// Warn receives warnings (unreadable memory objects, cache trouble); nil
 	// means os.Stderr.
 	Warn io.Writer
+	// BusyTimeout bounds how long a cache write waits for another
+	// process (0: a minute). Git hooks set it short.
+	BusyTimeout time.Duration
 }
 
 // Service is an open repository with its memory cache.
@@ -42,6 +45,7 @@ type Service struct {
 	cache *cache.Cache
 	now   func() time.Time
 	warn  io.Writer
+	busy  time.Duration
 	fresh bool
 }
 
@@ -51,7 +55,7 @@ func Open(dir string, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{repo: repo, now: opts.Now, warn: opts.Warn}
+	s := &Service{repo: repo, now: opts.Now, warn: opts.Warn, busy: opts.BusyTimeout}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -88,7 +92,7 @@ func (s *Service) openCache() (*cache.Cache, error) {
 	if s.cache != nil {
 		return s.cache, nil
 	}
-	c, rebuilt, err := cache.Open(s.CachePath())
+	c, rebuilt, err := cache.Open(s.CachePath(), s.busy)
 	if err != nil {
 		return nil, fmt.Errorf("open cache %s: %w (delete it to rebuild)", s.CachePath(), err)
 	}

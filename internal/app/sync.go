@@ -32,7 +32,8 @@ var pushSpecs = []string{"HEAD", "refs/synaptic/*:refs/synaptic/*", "refs/notes/
 
 // InitOptions configure Init.
 type InitOptions struct {
-	NoPush bool // leave remote.<name>.push alone
+	NoPush  bool // leave remote.<name>.push alone
+	NoHooks bool // do not install the git hooks
 }
 
 // InitReport says what Init changed.
@@ -49,7 +50,7 @@ func (s *Service) Init(ctx context.Context, opts InitOptions) (InitReport, error
 	add := func(key, val string) error {
 		added, err := s.repo.ConfigAddUnique(ctx, key, val)
 		if added {
-			rep.Changes = append(rep.Changes, fmt.Sprintf("%s += %s", key, val))
+			rep.Changes = append(rep.Changes, fmt.Sprintf("config %s += %s", key, val))
 		}
 		return err
 	}
@@ -73,6 +74,18 @@ func (s *Service) Init(ctx context.Context, opts InitOptions) (InitReport, error
 	}
 	if err := add("notes.rewriteRef", gitstore.NotesRef); err != nil {
 		return rep, err
+	}
+	if !opts.NoHooks {
+		h, err := s.InstallHooks(ctx)
+		if err != nil {
+			return rep, err
+		}
+		for name, action := range h.Actions {
+			if action != "up to date" {
+				rep.Changes = append(rep.Changes, fmt.Sprintf("hook %s: %s", name, action))
+			}
+		}
+		sort.Strings(rep.Changes)
 	}
 	if _, err := s.ready(ctx); err != nil {
 		return rep, err

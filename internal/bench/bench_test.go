@@ -36,6 +36,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build:", err)
 		os.Exit(2)
 	}
+	// The installed hooks call git-synaptic from PATH.
+	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	cleanup := testrepo.Isolate()
 	code := m.Run()
 	cleanup()

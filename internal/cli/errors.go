@@ -36,7 +36,7 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case errors.Is(err, gitstore.ErrNotRepo):
 		return ExitNotRepo
-	case errors.Is(err, cache.ErrNotFound), errors.Is(err, cache.ErrAmbiguous), errors.Is(err, app.ErrNoRemote):
+	case errors.Is(err, cache.ErrNotFound), errors.Is(err, cache.ErrAmbiguous), errors.Is(err, app.ErrNoRemote), errors.Is(err, app.ErrNoCommits):
 		return ExitNotFound
 	case errors.Is(err, notes.ErrUnsupportedVersion):
 		return ExitUnsupported

@@ -177,11 +177,14 @@ func flagsOf(r cache.Row) string {
 }
 
 func printEntry(w io.Writer, r cache.Row, tty bool) {
-	label := "entry"
-	if r.Type == notes.TypeNote {
-		label = "note on commit"
+	head := "entry " + r.ID
+	switch r.Type {
+	case notes.TypeNote:
+		head = "note " + r.ID + " on commit " + r.Commit
+	case notes.TypeGitCommit:
+		head = "commit " + r.ID
 	}
-	fmt.Fprintf(w, "%s (%s)\n", colour(tty, yellow, label+" "+r.ID), flagsOf(r))
+	fmt.Fprintf(w, "%s (%s)\n", colour(tty, yellow, head), flagsOf(r))
 	fmt.Fprintf(w, "Author: %s\n", r.Author)
 	fmt.Fprintf(w, "Date:   %s\n", r.Created.Local().Format("Mon Jan 2 15:04:05 2006 -0700"))
 	if len(r.Tags) > 0 {

@@ -11,7 +11,7 @@ import (
 )
 
 func newInit(e *env) *cobra.Command {
-	var noPush, js bool
+	var noPush, noHooks, js bool
 	c := &cobra.Command{
 		Use:   "init",
 		Short: "Set up memory in this repository (idempotent)",
@@ -22,6 +22,7 @@ func newInit(e *env) *cobra.Command {
   - push refspecs (HEAD plus the memory refs), so plain 'git push' carries memory
     (skip with --no-push and use 'git synaptic sync' instead);
   - notes.rewriteRef, so commit notes follow 'git commit --amend' and 'git rebase';
+  - git hooks that index new commits (see 'git synaptic hooks'; skip with --no-hooks);
   - the cache, inside the git directory.
 Running it again changes nothing; run it again after adding a remote.`,
 		Example: `  git synaptic init
@@ -29,7 +30,7 @@ Running it again changes nothing; run it again after adding a remote.`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return e.withService(func(s *app.Service) error {
-				rep, err := s.Init(contextOf(e), app.InitOptions{NoPush: noPush})
+				rep, err := s.Init(contextOf(e), app.InitOptions{NoPush: noPush, NoHooks: noHooks})
 				if err != nil {
 					return err
 				}
@@ -40,7 +41,7 @@ Running it again changes nothing; run it again after adding a remote.`,
 					return writeJSON(e.io.Out, rep)
 				}
 				for _, ch := range rep.Changes {
-					fmt.Fprintf(e.io.Out, "config %s\n", ch)
+					fmt.Fprintln(e.io.Out, ch)
 				}
 				if len(rep.Changes) == 0 {
 					fmt.Fprintln(e.io.Out, "already set up")
@@ -51,6 +52,7 @@ Running it again changes nothing; run it again after adding a remote.`,
 		},
 	}
 	c.Flags().BoolVar(&noPush, "no-push", false, "do not add push refspecs (use git synaptic sync to share memory)")
+	c.Flags().BoolVar(&noHooks, "no-hooks", false, "do not install git hooks")
 	c.Flags().BoolVar(&js, "json", false, "print JSON")
 	return c
 }

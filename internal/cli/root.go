@@ -12,6 +12,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,16 +32,17 @@ type IO struct {
 
 // env carries what every command needs.
 type env struct {
-	ctx context.Context
-	io  IO
-	dir string
+	ctx  context.Context
+	io   IO
+	dir  string
+	busy time.Duration // cache lock wait; short for git hooks
 }
 
 func contextOf(e *env) context.Context { return e.ctx }
 
 // open opens the repository of the current directory (or -C).
 func (e *env) open() (*app.Service, error) {
-	return app.Open(e.dir, app.Options{Warn: e.io.Err})
+	return app.Open(e.dir, app.Options{Warn: e.io.Err, BusyTimeout: e.busy})
 }
 
 // Main runs the CLI with os.Args and returns the exit code.
@@ -101,6 +103,7 @@ without conflicts, and is indexed in a disposable local cache for search.`,
 		newInit(e), newSave(e), newLog(e), newList(e), newShow(e), newSearch(e),
 		newPin(e, true), newPin(e, false), newArchive(e, true), newArchive(e, false),
 		newEdit(e), newStatus(e), newNote(e), newSync(e), newReindex(e), newImport(e),
+		newIndex(e), newCochanges(e), newSuggest(e), newHooks(e), newHook(e),
 	)
 	return root
 }

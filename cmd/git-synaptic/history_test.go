@@ -1,0 +1,225 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+)
+
+// commitFiles writes the files (content made unique) and commits them.
+func commitFiles(t *testing.T, dir, msg string, files ...string) {
+	t.Helper()
+	for _, f := range files {
+		p := filepath.Join(dir, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		old, _ := os.ReadFile(p)
+		os.WriteFile(p, append(old, []byte(msg+"\n")...), 0o644)
+	}
+	testrepo.Git(t, dir, append([]string{"add", "--"}, files...)...)
+	testrepo.Git(t, dir, "commit", "-q", "-m", msg)
+}
+
+type suggestion struct {
+	File       string  `json:"file"`
+	Count      int     `json:"count"`
+	Confidence float64 `json:"confidence"`
+}
+
+func TestHooksChainIndexAndUninstallRestores(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	hookDir := filepath.Join(dir, ".git", "hooks")
+	userHook := "#!/bin/sh\necho ran >> \"$(git rev-parse --git-dir)/user-hook-ran\"\n"
+	os.WriteFile(filepath.Join(hookDir, "post-commit"), []byte(userHook), 0o755)
+
+	out := ok(t, dir, "init")
+	if !strings.Contains(out, "hook post-commit: installed, chaining the existing hook") {
+		t.Fatalf("init did not report chaining:\n%s", out)
+	}
+	if again := ok(t, dir, "init"); !strings.Contains(again, "already set up") {
+		t.Fatalf("second init:\n%s", again)
+	}
+	commitFiles(t, dir, "add the frobnicator", "frob.go")
+	if b, _ := os.ReadFile(filepath.Join(dir, ".git", "user-hook-ran")); strings.TrimSpace(string(b)) != "ran" {
+		t.Fatal("the user's own post-commit hook did not run")
+	}
+	var hits []row
+	json.Unmarshal([]byte(ok(t, dir, "search", "frobnicator", "--type", "git_commit", "--json")), &hits)
+	if len(hits) != 1 || hits[0].ID != testrepo.Git(t, dir, "rev-parse", "HEAD") {
+		t.Fatalf("post-commit did not index the commit: %+v", hits)
+	}
+	if st := ok(t, dir, "hooks", "status"); !strings.Contains(st, "installed, chaining post-commit.pre-synaptic") {
+		t.Fatalf("hooks status:\n%s", st)
+	}
+	ok(t, dir, "hooks", "uninstall")
+	if b, _ := os.ReadFile(filepath.Join(hookDir, "post-commit")); string(b) != userHook {
+		t.Fatalf("uninstall did not restore the user's hook:\n%s", b)
+	}
+	for _, n := range []string{"post-merge", "post-checkout", "post-rewrite"} {
+		if _, err := os.Stat(filepath.Join(hookDir, n)); err == nil {
+			t.Fatalf("%s left behind", n)
+		}
+	}
+	// A failing git-synaptic never fails git: break the cache dir and commit.
+	ok(t, dir, "hooks", "install")
+	os.RemoveAll(filepath.Join(dir, ".git", "synaptic"))
+	os.WriteFile(filepath.Join(dir, ".git", "synaptic"), []byte("not a directory"), 0o644)
+	commitFiles(t, dir, "commit with a broken cache", "frob.go")
+	os.Remove(filepath.Join(dir, ".git", "synaptic"))
+	// And running the hook command outside any repository exits 0.
+	if r := run(t, t.TempDir(), "", "hook", "post-commit"); r.code != 0 {
+		t.Fatalf("hook outside a repo: %+v", r)
+	}
+}
+
+func TestIndexCochangesAndSuggest(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	for i := 0; i < 4; i++ {
+		commitFiles(t, dir, "feature step", "core/a.go", "core/a_test.go", "docs/a.md")
+	}
+	commitFiles(t, dir, "unrelated", "b.go")
+	commitFiles(t, dir, "weird names", "dir with space/x y.go", "core/a.go", "caf\xe9.txt", "new\nline.txt")
+	os.WriteFile(filepath.Join(dir, "blob.bin"), []byte{0, 1, 2, 3, 0, 255}, 0o644)
+	commitFiles(t, dir, "binary", "blob.bin", "core/a.go")
+	// A rename: history follows the file.
+	testrepo.Git(t, dir, "mv", "core/a.go", "core/alpha.go")
+	testrepo.Git(t, dir, "commit", "-q", "-m", "rename a to alpha")
+
+	out := ok(t, dir, "index", "--json")
+	var rep struct{ Indexed int }
+	json.Unmarshal([]byte(out), &rep)
+	if rep.Indexed != 9 { // initial + 4 + 1 + 1 + 1 + rename
+		t.Fatalf("indexed %d commits, want 9: %s", rep.Indexed, out)
+	}
+	if again := ok(t, dir, "index"); !strings.Contains(again, "indexed 0 new commits") {
+		t.Fatalf("re-index not incremental: %s", again)
+	}
+
+	var cc struct {
+		Commits   int          `json:"commits"`
+		Cochanges []suggestion `json:"cochanges"`
+	}
+	json.Unmarshal([]byte(ok(t, dir, "cochanges", "core/alpha.go", "--json")), &cc)
+	if cc.Commits != 7 || len(cc.Cochanges) == 0 || cc.Cochanges[0].File != "core/a_test.go" || cc.Cochanges[0].Count != 4 {
+		t.Fatalf("cochanges of the renamed file: %+v", cc)
+	}
+	got := map[string]bool{}
+	for _, s := range cc.Cochanges {
+		got[s.File] = true
+	}
+	// JSON cannot carry the raw byte of a non-UTF-8 name: it shows U+FFFD.
+	for _, want := range []string{"dir with space/x y.go", "caf\uFFFD.txt", "new\nline.txt", "blob.bin"} {
+		if !got[want] {
+			t.Errorf("cochanges miss %q: %+v", want, cc.Cochanges)
+		}
+	}
+	if text := ok(t, dir, "cochanges", "core/alpha.go"); !strings.Contains(text, "core/a_test.go") || !strings.Contains(text, "changed in 7 commits") || !strings.Contains(text, "caf\xe9.txt") {
+		t.Fatalf("cochanges text:\n%s", text)
+	}
+
+	var sg struct {
+		Changed     []string     `json:"changed"`
+		Suggestions []suggestion `json:"suggestions"`
+	}
+	json.Unmarshal([]byte(ok(t, dir, "suggest", "--files", "core/alpha.go", "--json")), &sg)
+	if len(sg.Suggestions) == 0 || sg.Suggestions[0].File != "core/a_test.go" {
+		t.Fatalf("suggest --files: %+v", sg)
+	}
+	// From the working tree: staged change to a_test.go and docs → alpha.go.
+	os.WriteFile(filepath.Join(dir, "core", "a_test.go"), []byte("changed\n"), 0o644)
+	testrepo.Git(t, dir, "add", "core/a_test.go")
+	json.Unmarshal([]byte(ok(t, dir, "suggest", "--staged", "--json")), &sg)
+	if strings.Join(sg.Changed, ",") != "core/a_test.go" || len(sg.Suggestions) < 2 {
+		t.Fatalf("suggest --staged: %+v", sg)
+	}
+	for _, s := range sg.Suggestions {
+		if s.File == "core/a_test.go" {
+			t.Fatal("suggested a file that is already in the change")
+		}
+	}
+	for _, m := range []string{"rose", "count", "degree"} {
+		ok(t, dir, "suggest", "--files", "core/alpha.go", "--method", m)
+	}
+	if r := run(t, dir, "", "suggest", "--method", "magic"); r.code != 2 {
+		t.Fatalf("bad method: %+v", r)
+	}
+	// Indexed commits are searchable but stay out of the memory log.
+	if out := ok(t, dir, "log", "--oneline"); out != "" {
+		t.Fatalf("commits leaked into log:\n%s", out)
+	}
+	if out := ok(t, dir, "search", "rename", "alpha"); !strings.Contains(out, "git_commit") {
+		t.Fatalf("commit not searchable:\n%s", out)
+	}
+}
+
+func TestHistoryEdgeCases(t *testing.T) {
+	// No commits at all.
+	empty := filepath.Join(t.TempDir(), "empty")
+	testrepo.Git(t, filepath.Dir(empty), "init", "-q", empty)
+	if r := run(t, empty, "", "index"); r.code != 3 || !strings.Contains(r.err, "no commits yet") {
+		t.Fatalf("index in an empty repo: %+v", r)
+	}
+	if r := run(t, empty, "", "hook", "post-commit"); r.code != 0 {
+		t.Fatalf("hook in an empty repo: %+v", r)
+	}
+	if r := run(t, empty, "", "cochanges", "x.go"); r.code != 3 {
+		t.Fatalf("cochanges in an empty repo: %+v", r)
+	}
+
+	// Detached HEAD and a shallow clone.
+	dir := testrepo.NewRepo(t)
+	for i := 0; i < 5; i++ {
+		commitFiles(t, dir, "step", "a.go", "b.go")
+	}
+	testrepo.Git(t, dir, "checkout", "-q", "--detach", "HEAD~1")
+	if out := ok(t, dir, "index"); !strings.Contains(out, "indexed 5 new commits") {
+		t.Fatalf("detached index: %s", out)
+	}
+	shallow := filepath.Join(t.TempDir(), "shallow")
+	testrepo.Git(t, dir, "clone", "-q", "--depth", "2", "file://"+dir, shallow)
+	if out := ok(t, shallow, "index"); !strings.Contains(out, "indexed 2 new commits") {
+		t.Fatalf("shallow index: %s", out)
+	}
+	if out := ok(t, shallow, "cochanges", "a.go"); !strings.Contains(out, "b.go") {
+		t.Fatalf("shallow cochanges: %s", out)
+	}
+}
+
+func TestRewritesKeepNotesAndIndexCurrent(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	ok(t, dir, "init")
+	commitFiles(t, dir, "base", "a.go")
+	testrepo.Git(t, dir, "checkout", "-q", "-b", "feature")
+	commitFiles(t, dir, "feature work", "b.go")
+	ok(t, dir, "note", "HEAD", "why: b needs the new parser")
+	old := testrepo.Git(t, dir, "rev-parse", "HEAD")
+	testrepo.Git(t, dir, "checkout", "-q", "main")
+	commitFiles(t, dir, "main moved", "c.go")
+	testrepo.Git(t, dir, "checkout", "-q", "feature")
+	cmd := exec.Command("git", "rebase", "-q", "main")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("rebase: %v %s", err, out)
+	}
+	now := testrepo.Git(t, dir, "rev-parse", "HEAD")
+	if now == old {
+		t.Fatal("rebase did not rewrite")
+	}
+	if n := testrepo.Git(t, dir, "notes", "--ref=synaptic", "show", "HEAD"); !strings.Contains(n, "new parser") {
+		t.Fatalf("note did not follow the rebase: %q", n)
+	}
+	var hits []row
+	raw := ok(t, dir, "search", "feature", "work", "--type", "git_commit", "--json")
+	json.Unmarshal([]byte(raw), &hits)
+	if len(hits) != 1 || hits[0].ID != now {
+		t.Fatalf("post-rewrite did not replace the indexed commit (old %s new %s): %+v", old[:8], now[:8], hits)
+	}
+	json.Unmarshal([]byte(ok(t, dir, "search", "parser", "--json")), &hits)
+	if len(hits) != 1 || hits[0].Commit != now || hits[0].Type != "note" {
+		t.Fatalf("the note is not indexed on the new commit: %+v", hits)
+	}
+}

@@ -1,0 +1,347 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/cochange"
+	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/hooks"
+)
+
+// ErrNoCommits is returned when the repository has no commits to work on.
+var ErrNoCommits = errors.New("this repository has no commits yet")
+
+const historyTipsKey = "history:tips"
+
+// IndexOptions select which history Index walks.
+type IndexOptions struct {
+	All      bool      // every local branch
+	Branch   string    // one branch (default: HEAD)
+	Since    time.Time // only commits after this
+	Max      int       // at most this many commits (0: no limit)
+	Progress func(done, total int)
+}
+
+// IndexReport says what Index did.
+type IndexReport struct {
+	Indexed int           `json:"indexed"`
+	Seen    int           `json:"seen"`
+	Revs    []string      `json:"revs"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// Index adds commits of the history to the cache as searchable git_commit
+// entries (derived data: the history stays the truth) with their files for
+// co-change mining. Commits already indexed are skipped, and the tips walked
+// by earlier full runs bound the walk, so a second run costs one git call.
+func (s *Service) Index(ctx context.Context, opt IndexOptions) (IndexReport, error) {
+	start := time.Now()
+	rep := IndexReport{}
+	c, err := s.openCache()
+	if err != nil {
+		return rep, err
+	}
+	var revs []string
+	switch {
+	case opt.All:
+		b, err := s.repo.Branches()
+		if err != nil {
+			return rep, err
+		}
+		revs = b
+	case opt.Branch != "":
+		revs = []string{opt.Branch}
+	default:
+		revs = []string{"HEAD"}
+	}
+	if len(revs) == 0 {
+		return rep, ErrNoCommits
+	}
+	rep.Revs = revs
+	// Resolve what we walk now, and what earlier full walks covered.
+	var tips []string
+	for _, r := range revs {
+		h, err := s.repo.ResolveCommit(ctx, r)
+		if err != nil {
+			return rep, fmt.Errorf("%w: %v", ErrNoCommits, err)
+		}
+		tips = append(tips, h.String())
+	}
+	known, err := c.Meta(ctx, historyTipsKey)
+	if err != nil {
+		return rep, err
+	}
+	var exclude []string
+	for _, k := range strings.Fields(known) {
+		if len(k) == 40 && s.repo.HasObject(gitstore.NewHash(k)) {
+			exclude = append(exclude, k)
+		}
+	}
+	lo := gitstore.LogOptions{Revs: tips, Exclude: exclude, Since: opt.Since, Max: opt.Max}
+	total := 0
+	if opt.Progress != nil {
+		if total, err = s.repo.CountCommits(ctx, lo); err != nil {
+			return rep, err
+		}
+		opt.Progress(0, total)
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return rep, err
+	}
+	defer tx.Rollback()
+	branch := s.repo.CurrentBranch()
+	if opt.Branch != "" {
+		branch = opt.Branch
+	}
+	err = s.repo.History(ctx, lo, func(gc gitstore.Commit) error {
+		rep.Seen++
+		if opt.Progress != nil && rep.Seen%200 == 0 {
+			opt.Progress(rep.Seen, total)
+		}
+		n, err := putCommit(tx, gc, branch)
+		rep.Indexed += n
+		return err
+	})
+	if err != nil {
+		return rep, err
+	}
+	if opt.Since.IsZero() && opt.Max == 0 {
+		if err := tx.SetMeta(historyTipsKey, mergeTips(exclude, tips)); err != nil {
+			return rep, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return rep, err
+	}
+	if opt.Progress != nil {
+		opt.Progress(rep.Seen, max(total, rep.Seen))
+	}
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+func mergeTips(a, b []string) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range append(append([]string(nil), a...), b...) {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	// Bound the list: old tips are almost always ancestors of newer ones.
+	if len(out) > 64 {
+		out = out[len(out)-64:]
+	}
+	return strings.Join(out, " ")
+}
+
+func putCommit(tx *cache.Tx, gc gitstore.Commit, branch string) (int, error) {
+	rec := cache.CommitRecord{SHA: gc.SHA, Author: gc.Author, Message: gc.Message, Branch: branch, Time: gc.Time, Merge: len(gc.Parents) > 1}
+	for _, f := range gc.Files {
+		rec.Files = append(rec.Files, cache.FileRecord{Path: f.Path, OldPath: f.OldPath, Added: f.Added, Deleted: f.Deleted})
+	}
+	return 1, tx.PutCommit(rec)
+}
+
+// Hook runs the work of git hook name; it never fails git: callers report
+// errors and exit 0.
+func (s *Service) Hook(ctx context.Context, name string, args []string, stdin string) error {
+	if what := s.repo.InProgress(); what != "" && name != "post-rewrite" {
+		return nil // the sequence's end (post-rewrite) indexes the result
+	}
+	switch name {
+	case "post-commit":
+		return s.indexCommits(ctx, gitstore.LogOptions{Revs: []string{"HEAD"}, Max: 1})
+	case "post-merge":
+		lo := gitstore.LogOptions{Revs: []string{"HEAD"}, Max: 1}
+		if orig, err := s.repo.ResolveCommit(ctx, "ORIG_HEAD"); err == nil {
+			lo = gitstore.LogOptions{Revs: []string{"HEAD"}, Exclude: []string{orig.String()}, Max: 5000}
+		}
+		if err := s.indexCommits(ctx, lo); err != nil {
+			return err
+		}
+		_, err := s.ready(ctx) // memory that arrived with the pull
+		return err
+	case "post-checkout":
+		// Only keep an already indexed history current, and boundedly.
+		c, err := s.openCache()
+		if err != nil {
+			return err
+		}
+		if known, _ := c.Meta(ctx, historyTipsKey); known == "" || len(args) < 3 || args[2] != "1" {
+			return nil
+		}
+		_, err = s.Index(ctx, IndexOptions{Max: 500})
+		return err
+	case "post-rewrite":
+		var olds, news []string
+		for _, line := range strings.Split(stdin, "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 2 && len(f[0]) == 40 && len(f[1]) == 40 {
+				olds, news = append(olds, f[0]), append(news, f[1])
+			}
+		}
+		if len(news) == 0 {
+			return nil
+		}
+		c, err := s.openCache()
+		if err != nil {
+			return err
+		}
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		for _, o := range olds {
+			if err := tx.DeleteCommit(o); err != nil {
+				return err
+			}
+		}
+		branch := s.repo.CurrentBranch()
+		err = s.repo.History(ctx, gitstore.LogOptions{Revs: news, NoWalk: true}, func(gc gitstore.Commit) error {
+			_, err := putCommit(tx, gc, branch)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		// git copied the notes of rewritten commits (notes.rewriteRef);
+		// drop the copies left on commits nothing points to any more.
+		for i, o := range olds {
+			if i == 200 {
+				break
+			}
+			if _, err := s.repo.DropStaleNote(ctx, o); err != nil {
+				return err
+			}
+		}
+		_, err = s.ready(ctx)
+		return err
+	}
+	return fmt.Errorf("unknown hook %q (want one of %s)", name, strings.Join(hooks.Names, ", "))
+}
+
+func (s *Service) indexCommits(ctx context.Context, lo gitstore.LogOptions) error {
+	if h, err := s.repo.ResolveCommit(ctx, "HEAD"); err != nil || h.IsZero() {
+		return nil
+	}
+	c, err := s.openCache()
+	if err != nil {
+		return err
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	branch := s.repo.CurrentBranch()
+	if err := s.repo.History(ctx, lo, func(gc gitstore.Commit) error {
+		_, err := putCommit(tx, gc, branch)
+		return err
+	}); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// InstallHooks installs the git hooks (see package hooks).
+func (s *Service) InstallHooks(ctx context.Context) (hooks.Report, error) {
+	dir, err := s.repo.HooksDir(ctx)
+	if err != nil {
+		return hooks.Report{}, err
+	}
+	return hooks.Install(dir)
+}
+
+// UninstallHooks removes the git hooks, restoring chained ones.
+func (s *Service) UninstallHooks(ctx context.Context) (hooks.Report, error) {
+	dir, err := s.repo.HooksDir(ctx)
+	if err != nil {
+		return hooks.Report{}, err
+	}
+	return hooks.Uninstall(dir)
+}
+
+// HooksStatus describes the installed hooks.
+func (s *Service) HooksStatus(ctx context.Context) (string, map[string]string, error) {
+	dir, err := s.repo.HooksDir(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, hooks.Status(dir), nil
+}
+
+// model builds the co-change model from the indexed history, first
+// indexing any new commits of HEAD.
+func (s *Service) model(ctx context.Context, progress func(done, total int)) (*cochange.Model, error) {
+	if _, err := s.Index(ctx, IndexOptions{Progress: progress}); err != nil {
+		return nil, err
+	}
+	c, err := s.openCache()
+	if err != nil {
+		return nil, err
+	}
+	m := cochange.New(cochange.Options{})
+	err = c.EachCommit(ctx, func(_ string, t time.Time, files []cache.FileRecord) {
+		names := make([]string, len(files))
+		for i, f := range files {
+			if f.OldPath != "" {
+				m.Rename(f.OldPath, f.Path)
+			}
+			names[i] = f.Path
+		}
+		m.Learn(cochange.Commit{Time: t, Files: names})
+	})
+	return m, err
+}
+
+// Cochanges lists the files that usually change with file.
+func (s *Service) Cochanges(ctx context.Context, file string, n int, progress func(done, total int)) ([]cochange.Suggestion, int, error) {
+	m, err := s.model(ctx, progress)
+	if err != nil {
+		return nil, 0, err
+	}
+	return m.Partners(file, n), m.FileCommits(file), nil
+}
+
+// SuggestRequest asks what else usually changes with some files.
+type SuggestRequest struct {
+	Files    []string // explicit files; empty: the working tree's changes
+	Staged   bool     // with no Files: only staged changes
+	Method   cochange.Method
+	N        int
+	Progress func(done, total int)
+}
+
+// Suggest ranks files that usually change with the given (or currently
+// changed) files but are not among them.
+func (s *Service) Suggest(ctx context.Context, req SuggestRequest) (query []string, out []cochange.Suggestion, err error) {
+	query = req.Files
+	if len(query) == 0 {
+		if query, err = s.repo.ChangedFiles(ctx, req.Staged); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(query) == 0 {
+		return nil, nil, nil
+	}
+	m, err := s.model(ctx, req.Progress)
+	if err != nil {
+		return query, nil, err
+	}
+	if req.Method == "" {
+		req.Method = cochange.Weighted
+	}
+	return query, m.Suggest(query, req.Method, req.N), nil
+}

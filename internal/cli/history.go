@@ -1,0 +1,285 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-synaptic/git-synaptic/cochange"
+	"github.com/git-synaptic/git-synaptic/internal/app"
+)
+
+// progress draws "label: done/total" on stderr when it is a terminal.
+func progress(e *env, label string) func(done, total int) {
+	f, ok := e.io.Err.(*os.File)
+	if !ok || !isTerminal(f) {
+		return nil
+	}
+	last := time.Time{}
+	return func(done, total int) {
+		if done < total && time.Since(last) < 100*time.Millisecond {
+			return
+		}
+		last = time.Now()
+		pct := 100
+		if total > 0 {
+			pct = done * 100 / total
+		}
+		fmt.Fprintf(e.io.Err, "\r%s: %d/%d (%d%%)", label, done, total, pct)
+		if done >= total {
+			fmt.Fprintln(e.io.Err)
+		}
+	}
+}
+
+func newIndex(e *env) *cobra.Command {
+	var all, js bool
+	var branch, since string
+	c := &cobra.Command{
+		Use:   "index",
+		Short: "Index commits of the history (searchable, and mined for co-changes)",
+		Long: `Index commits (message, author, date, branch, files with +/- line counts) as
+searchable git_commit entries in the cache, and their files for co-change
+suggestions. The history stays the truth: nothing is written to the memory
+refs. Already indexed commits are skipped, so running it again is cheap; the
+post-commit and post-merge hooks keep it current.`,
+		Example: `  git synaptic index              # the current branch's history
+  git synaptic index --all        # every local branch
+  git synaptic index --since 90d
+  git synaptic search --type git_commit "flaky test"`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			opt := app.IndexOptions{All: all, Branch: branch, Progress: progress(e, "indexing commits")}
+			if since != "" {
+				t, err := parseTime(since, time.Now())
+				if err != nil {
+					return err
+				}
+				opt.Since = t
+			}
+			return e.withService(func(s *app.Service) error {
+				rep, err := s.Index(contextOf(e), opt)
+				if err != nil {
+					return err
+				}
+				if js {
+					return writeJSON(e.io.Out, rep)
+				}
+				fmt.Fprintf(e.io.Out, "indexed %d new commits (%d walked) of %s in %s\n", rep.Indexed, rep.Seen, strings.Join(rep.Revs, ", "), rep.Elapsed.Round(time.Millisecond))
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVar(&all, "all", false, "index every local branch")
+	c.Flags().StringVar(&branch, "branch", "", "index this `branch` (default: the current one)")
+	c.Flags().StringVar(&since, "since", "", "only commits after `time` (2025-01-31, 90d)")
+	c.Flags().BoolVar(&js, "json", false, "print JSON")
+	return c
+}
+
+func printSuggestions(w io.Writer, list []cochange.Suggestion, now time.Time) {
+	fmt.Fprintf(w, "%-6s  %-6s  %-10s  %s\n", "COUNT", "CONF", "LAST SEEN", "FILE")
+	for _, s := range list {
+		fmt.Fprintf(w, "%-6d  %5.0f%%  %-10s  %s\n", s.Count, 100*s.Confidence, age(now, s.Last), s.File)
+	}
+}
+
+func newCochanges(e *env) *cobra.Command {
+	var n int
+	var js bool
+	c := &cobra.Command{
+		Use:   "cochanges FILE",
+		Short: "Files that usually change together with FILE",
+		Long: fmt.Sprintf(`List the files that changed in the same commits as FILE, with how often
+(count), the share of FILE's commits that also touched them (confidence) and
+when they last changed together. Commits touching more than %d files are
+ignored for pairs (sweeping changes couple everything); merge commits add
+nothing of their own; renames are followed, so history survives a move.
+New commits of the current branch are indexed first.`, cochange.DefaultMaxFiles),
+		Example: `  git synaptic cochanges internal/app/sync.go
+  git synaptic cochanges go.mod -n 5 --json`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return e.withService(func(s *app.Service) error {
+				list, commits, err := s.Cochanges(contextOf(e), args[0], n, progress(e, "indexing commits"))
+				if err != nil {
+					return err
+				}
+				if js {
+					if list == nil {
+						list = []cochange.Suggestion{}
+					}
+					return writeJSON(e.io.Out, map[string]any{"file": args[0], "commits": commits, "cochanges": list})
+				}
+				if commits == 0 {
+					fmt.Fprintf(e.io.Out, "%s: no indexed commit touches it (is the path relative to the repository root?)\n", args[0])
+					return nil
+				}
+				fmt.Fprintf(e.io.Out, "%s changed in %d commits; files changed with it:\n", args[0], commits)
+				printSuggestions(e.io.Out, list, time.Now())
+				return nil
+			})
+		},
+	}
+	c.Flags().IntVarP(&n, "max-count", "n", 10, "show at most `n` files")
+	c.Flags().BoolVar(&js, "json", false, "print JSON")
+	return c
+}
+
+func newSuggest(e *env) *cobra.Command {
+	var staged, js bool
+	var files []string
+	var method string
+	var n int
+	c := &cobra.Command{
+		Use:   "suggest",
+		Short: "Files that usually change with what you are changing, but are not in the change",
+		Long: `Given the files being changed (the working tree's changes against HEAD, or
+only staged ones with --staged, or --files), list the files that usually
+change with them but are not part of the change: "you touched X; Y usually
+changes too". Ranked by the weighted co-change recommender (see
+'make eval-cochange' for how it compares with pair counts, code-maat's degree
+and ROSE association rules).`,
+		Example: `  git synaptic suggest
+  git synaptic suggest --staged
+  git synaptic suggest --files hugolib/site.go,hugolib/page.go --json`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			m := cochange.Method(method)
+			valid := false
+			for _, x := range cochange.Methods {
+				valid = valid || x == m
+			}
+			if !valid {
+				return usagef("unknown --method %q", method)
+			}
+			return e.withService(func(s *app.Service) error {
+				query, list, err := s.Suggest(contextOf(e), app.SuggestRequest{Files: files, Staged: staged, Method: m, N: n, Progress: progress(e, "indexing commits")})
+				if err != nil {
+					return err
+				}
+				if js {
+					if list == nil {
+						list = []cochange.Suggestion{}
+					}
+					if query == nil {
+						query = []string{}
+					}
+					return writeJSON(e.io.Out, map[string]any{"changed": query, "suggestions": list})
+				}
+				if len(query) == 0 {
+					fmt.Fprintln(e.io.Out, "no changed files (give some with --files)")
+					return nil
+				}
+				sort.Strings(query)
+				fmt.Fprintf(e.io.Out, "changed: %s\n", strings.Join(query, ", "))
+				if len(list) == 0 {
+					fmt.Fprintln(e.io.Out, "no suggestions: these files have no co-change history")
+					return nil
+				}
+				fmt.Fprintln(e.io.Out, "these usually change too:")
+				printSuggestions(e.io.Out, list, time.Now())
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVar(&staged, "staged", false, "use only staged changes")
+	c.Flags().StringSliceVar(&files, "files", nil, "use these `files` (comma-separated) instead of the working tree's changes")
+	c.Flags().StringVar(&method, "method", string(cochange.Weighted), "recommender: weighted, rose, count, degree")
+	c.Flags().IntVarP(&n, "max-count", "n", 10, "show at most `n` files")
+	c.Flags().BoolVar(&js, "json", false, "print JSON")
+	return c
+}
+
+func newHooks(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "hooks",
+		Short: "Install, remove or inspect git-synaptic's git hooks",
+		Long: `git-synaptic's hooks (post-commit, post-merge, post-checkout, post-rewrite)
+index new commits, pick up memory that arrived with a pull, and follow
+rewritten commits. They are short versioned scripts that call
+'git-synaptic hook NAME', run any hook that was there before (kept as
+NAME.pre-synaptic), and never fail or block git.`,
+		Example: `  git synaptic hooks install
+  git synaptic hooks status
+  git synaptic hooks uninstall`,
+		Args: usageArgs(cobra.NoArgs),
+	}
+	report := func(dir string, actions map[string]string) {
+		fmt.Fprintf(e.io.Out, "hooks in %s\n", dir)
+		names := make([]string, 0, len(actions))
+		for n := range actions {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(e.io.Out, "  %-14s %s\n", n, actions[n])
+		}
+	}
+	c.AddCommand(&cobra.Command{
+		Use: "install", Short: "Install the hooks (keeping and chaining existing ones)", Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			return e.withService(func(s *app.Service) error {
+				rep, err := s.InstallHooks(contextOf(e))
+				if err == nil {
+					report(rep.Dir, rep.Actions)
+				}
+				return err
+			})
+		},
+	}, &cobra.Command{
+		Use: "uninstall", Short: "Remove the hooks and restore the ones they chained", Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			return e.withService(func(s *app.Service) error {
+				rep, err := s.UninstallHooks(contextOf(e))
+				if err == nil {
+					report(rep.Dir, rep.Actions)
+				}
+				return err
+			})
+		},
+	}, &cobra.Command{
+		Use: "status", Short: "Show which hooks are installed", Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			return e.withService(func(s *app.Service) error {
+				dir, st, err := s.HooksStatus(contextOf(e))
+				if err == nil {
+					report(dir, st)
+				}
+				return err
+			})
+		},
+	})
+	return c
+}
+
+// newHook is what the installed scripts run. It always exits 0: a hook
+// must never fail or block git. Problems go to stderr.
+func newHook(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:    "hook NAME [ARGS...]",
+		Short:  "Run the work of a git hook (called by the installed hook scripts)",
+		Hidden: true,
+		Args:   minArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			e.busy = 2 * time.Second // never hold git up for long
+			var stdin string
+			if args[0] == "post-rewrite" {
+				b, _ := io.ReadAll(io.LimitReader(e.io.In, 64<<20))
+				stdin = string(b)
+			}
+			err := e.withService(func(s *app.Service) error {
+				return s.Hook(contextOf(e), args[0], args[1:], stdin)
+			})
+			if err != nil {
+				fmt.Fprintf(e.io.Err, "git-synaptic hook %s: %v (ignored)\n", args[0], err)
+			}
+			return nil
+		},
+	}
+}
