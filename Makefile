@@ -12,7 +12,7 @@ BIN     := bin/git-synaptic
 export CGO_ENABLED := 1
 export GOFLAGS := -tags=$(TAGS)
 
-.PHONY: all build install uninstall test vet fmt-check unit bench eval clean
+.PHONY: all build install uninstall test vet fmt-check unit bench eval eval-cochange clean
 
 all: build
 
@@ -44,6 +44,15 @@ fmt-check:
 # rebuild). BENCH_SCALE=small runs them at a tenth of the size.
 bench:
 	$(GO) test -count=1 -timeout 60m -run '^$$' -bench . -benchtime 1x ./internal/bench/
+
+# Evaluations on the shared data sets (../shared/eval, beside the repository).
+SHARED ?= ../shared
+eval: eval-cochange
+
+# Co-change recommenders on the replayed hugo history (protocol in
+# ../shared/README.md and internal/eval/cochange).
+eval-cochange:
+	$(GO) run ./internal/eval/cochange -log $(SHARED)/eval/cochange/hugo.nameonly.log.gz
 
 clean:
 	rm -rf bin

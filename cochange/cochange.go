@@ -10,6 +10,7 @@ package cochange
 
 import (
 	"math"
+	"path"
 	"sort"
 	"time"
 )
@@ -55,6 +56,7 @@ type Options struct {
 	MaxFiles int           // commits touching more files are ignored (default 30)
 	HalfLife time.Duration // recency half-life for Weighted (default 365 days)
 	SizeExp  float64       // Weighted: a commit of n files weighs 1/(n-1)^SizeExp (default 0.5)
+	SameDir  float64       // Weighted: a partner in the query file's directory counts (1+SameDir) times (default 1; <0: off)
 }
 
 type pair struct {
@@ -64,6 +66,7 @@ type pair struct {
 }
 
 type fileStat struct {
+	seq      int32 // the last learned commit holding the file
 	count    int
 	w        float64
 	last     int64
@@ -76,6 +79,7 @@ type Model struct {
 	opt     Options
 	ids     map[string]int32
 	names   []string
+	dirs    map[string][]int32 // files by directory, for files with no history
 	files   []*fileStat
 	commits int32
 	t0      int64 // time origin for the weights, so exp() stays in range
@@ -93,7 +97,10 @@ func New(opt Options) *Model {
 	if opt.SizeExp == 0 {
 		opt.SizeExp = 0.5
 	}
-	return &Model{opt: opt, ids: map[string]int32{}, t0: math.MinInt64, tau: opt.HalfLife.Seconds() / math.Ln2}
+	if opt.SameDir == 0 {
+		opt.SameDir = 1
+	}
+	return &Model{opt: opt, ids: map[string]int32{}, dirs: map[string][]int32{}, t0: math.MinInt64, tau: opt.HalfLife.Seconds() / math.Ln2}
 }
 
 // MaxFiles is the largest commit the model learns pairs from.
@@ -113,6 +120,8 @@ func (m *Model) id(name string, create bool) (int32, bool) {
 	m.ids[name] = id
 	m.names = append(m.names, name)
 	m.files = append(m.files, &fileStat{partners: map[int32]*pair{}})
+	d := path.Dir(name)
+	m.dirs[d] = append(m.dirs[d], id)
 	return id, true
 }
 
@@ -144,6 +153,7 @@ func (m *Model) Learn(c Commit) bool {
 		fs.w += w
 		fs.last = max(fs.last, t)
 		fs.commits = append(fs.commits, idx)
+		fs.seq = idx
 	}
 	for _, a := range ids {
 		fa := m.files[a]
@@ -220,13 +230,16 @@ type Suggestion struct {
 func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
 	q := make([]int32, 0, len(query))
 	inQuery := map[int32]bool{}
+	var unknown []string
 	for _, f := range dedupe(query) {
 		if id, ok := m.id(f, false); ok && m.files[id].count > 0 {
 			q = append(q, id)
 			inQuery[id] = true
+		} else {
+			unknown = append(unknown, f)
 		}
 	}
-	if len(q) == 0 {
+	if len(q) == 0 && (method != Weighted || len(unknown) == 0) {
 		return nil
 	}
 	type cand struct {
@@ -260,8 +273,30 @@ func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
 				c.score = c.conf
 				c.tie = float64(c.count)
 			default: // Weighted
-				c.score += p.w / fa.w
+				sc := p.w / fa.w
+				if m.opt.SameDir > 0 && path.Dir(m.names[a]) == path.Dir(m.names[b]) {
+					sc *= 1 + m.opt.SameDir
+				}
+				c.score += sc
 				c.tie = float64(p.last)
+			}
+		}
+	}
+	// Weighted: a file with no history yet (new) borrows its directory's
+	// recently changed files, below any real co-change evidence.
+	if method == Weighted && len(cands) == 0 {
+		for _, f := range unknown {
+			for _, b := range m.dirs[path.Dir(f)] {
+				if inQuery[b] || m.files[b].count == 0 {
+					continue
+				}
+				c := cands[b]
+				if c == nil {
+					c = &cand{}
+					cands[b] = c
+				}
+				c.score = math.Max(c.score, 1e-3*math.Exp(-float64(m.commits-1-m.files[b].seq)/50))
+				c.last = max(c.last, m.files[b].last)
 			}
 		}
 	}

@@ -32,6 +32,9 @@ func main() {
 	maxFiles := flag.Int("max", 20, "largest test commit")
 	halfLife := flag.Duration("half-life", 0, "Weighted: recency half-life (0: default)")
 	sizeExp := flag.Float64("size-exp", 0, "Weighted: size exponent (0: default)")
+	sameDir := flag.Float64("same-dir", 0, "Weighted: same-directory factor (0: default, <0: off)")
+	maxLearn := flag.Int("max-files", 0, "largest commit learned for pairs (0: default)")
+	only := flag.String("only", "", "evaluate only this method")
 	flag.Parse()
 	commits, err := readLog(*logPath)
 	if err != nil {
@@ -59,12 +62,15 @@ func main() {
 	}
 	fmt.Printf("history %s: %d commits with files; train %d (< %s), test %d (%d with %d-%d files)\n\n",
 		*logPath, len(commits), len(train), *split, len(test), nTest, *minFiles, *maxFiles)
-	opt := cochange.Options{HalfLife: *halfLife, SizeExp: *sizeExp}
+	opt := cochange.Options{HalfLife: *halfLife, SizeExp: *sizeExp, SameDir: *sameDir, MaxFiles: *maxLearn}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "mode\ttask\tmethod\tqueries\tanswered\tP@1\tP@3\tP@10\tR@3\tR@10\thit@3\tMRR@10\t")
 	for _, rolling := range []bool{false, true} {
 		for _, task := range []string{"navigation", "prevention"} {
 			for _, m := range cochange.Methods {
+				if *only != "" && string(m) != *only {
+					continue
+				}
 				s := evaluate(train, test, m, task, rolling, *minFiles, *maxFiles, opt)
 				mode := "frozen"
 				if rolling {
