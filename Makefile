@@ -4,6 +4,7 @@
 GO      ?= go
 PREFIX  ?= $(HOME)/.local
 BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man/man1
 TAGS    := sqlite_fts5
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/git-synaptic/git-synaptic/internal/cli.Version=$(VERSION)
@@ -22,11 +23,12 @@ build:
 install: build
 	install -d '$(BINDIR)'
 	install -m 0755 $(BIN) '$(BINDIR)/git-synaptic'
-	@echo "installed $(BINDIR)/git-synaptic"
+	$(BIN) man-pages '$(MANDIR)' >/dev/null
+	@echo "installed $(BINDIR)/git-synaptic and its man pages in $(MANDIR)"
 	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "note: add $(BINDIR) to your PATH so that 'git synaptic' finds it";; esac
 
 uninstall:
-	rm -f '$(BINDIR)/git-synaptic'
+	rm -f '$(BINDIR)/git-synaptic' '$(MANDIR)'/git-synaptic*.1
 
 # The test command: formatting, vet, then every unit and end-to-end test
 # (the e2e tests build the real binary and drive it against temp repos).

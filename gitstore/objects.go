@@ -534,3 +534,18 @@ func (r *Repo) SetRef(ctx context.Context, ref string, h Hash) error {
 
 // NewHash parses a 40-digit hex object id.
 func NewHash(s string) Hash { return plumbing.NewHash(s) }
+
+// Unborn reports whether HEAD points at a branch with no commit yet.
+func (r *Repo) Unborn() bool {
+	b, err := os.ReadFile(filepath.Join(r.gitDir, "HEAD"))
+	if err != nil {
+		return true
+	}
+	head := strings.TrimSpace(string(b))
+	ref, isRef := strings.CutPrefix(head, "ref: ")
+	if !isRef {
+		return false // detached at a commit
+	}
+	h, err := r.Tip(ref)
+	return err != nil || h.IsZero()
+}

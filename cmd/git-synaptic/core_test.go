@@ -415,3 +415,18 @@ func TestImportIsAllOrNothing(t *testing.T) {
 		t.Fatal("a refused import wrote memory")
 	}
 }
+
+func TestManPagesForGitHelp(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "man1")
+	ok(t, t.TempDir(), "man-pages", dir)
+	for _, page := range []string{"git-synaptic.1", "git-synaptic-save.1", "git-synaptic-sync.1", "git-synaptic-hooks-install.1"} {
+		b, err := os.ReadFile(filepath.Join(dir, page))
+		if err != nil || !strings.Contains(string(b), ".TH \"GIT-SYNAPTIC") {
+			t.Fatalf("%s: %v", page, err)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "git-synaptic-save.1"))
+	if !strings.Contains(string(b), "--private") || !strings.Contains(string(b), "EXAMPLE") {
+		t.Fatal("save's man page lacks its flags or examples")
+	}
+}

@@ -232,8 +232,11 @@ func (s *Service) Hook(ctx context.Context, name string, args []string, stdin st
 	return fmt.Errorf("unknown hook %q (want one of %s)", name, strings.Join(hooks.Names, ", "))
 }
 
+// indexCommits indexes the commits lo selects; on the hooks' hot path, so
+// it spends no git call beyond the one log (an unborn HEAD just indexes
+// nothing).
 func (s *Service) indexCommits(ctx context.Context, lo gitstore.LogOptions) error {
-	if h, err := s.repo.ResolveCommit(ctx, "HEAD"); err != nil || h.IsZero() {
+	if s.repo.Unborn() {
 		return nil
 	}
 	c, err := s.openCache()
