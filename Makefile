@@ -23,7 +23,7 @@ build:
 install: build
 	install -d '$(BINDIR)'
 	install -m 0755 $(BIN) '$(BINDIR)/git-synaptic'
-	$(BIN) man-pages '$(MANDIR)' >/dev/null
+	$(GO) run -ldflags '$(LDFLAGS)' ./internal/manpages '$(MANDIR)'
 	@echo "installed $(BINDIR)/git-synaptic and its man pages in $(MANDIR)"
 	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "note: add $(BINDIR) to your PATH so that 'git synaptic' finds it";; esac
 

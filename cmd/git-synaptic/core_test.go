@@ -418,7 +418,10 @@ func TestImportIsAllOrNothing(t *testing.T) {
 
 func TestManPagesForGitHelp(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "man1")
-	ok(t, t.TempDir(), "man-pages", dir)
+	cmd := exec.Command(manpagesBin, dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("manpages: %v\n%s", err, out)
+	}
 	for _, page := range []string{"git-synaptic.1", "git-synaptic-save.1", "git-synaptic-sync.1", "git-synaptic-hooks-install.1"} {
 		b, err := os.ReadFile(filepath.Join(dir, page))
 		if err != nil || !strings.Contains(string(b), ".TH \"GIT-SYNAPTIC") {

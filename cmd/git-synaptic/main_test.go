@@ -12,13 +12,18 @@ import (
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
 
-// bin is the git-synaptic binary built once for all end-to-end tests.
-var bin string
+// bin is the git-synaptic binary built once for all end-to-end tests, and
+// manpagesBin the man page generator that make install runs.
+var bin, manpagesBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "synaptic-bin")
 	if err != nil {
 		panic(err)
+	}
+	if manpagesBin, err = testrepo.BuildCommand("../..", dir, "./internal/manpages", "manpages"); err != nil {
+		fmt.Fprintln(os.Stderr, "cannot build manpages:", err)
+		os.Exit(2)
 	}
 	if bin, err = testrepo.BuildBinary("../..", dir); err != nil {
 		fmt.Fprintln(os.Stderr, "cannot build git-synaptic:", err)

@@ -2,11 +2,9 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/cobra/doc"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/notes"
@@ -217,31 +215,6 @@ func newReindex(e *env) *cobra.Command {
 				fmt.Fprintf(e.io.Out, "reindexed %d entries into %s\n", st.Stats.Total, st.CachePath)
 				return nil
 			})
-		},
-	}
-}
-
-// newManPages writes man pages for every command into a directory, so that
-// `git synaptic --help` (which git turns into `man git-synaptic`) works
-// once `make install` has put them on the manual path.
-func newManPages(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:    "man-pages DIR",
-		Short:  "Write man pages for every command into DIR",
-		Hidden: true,
-		Args:   exactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := os.MkdirAll(args[0], 0o755); err != nil {
-				return err
-			}
-			root := c.Root()
-			root.DisableAutoGenTag = true
-			hdr := &doc.GenManHeader{Title: "GIT-SYNAPTIC", Section: "1", Source: "git-synaptic " + Version, Manual: "Git Synaptic Manual"}
-			if err := doc.GenManTree(root, hdr, args[0]); err != nil {
-				return fmt.Errorf("man pages: %w", err)
-			}
-			fmt.Fprintf(e.io.Out, "man pages written to %s\n", args[0])
-			return nil
 		},
 	}
 }

@@ -78,6 +78,11 @@ func Run(ctx context.Context, args []string, stdio IO) int {
 	return ExitCode(err)
 }
 
+// Root returns the command tree, for tools that document it (man pages).
+func Root() *cobra.Command {
+	return newRoot(&env{ctx: context.Background(), io: IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, dir: "."})
+}
+
 func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "git-synaptic",
@@ -103,7 +108,7 @@ without conflicts, and is indexed in a disposable local cache for search.`,
 		newInit(e), newSave(e), newLog(e), newList(e), newShow(e), newSearch(e),
 		newPin(e, true), newPin(e, false), newArchive(e, true), newArchive(e, false),
 		newEdit(e), newStatus(e), newNote(e), newSync(e), newReindex(e), newImport(e),
-		newIndex(e), newCochanges(e), newSuggest(e), newHooks(e), newHook(e), newManPages(e),
+		newIndex(e), newCochanges(e), newSuggest(e), newHooks(e), newHook(e),
 	)
 	return root
 }

@@ -99,9 +99,15 @@ func NewReposAndRemote(t testing.TB, n int) (clones []string, remote string) {
 
 // BuildBinary builds cmd/git-synaptic (with the build tags the project
 // needs) into dir and returns its path. moduleRoot is the repository root.
+// Call it before Isolate: the build needs the real HOME's Go caches.
 func BuildBinary(moduleRoot, dir string) (string, error) {
-	bin := filepath.Join(dir, "git-synaptic")
-	cmd := exec.Command("go", "build", "-tags", "sqlite_fts5", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/git-synaptic")
+	return BuildCommand(moduleRoot, dir, "./cmd/git-synaptic", "git-synaptic")
+}
+
+// BuildCommand builds the main package pkg into dir/name.
+func BuildCommand(moduleRoot, dir, pkg, name string) (string, error) {
+	bin := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-tags", "sqlite_fts5", "-trimpath", "-ldflags=-s -w", "-o", bin, pkg)
 	cmd.Dir = moduleRoot
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	return bin, cmd.Run()
