@@ -29,18 +29,19 @@ type CommitRecord struct {
 }
 
 // PutCommit indexes a commit as a searchable git_commit entry and records
-// its files for co-change mining. Indexing the same commit again is a no-op.
-func (t *Tx) PutCommit(c CommitRecord) error {
+// its files for co-change mining. Indexing the same commit again is a
+// no-op; added reports whether it was new.
+func (t *Tx) PutCommit(c CommitRecord) (added bool, err error) {
 	q, err := t.stmt(`INSERT OR IGNORE INTO commits(sha, time, merge, files) VALUES(?, ?, ?, ?)`)
 	if err != nil {
-		return err
+		return false, err
 	}
 	res, err := q.ExecContext(noCancel, c.SHA, c.Time.Unix(), c.Merge, encodeFiles(c.Files))
 	if err != nil {
-		return err
+		return false, err
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return err // already indexed
+		return false, err // already indexed
 	}
 	names := make([]string, 0, len(c.Files))
 	for _, f := range c.Files {
@@ -55,7 +56,7 @@ func (t *Tx) PutCommit(c CommitRecord) error {
 	}
 	st := notes.State{Entry: notes.Entry{ID: c.SHA, Type: notes.TypeGitCommit, Content: content, Author: strings.ToValidUTF8(c.Author, "\uFFFD"),
 		Branch: c.Branch, Tier: notes.DefaultTier(notes.TypeGitCommit)}}
-	return t.writeRowFresh(st, c.Time.UnixNano(), c.Time.UnixNano(), HistorySource, false, c.SHA, nil, true)
+	return true, t.writeRowFresh(st, c.Time.UnixNano(), c.Time.UnixNano(), HistorySource, false, c.SHA, nil, true)
 }
 
 // DeleteCommit forgets an indexed commit (e.g. rewritten by a rebase).

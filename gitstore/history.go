@@ -39,15 +39,9 @@ type LogOptions struct {
 	NoWalk  bool // only the named commits, not their ancestors
 }
 
-const logFormat = "%x1e%H%x1f%P%x1f%an <%ae>%x1f%at%x1f%B%x1f"
-
-// History streams commits with their changed files (renames followed, +/-
-// line counts; merge commits carry no files), oldest first, so that a
-// consumer storing them in arrival order keeps history order even among
-// commits made in the same second. Paths are returned verbatim, whatever
-// bytes they hold.
-func (r *Repo) History(ctx context.Context, opt LogOptions, fn func(Commit) error) error {
-	args := []string{"log", "-z", "--numstat", "-M", "--no-color", "--reverse", "--format=" + logFormat}
+// revArgs are the rev-list options and revisions opt selects.
+func (opt LogOptions) revArgs() []string {
+	var args []string
 	if !opt.Since.IsZero() {
 		args = append(args, "--since="+strconv.FormatInt(opt.Since.Unix(), 10))
 	}
@@ -66,6 +60,18 @@ func (r *Repo) History(ctx context.Context, opt LogOptions, fn func(Commit) erro
 	for _, x := range opt.Exclude {
 		args = append(args, "^"+x)
 	}
+	return args
+}
+
+const logFormat = "%x1e%H%x1f%P%x1f%an <%ae>%x1f%at%x1f%B%x1f"
+
+// History streams commits with their changed files (renames followed, +/-
+// line counts; merge commits carry no files), oldest first, so that a
+// consumer storing them in arrival order keeps history order even among
+// commits made in the same second. Paths are returned verbatim, whatever
+// bytes they hold.
+func (r *Repo) History(ctx context.Context, opt LogOptions, fn func(Commit) error) error {
+	args := append([]string{"log", "-z", "--numstat", "-M", "--no-color", "--reverse", "--format=" + logFormat}, opt.revArgs()...)
 	args = append(args, "--")
 	full := append([]string{"--git-dir=" + r.gitDir}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
@@ -170,20 +176,7 @@ func firstBytes(b []byte, n int) []byte {
 
 // CountCommits counts the commits History would stream (for progress).
 func (r *Repo) CountCommits(ctx context.Context, opt LogOptions) (int, error) {
-	args := []string{"rev-list", "--count"}
-	if !opt.Since.IsZero() {
-		args = append(args, "--since="+strconv.FormatInt(opt.Since.Unix(), 10))
-	}
-	revs := opt.Revs
-	if len(revs) == 0 {
-		revs = []string{"HEAD"}
-	}
-	args = append(args, "--end-of-options")
-	args = append(args, revs...)
-	for _, x := range opt.Exclude {
-		args = append(args, "^"+x)
-	}
-	out, err := r.run(ctx, nil, nil, args...)
+	out, err := r.run(ctx, nil, nil, append([]string{"rev-list", "--count"}, opt.revArgs()...)...)
 	if err != nil {
 		return 0, err
 	}

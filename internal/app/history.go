@@ -90,33 +90,23 @@ func (s *Service) Index(ctx context.Context, opt IndexOptions) (IndexReport, err
 		}
 		opt.Progress(0, total)
 	}
-	tx, err := c.Begin(ctx)
-	if err != nil {
-		return rep, err
-	}
-	defer tx.Rollback()
 	branch := s.repo.CurrentBranch()
 	if opt.Branch != "" {
 		branch = opt.Branch
 	}
-	err = s.repo.History(ctx, lo, func(gc gitstore.Commit) error {
-		rep.Seen++
-		if opt.Progress != nil && rep.Seen%200 == 0 {
-			opt.Progress(rep.Seen, total)
+	err = s.inTx(ctx, func(tx *cache.Tx) error {
+		var err error
+		rep.Seen, rep.Indexed, err = s.logInto(ctx, tx, lo, branch, func(seen int) {
+			if opt.Progress != nil && seen%200 == 0 {
+				opt.Progress(seen, total)
+			}
+		})
+		if err != nil || !opt.Since.IsZero() || opt.Max != 0 {
+			return err
 		}
-		n, err := putCommit(tx, gc, branch)
-		rep.Indexed += n
-		return err
+		return tx.SetMeta(historyTipsKey, mergeTips(exclude, tips))
 	})
 	if err != nil {
-		return rep, err
-	}
-	if opt.Since.IsZero() && opt.Max == 0 {
-		if err := tx.SetMeta(historyTipsKey, mergeTips(exclude, tips)); err != nil {
-			return rep, err
-		}
-	}
-	if err := tx.Commit(); err != nil {
 		return rep, err
 	}
 	if opt.Progress != nil {
@@ -142,12 +132,42 @@ func mergeTips(a, b []string) string {
 	return strings.Join(out, " ")
 }
 
-func putCommit(tx *cache.Tx, gc gitstore.Commit, branch string) (int, error) {
-	rec := cache.CommitRecord{SHA: gc.SHA, Author: gc.Author, Message: gc.Message, Branch: branch, Time: gc.Time, Merge: len(gc.Parents) > 1}
-	for _, f := range gc.Files {
-		rec.Files = append(rec.Files, cache.FileRecord{Path: f.Path, OldPath: f.OldPath, Added: f.Added, Deleted: f.Deleted})
+// inTx runs f in one cache transaction.
+func (s *Service) inTx(ctx context.Context, f func(*cache.Tx) error) error {
+	c, err := s.openCache()
+	if err != nil {
+		return err
 	}
-	return 1, tx.PutCommit(rec)
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := f(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// logInto indexes the commits lo selects into tx; it reports how many it
+// walked and how many were new. each, if set, sees the running count.
+func (s *Service) logInto(ctx context.Context, tx *cache.Tx, lo gitstore.LogOptions, branch string, each func(seen int)) (seen, added int, err error) {
+	err = s.repo.History(ctx, lo, func(gc gitstore.Commit) error {
+		seen++
+		if each != nil {
+			each(seen)
+		}
+		rec := cache.CommitRecord{SHA: gc.SHA, Author: gc.Author, Message: gc.Message, Branch: branch, Time: gc.Time, Merge: len(gc.Parents) > 1}
+		for _, f := range gc.Files {
+			rec.Files = append(rec.Files, cache.FileRecord{Path: f.Path, OldPath: f.OldPath, Added: f.Added, Deleted: f.Deleted})
+		}
+		isNew, err := tx.PutCommit(rec)
+		if isNew {
+			added++
+		}
+		return err
+	})
+	return seen, added, err
 }
 
 // Hook runs the work of git hook name; it never fails git: callers report
@@ -191,29 +211,16 @@ func (s *Service) Hook(ctx context.Context, name string, args []string, stdin st
 		if len(news) == 0 {
 			return nil
 		}
-		c, err := s.openCache()
-		if err != nil {
-			return err
-		}
-		tx, err := c.Begin(ctx)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		for _, o := range olds {
-			if err := tx.DeleteCommit(o); err != nil {
-				return err
+		err := s.inTx(ctx, func(tx *cache.Tx) error {
+			for _, o := range olds {
+				if err := tx.DeleteCommit(o); err != nil {
+					return err
+				}
 			}
-		}
-		branch := s.repo.CurrentBranch()
-		err = s.repo.History(ctx, gitstore.LogOptions{Revs: news, NoWalk: true}, func(gc gitstore.Commit) error {
-			_, err := putCommit(tx, gc, branch)
+			_, _, err := s.logInto(ctx, tx, gitstore.LogOptions{Revs: news, NoWalk: true}, s.repo.CurrentBranch(), nil)
 			return err
 		})
 		if err != nil {
-			return err
-		}
-		if err := tx.Commit(); err != nil {
 			return err
 		}
 		// git copied the notes of rewritten commits (notes.rewriteRef);
@@ -239,23 +246,10 @@ func (s *Service) indexCommits(ctx context.Context, lo gitstore.LogOptions) erro
 	if s.repo.Unborn() {
 		return nil
 	}
-	c, err := s.openCache()
-	if err != nil {
+	return s.inTx(ctx, func(tx *cache.Tx) error {
+		_, _, err := s.logInto(ctx, tx, lo, s.repo.CurrentBranch(), nil)
 		return err
-	}
-	tx, err := c.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	branch := s.repo.CurrentBranch()
-	if err := s.repo.History(ctx, lo, func(gc gitstore.Commit) error {
-		_, err := putCommit(tx, gc, branch)
-		return err
-	}); err != nil {
-		return err
-	}
-	return tx.Commit()
+	})
 }
 
 // InstallHooks installs the git hooks (see package hooks).

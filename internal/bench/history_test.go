@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/git-synaptic/git-synaptic/internal/evaldata"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
 
@@ -19,7 +20,7 @@ func hugoRepo(b *testing.B, limit int) string {
 	if _, err := os.Stat(hugoLog); err != nil {
 		b.Fatalf("hugo history not found at %s (../shared must sit beside the repository): %v", hugoLog, err)
 	}
-	commits, err := testrepo.ReadNameOnlyLog(hugoLog, limit)
+	commits, err := evaldata.ReadNameOnlyLog(hugoLog, limit)
 	if err != nil {
 		b.Fatal(err)
 	}

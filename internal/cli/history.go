@@ -221,40 +221,36 @@ NAME.pre-synaptic), and never fail or block git.`,
 			fmt.Fprintf(e.io.Out, "  %-14s %s\n", n, actions[n])
 		}
 	}
-	c.AddCommand(&cobra.Command{
-		Use: "install", Short: "Install the hooks (keeping and chaining existing ones)", Args: exactArgs(0),
-		RunE: func(c *cobra.Command, _ []string) error {
-			return e.withService(func(s *app.Service) error {
-				rep, err := s.InstallHooks(contextOf(e))
-				if err == nil {
-					report(rep.Dir, rep.Actions)
-				}
-				return err
-			})
-		},
-	}, &cobra.Command{
-		Use: "uninstall", Short: "Remove the hooks and restore the ones they chained", Args: exactArgs(0),
-		RunE: func(c *cobra.Command, _ []string) error {
-			return e.withService(func(s *app.Service) error {
-				rep, err := s.UninstallHooks(contextOf(e))
-				if err == nil {
-					report(rep.Dir, rep.Actions)
-				}
-				return err
-			})
-		},
-	}, &cobra.Command{
-		Use: "status", Short: "Show which hooks are installed", Args: exactArgs(0),
-		RunE: func(c *cobra.Command, _ []string) error {
-			return e.withService(func(s *app.Service) error {
-				dir, st, err := s.HooksStatus(contextOf(e))
-				if err == nil {
-					report(dir, st)
-				}
-				return err
-			})
-		},
-	})
+	for _, sub := range []struct {
+		use, short string
+		do         func(*app.Service) (string, map[string]string, error)
+	}{
+		{"install", "Install the hooks (keeping and chaining existing ones)", func(s *app.Service) (string, map[string]string, error) {
+			rep, err := s.InstallHooks(contextOf(e))
+			return rep.Dir, rep.Actions, err
+		}},
+		{"uninstall", "Remove the hooks and restore the ones they chained", func(s *app.Service) (string, map[string]string, error) {
+			rep, err := s.UninstallHooks(contextOf(e))
+			return rep.Dir, rep.Actions, err
+		}},
+		{"status", "Show which hooks are installed", func(s *app.Service) (string, map[string]string, error) {
+			return s.HooksStatus(contextOf(e))
+		}},
+	} {
+		do := sub.do
+		c.AddCommand(&cobra.Command{
+			Use: sub.use, Short: sub.short, Args: exactArgs(0),
+			RunE: func(c *cobra.Command, _ []string) error {
+				return e.withService(func(s *app.Service) error {
+					dir, actions, err := do(s)
+					if err == nil {
+						report(dir, actions)
+					}
+					return err
+				})
+			},
+		})
+	}
 	return c
 }
 

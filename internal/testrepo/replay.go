@@ -2,67 +2,20 @@ package testrepo
 
 import (
 	"bufio"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/git-synaptic/git-synaptic/internal/evaldata"
 )
-
-// LogCommit is a commit of a recorded history: `git log --name-only
-// --format=--%H--%ct--%an`.
-type LogCommit struct {
-	Time   int64
-	Author string
-	Files  []string
-}
-
-// ReadNameOnlyLog parses such a log (gzip ok), oldest first, merges (no
-// files) dropped, at most limit commits (0: all) counted from the oldest.
-func ReadNameOnlyLog(path string, limit int) ([]LogCommit, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		if r, err = gzip.NewReader(f); err != nil {
-			return nil, err
-		}
-	}
-	var out []LogCommit
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "--") && strings.Count(line, "--") >= 3 {
-			p := strings.SplitN(line[2:], "--", 3)
-			ts, _ := strconv.ParseInt(p[1], 10, 64)
-			out = append(out, LogCommit{Time: ts, Author: p[2]})
-		} else if line != "" && len(out) > 0 {
-			out[len(out)-1].Files = append(out[len(out)-1].Files, line)
-		}
-	}
-	kept := out[:0]
-	for i := len(out) - 1; i >= 0; i-- { // log is newest first
-		if len(out[i].Files) > 0 {
-			kept = append(kept, out[i])
-		}
-	}
-	if limit > 0 && len(kept) > limit {
-		kept = kept[:limit]
-	}
-	return kept, sc.Err()
-}
 
 // Replay writes commits into the repository at dir with git fast-import on
 // branch main: each commit changes its files (contents made up), with the
 // recorded author and time.
-func Replay(t testing.TB, dir string, commits []LogCommit) {
+func Replay(t testing.TB, dir string, commits []evaldata.Commit) {
 	t.Helper()
 	cmd := exec.Command("git", "fast-import", "--quiet", "--force")
 	cmd.Dir = dir

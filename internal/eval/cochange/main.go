@@ -10,19 +10,14 @@
 package main
 
 import (
-	"bufio"
-	"compress/gzip"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"sort"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cochange"
+	"github.com/git-synaptic/git-synaptic/internal/evaldata"
 )
 
 func main() {
@@ -148,51 +143,15 @@ func (s *scores) add(got []cochange.Suggestion, want []string) {
 	}
 }
 
-// readLog parses the name-only log into commits, oldest first. Merge
-// commits (no files) are dropped.
+// readLog reads the recorded history as co-change commits, oldest first.
 func readLog(path string) ([]cochange.Commit, error) {
-	f, err := os.Open(path)
+	log, err := evaldata.ReadNameOnlyLog(path, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		gz, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, err
-		}
-		r = gz
+	out := make([]cochange.Commit, len(log))
+	for i, c := range log {
+		out[i] = cochange.Commit{ID: c.ID, Time: time.Unix(c.Time, 0).UTC(), Files: c.Files}
 	}
-	var out []cochange.Commit
-	var cur *cochange.Commit
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "--") && strings.Count(line, "--") >= 3 {
-			parts := strings.SplitN(strings.TrimPrefix(line, "--"), "--", 3)
-			ts, err := strconv.ParseInt(parts[1], 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("bad header %q", line)
-			}
-			out = append(out, cochange.Commit{ID: parts[0], Time: time.Unix(ts, 0).UTC()})
-			cur = &out[len(out)-1]
-			continue
-		}
-		if line != "" && cur != nil {
-			cur.Files = append(cur.Files, line)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	kept := out[:0]
-	for _, c := range out {
-		if len(c.Files) > 0 {
-			kept = append(kept, c)
-		}
-	}
-	sort.SliceStable(kept, func(i, j int) bool { return kept[i].Time.Before(kept[j].Time) })
-	return kept, nil
+	return out, nil
 }
