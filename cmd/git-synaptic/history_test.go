@@ -169,6 +169,9 @@ func TestHistoryEdgeCases(t *testing.T) {
 	if r := run(t, empty, "", "cochanges", "x.go"); r.code != 3 {
 		t.Fatalf("cochanges in an empty repo: %+v", r)
 	}
+	if r := run(t, empty, "", "suggest"); r.code != 3 || !strings.Contains(r.err, "no commits yet") {
+		t.Fatalf("suggest in an empty repo: %+v", r)
+	}
 
 	// Detached HEAD and a shallow clone.
 	dir := testrepo.NewRepo(t)

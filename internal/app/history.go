@@ -324,6 +324,9 @@ type SuggestRequest struct {
 // Suggest ranks files that usually change with the given (or currently
 // changed) files but are not among them.
 func (s *Service) Suggest(ctx context.Context, req SuggestRequest) (query []string, out []cochange.Suggestion, err error) {
+	if s.repo.Unborn() {
+		return nil, nil, ErrNoCommits
+	}
 	query = req.Files
 	if len(query) == 0 {
 		if query, err = s.repo.ChangedFiles(ctx, req.Staged); err != nil {
