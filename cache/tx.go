@@ -22,6 +22,7 @@ type Tx struct {
 	// are then known to be new, and only entries that got ops here have any,
 	// which lets a full rebuild skip a lookup and two deletes per entry.
 	reset   bool
+	onFold  func(done, total int)
 	withOps map[string]bool
 	written map[int64]bool
 	// pending holds entries put in this transaction, to fold without re-reading.
@@ -196,13 +197,24 @@ func (t *Tx) ClearProblems(source string) error {
 	return err
 }
 
+// OnFold, if set, is told how far Commit's re-folding has got.
+func (t *Tx) OnFold(f func(done, total int)) { t.onFold = f }
+
 // Commit re-folds every entry touched by this transaction and commits.
 func (t *Tx) Commit() error {
+	n := 0
 	for id := range t.dirty {
+		if t.onFold != nil && n%1000 == 0 {
+			t.onFold(n, len(t.dirty))
+		}
+		n++
 		if err := t.refold(id); err != nil {
 			t.tx.Rollback()
 			return fmt.Errorf("cache: fold %s: %w", id, err)
 		}
+	}
+	if t.onFold != nil {
+		t.onFold(len(t.dirty), len(t.dirty))
 	}
 	if err := t.tx.Commit(); err != nil {
 		return fmt.Errorf("cache: commit: %w", err)

@@ -226,7 +226,20 @@ func (s *Service) applyRef(tx *cache.Tx, ref string, old, tip gitstore.Hash) ([]
 		return s.applyNotes(tx, tip, changes, problem)
 	}
 	private := strings.HasPrefix(ref, privatePrefix)
-	for _, ch := range changes {
+	// Progress covers reading the changed files, then folding them into
+	// the index on commit (each about half the work).
+	report := s.progress
+	if len(changes) < 2000 {
+		report = nil
+	}
+	total := len(changes)
+	if report != nil {
+		tx.OnFold(func(done, n int) { report(total/2+done*(total-total/2)/max(n, 1), total) })
+	}
+	for i, ch := range changes {
+		if report != nil && i%1000 == 0 {
+			report(i/2, total)
+		}
 		if err := tx.ClearProblem(ref, ch.Path); err != nil {
 			return nil, err
 		}

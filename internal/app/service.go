@@ -37,16 +37,20 @@ type Options struct {
 	// BusyTimeout bounds how long a cache write waits for another
 	// process (0: a minute). Git hooks set it short.
 	BusyTimeout time.Duration
+	// Progress, if set, is told how far long indexing runs have got
+	// (thousands of changed memory files, e.g. a rebuild).
+	Progress func(done, total int)
 }
 
 // Service is an open repository with its memory cache.
 type Service struct {
-	repo  *gitstore.Repo
-	cache *cache.Cache
-	now   func() time.Time
-	warn  io.Writer
-	busy  time.Duration
-	fresh bool
+	repo     *gitstore.Repo
+	cache    *cache.Cache
+	now      func() time.Time
+	warn     io.Writer
+	busy     time.Duration
+	progress func(done, total int)
+	fresh    bool
 }
 
 // Open opens the repository containing dir. The cache is opened lazily.
@@ -55,7 +59,7 @@ func Open(dir string, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{repo: repo, now: opts.Now, warn: opts.Warn, busy: opts.BusyTimeout}
+	s := &Service{repo: repo, now: opts.Now, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -42,7 +42,7 @@ func contextOf(e *env) context.Context { return e.ctx }
 
 // open opens the repository of the current directory (or -C).
 func (e *env) open() (*app.Service, error) {
-	return app.Open(e.dir, app.Options{Warn: e.io.Err, BusyTimeout: e.busy})
+	return app.Open(e.dir, app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory")})
 }
 
 // Main runs the CLI with os.Args and returns the exit code.
