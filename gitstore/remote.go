@@ -70,6 +70,8 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refspecs ...string) err
 	if _, err := r.run(ctx, nil, nil, args...); err != nil {
 		return fmt.Errorf("fetch memory from %s: %w", remote, err)
 	}
+	// go-git lists pack files once; a fetch may have added one.
+	r.st.Reindex()
 	return nil
 }
 

@@ -85,6 +85,24 @@ func TestSyncTwoClonesUnionWithoutConflictsOrDuplicates(t *testing.T) {
 	if testrepo.Git(t, a, "rev-parse", "refs/synaptic/memory") != tip {
 		t.Fatal("idle sync moved the ref")
 	}
+
+	// A large sync arrives as a pack; it must be readable even when the
+	// syncing process had already read objects (here: a cache rebuild).
+	var bulk strings.Builder
+	for i := 0; i < 300; i++ {
+		fmt.Fprintf(&bulk, `{"content":"bulk entry %d"}`+"\n", i)
+	}
+	f := filepath.Join(t.TempDir(), "bulk.jsonl")
+	os.WriteFile(f, []byte(bulk.String()), 0o644)
+	ok(t, a, "import", f)
+	ok(t, a, "sync")
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(filepath.Join(b, ".git", "synaptic", "cache.db"+suffix))
+	}
+	ok(t, b, "sync")
+	if n := len(listJSON(t, b)); n != 305 {
+		t.Fatalf("after a large sync b has %d entries, want 305", n)
+	}
 }
 
 func TestConcurrentSavesLoseNothing(t *testing.T) {
