@@ -165,6 +165,18 @@ func (s *Service) recreateCache() (*cache.Cache, error) {
 	return s.openCache()
 }
 
+// Stale makes the next read refresh the cache from the refs; a long-running
+// process (the MCP server) calls it before each request, since other
+// processes and git fetch move the refs meanwhile.
+func (s *Service) Stale() { s.fresh = false }
+
+// Identity is the git identity new memory would be written under ("" when
+// none is configured).
+func (s *Service) Identity(ctx context.Context) string {
+	id, _ := s.repo.Ident(ctx)
+	return id
+}
+
 // author is the git identity for new memory, or a clear error.
 func (s *Service) author(ctx context.Context) (string, error) {
 	return s.repo.Ident(ctx)

@@ -1,0 +1,242 @@
+package main_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+)
+
+// mcpClient drives `git-synaptic mcp` over its stdin and stdout.
+type mcpClient struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	next int
+}
+
+func startMCP(t *testing.T, dir string) *mcpClient {
+	t.Helper()
+	cmd := exec.Command(bin, "mcp")
+	cmd.Dir = dir
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &mcpClient{t: t, cmd: cmd, in: in, out: bufio.NewReader(out)}
+	t.Cleanup(func() {
+		in.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			t.Error("mcp server did not exit when stdin closed")
+		}
+		if strings.Contains(stderr.String(), "panic") {
+			t.Errorf("mcp server panicked:\n%s", stderr.String())
+		}
+	})
+	return c
+}
+
+type rpcResponse struct {
+	ID     int             `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func (c *mcpClient) call(method string, params any) rpcResponse {
+	c.t.Helper()
+	c.next++
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.next, "method": method, "params": params})
+	if _, err := c.in.Write(append(req, '\n')); err != nil {
+		c.t.Fatal(err)
+	}
+	type lineOrErr struct {
+		line string
+		err  error
+	}
+	ch := make(chan lineOrErr, 1)
+	go func() {
+		for {
+			line, err := c.out.ReadString('\n')
+			if err != nil {
+				ch <- lineOrErr{err: err}
+				return
+			}
+			var r rpcResponse
+			if json.Unmarshal([]byte(line), &r) == nil && r.ID == c.next {
+				ch <- lineOrErr{line: line}
+				return
+			}
+		}
+	}()
+	select {
+	case got := <-ch:
+		if got.err != nil {
+			c.t.Fatalf("%s: %v", method, got.err)
+		}
+		var r rpcResponse
+		json.Unmarshal([]byte(got.line), &r)
+		return r
+	case <-time.After(30 * time.Second):
+		c.t.Fatalf("%s: no answer in 30 s", method)
+	}
+	return rpcResponse{}
+}
+
+type toolResult struct {
+	Content []struct {
+		Text string `json:"text"`
+	} `json:"content"`
+	Structured json.RawMessage `json:"structuredContent"`
+	IsError    bool            `json:"isError"`
+}
+
+func (c *mcpClient) tool(name string, args map[string]any) toolResult {
+	c.t.Helper()
+	r := c.call("tools/call", map[string]any{"name": name, "arguments": args})
+	if r.Error != nil {
+		c.t.Fatalf("%s: protocol error %+v", name, r.Error)
+	}
+	var tr toolResult
+	if err := json.Unmarshal(r.Result, &tr); err != nil || len(tr.Content) == 0 {
+		c.t.Fatalf("%s: bad result %s", name, r.Result)
+	}
+	return tr
+}
+
+func TestMCPServerOverStdio(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	commitFiles(t, dir, "billing schema", "billing/schema.sql", "billing/model.go")
+	commitFiles(t, dir, "billing model", "billing/schema.sql", "billing/model.go")
+	teammate := "Other Person <other@example.com>"
+	cmd := exec.Command(bin, "save", "teammate says: billing uses postgres 16", "--type", "decision")
+	cmd.Dir = dir
+	cmd.Env = append(cmd.Environ(), "GIT_AUTHOR_NAME=Other Person", "GIT_AUTHOR_EMAIL=other@example.com")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("teammate save: %v %s", err, out)
+	}
+
+	c := startMCP(t, dir)
+	init := c.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "test", "version": "1"}})
+	if init.Error != nil || !strings.Contains(string(init.Result), "git-synaptic") {
+		t.Fatalf("initialize: %+v %s", init.Error, init.Result)
+	}
+	c.in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+
+	list := c.call("tools/list", map[string]any{})
+	var tools struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	json.Unmarshal(list.Result, &tools)
+	want := []string{"context_save", "context_search", "context_list", "context_status", "context_update", "context_pin", "context_archive", "context_delete", "context_related", "context_git_index", "context_cochanges"}
+	have := map[string]bool{}
+	for _, tl := range tools.Tools {
+		have[tl.Name] = true
+		if tl.Description == "" || !strings.Contains(string(tl.InputSchema), `"type":"object"`) {
+			t.Errorf("tool %s lacks a description or schema", tl.Name)
+		}
+	}
+	for _, w := range want {
+		if !have[w] {
+			t.Errorf("tools/list misses %s", w)
+		}
+	}
+
+	saved := c.tool("context_save", map[string]any{"content": "the billing worker retries 3 times with backoff", "type": "insight", "tags": []string{"billing"}})
+	var s struct{ ID string }
+	json.Unmarshal(saved.Structured, &s)
+	if saved.IsError || len(s.ID) != 32 {
+		t.Fatalf("context_save: %+v", saved)
+	}
+	other := c.tool("context_save", map[string]any{"content": "see the retry insight", "related_ids": []string{s.ID}})
+
+	res := c.tool("context_search", map[string]any{"query": "billing postgres retries", "limit": 5})
+	text := res.Content[0].Text
+	if res.IsError || !strings.Contains(text, "(teammate)") || !strings.Contains(text, "(you)") || !strings.Contains(text, teammate) {
+		t.Fatalf("search results lack provenance:\n%s", text)
+	}
+	if r := c.tool("context_list", map[string]any{"types": []string{"decision"}}); !strings.Contains(r.Content[0].Text, "postgres 16") || strings.Contains(r.Content[0].Text, "retries 3") {
+		t.Fatalf("context_list with a type filter:\n%s", r.Content[0].Text)
+	}
+	if r := c.tool("context_update", map[string]any{"id": s.ID[:8], "content": "the billing worker retries 5 times", "add_tags": []string{"retry"}}); r.IsError {
+		t.Fatalf("context_update: %+v", r)
+	}
+	if r := c.tool("context_pin", map[string]any{"id": s.ID}); r.IsError || !strings.Contains(r.Content[0].Text, "pin") {
+		t.Fatalf("context_pin: %+v", r)
+	}
+	rel := c.tool("context_related", map[string]any{"id": s.ID})
+	if rel.IsError || !strings.Contains(rel.Content[0].Text, "retries 5 times") || !strings.Contains(rel.Content[0].Text, "see the retry insight") {
+		t.Fatalf("context_related:\n%s", rel.Content[0].Text)
+	}
+	idx := c.tool("context_git_index", map[string]any{})
+	if idx.IsError || !strings.Contains(idx.Content[0].Text, "indexed 3 new commits") {
+		t.Fatalf("context_git_index: %+v", idx.Content)
+	}
+	co := c.tool("context_cochanges", map[string]any{"file": "billing/model.go"})
+	if co.IsError || !strings.Contains(co.Content[0].Text, "billing/schema.sql (2 times") {
+		t.Fatalf("context_cochanges:\n%s", co.Content[0].Text)
+	}
+	st := c.tool("context_status", map[string]any{})
+	if st.IsError || !strings.Contains(st.Content[0].Text, "3 entries") || !strings.Contains(st.Content[0].Text, "3 indexed commits") {
+		t.Fatalf("context_status:\n%s", st.Content[0].Text)
+	}
+	if r := c.tool("context_archive", map[string]any{"ids": []string{s.ID}}); r.IsError {
+		t.Fatalf("context_archive: %+v", r)
+	}
+	if r := c.tool("context_search", map[string]any{"query": "retries"}); strings.Contains(r.Content[0].Text, "retries 5") {
+		t.Fatalf("archived entry still found:\n%s", r.Content[0].Text)
+	}
+	var o struct{ ID string }
+	json.Unmarshal(other.Structured, &o)
+	if r := c.tool("context_delete", map[string]any{"id": o.ID}); r.IsError || !strings.Contains(r.Content[0].Text, "deleted") {
+		t.Fatalf("context_delete: %+v", r)
+	}
+
+	// Bad calls are tool errors, and the server keeps serving.
+	for _, bad := range []struct {
+		name string
+		args map[string]any
+		msg  string
+	}{
+		{"context_save", map[string]any{}, "content"},
+		{"context_save", map[string]any{"content": "key AKIAQYLPMN5HHHFPZAM2"}, "secret"},
+		{"context_save", map[string]any{"content": "x", "type": "nonsense"}, "unknown type"},
+		{"context_search", map[string]any{"query": "x", "limit": 100000}, "limit"},
+		{"context_update", map[string]any{"id": "ffffffff", "content": "y"}, "no such memory entry"},
+		{"context_cochanges", map[string]any{"file": 42}, "file"},
+		{"context_archive", map[string]any{"ids": "not-a-list"}, "ids"},
+	} {
+		r := c.tool(bad.name, bad.args)
+		if !r.IsError || !strings.Contains(r.Content[0].Text, bad.msg) {
+			t.Errorf("%s %v: want a tool error about %q, got %+v", bad.name, bad.args, bad.msg, r)
+		}
+	}
+	if r := c.call("tools/call", map[string]any{"name": "no_such_tool", "arguments": map[string]any{}}); r.Error == nil && !strings.Contains(string(r.Result), "isError") {
+		t.Errorf("unknown tool accepted: %s", r.Result)
+	}
+	// A save from another process is visible to the running server.
+	ok(t, dir, "save", "saved from the CLI while the server runs")
+	if r := c.tool("context_search", map[string]any{"query": "server runs"}); !strings.Contains(r.Content[0].Text, "saved from the CLI") {
+		t.Fatalf("server does not see new memory:\n%s", r.Content[0].Text)
+	}
+}
