@@ -13,7 +13,7 @@ BIN     := bin/git-synaptic
 export CGO_ENABLED := 1
 export GOFLAGS := -tags=$(TAGS)
 
-.PHONY: all build install uninstall test vet fmt-check unit bench eval eval-cochange clean
+.PHONY: all build install uninstall test vet fmt-check unit bench eval eval-cochange eval-locomo clean
 
 all: build
 
@@ -49,12 +49,16 @@ bench:
 
 # Evaluations on the shared data sets (../shared/eval, beside the repository).
 SHARED ?= ../shared
-eval: eval-cochange
+eval: eval-cochange eval-locomo
 
 # Co-change recommenders on the replayed hugo history (protocol in
 # ../shared/README.md and internal/eval/cochange).
 eval-cochange:
 	$(GO) run ./internal/eval/cochange -log $(SHARED)/eval/cochange/hugo.nameonly.log.gz
+
+# Retrieval on the LoCoMo dev conversations (turn-level recall@k, MRR).
+eval-locomo:
+	$(GO) run ./internal/eval/locomo -data $(SHARED)/eval/locomo-dev
 
 clean:
 	rm -rf bin

@@ -1,0 +1,208 @@
+// Command locomo measures retrieval on the LoCoMo long-term conversational
+// memory benchmark (`make eval-locomo`; data in ../shared/eval/locomo-dev).
+// Protocol (../shared/README.md): per conversation, every dialogue turn is
+// saved as a memory entry ("speaker: text", dated), then each question is
+// run as a search; turn-level recall@k = |evidence ∩ top-k| / |evidence|,
+// averaged over questions, reported per category and overall, with MRR.
+// The conversations are imported into throwaway repositories through the
+// same application code the CLI uses.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+type turn struct {
+	Conv, ID, DateTime, Speaker, Text string
+}
+
+type query struct {
+	Conv     string   `json:"conv"`
+	Question string   `json:"question"`
+	Category int      `json:"category"`
+	Evidence []string `json:"evidence"`
+}
+
+func main() {
+	dir := flag.String("data", "../shared/eval/locomo-dev", "directory holding turns.jsonl and queries.jsonl")
+	flag.Parse()
+	if err := run(*dir); err != nil {
+		fmt.Fprintln(os.Stderr, "eval-locomo:", err)
+		os.Exit(1)
+	}
+}
+
+func readJSONL[T any](path string, fn func(T)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		fn(v)
+	}
+	return sc.Err()
+}
+
+type stats struct {
+	n                     int
+	r1, r5, r10, r50, mrr float64
+}
+
+func (s *stats) add(ranked []string, evidence map[string]bool) {
+	s.n++
+	hits := func(k int) float64 {
+		c := 0
+		for i, id := range ranked {
+			if i >= k {
+				break
+			}
+			if evidence[id] {
+				c++
+			}
+		}
+		return float64(c) / float64(len(evidence))
+	}
+	s.r1 += hits(1)
+	s.r5 += hits(5)
+	s.r10 += hits(10)
+	s.r50 += hits(50)
+	for i, id := range ranked {
+		if evidence[id] {
+			s.mrr += 1 / float64(i+1)
+			break
+		}
+	}
+}
+
+func run(dataDir string) error {
+	os.Setenv("GIT_AUTHOR_NAME", "LoCoMo")
+	os.Setenv("GIT_AUTHOR_EMAIL", "locomo@example.com")
+	turns := map[string][]turn{}
+	if err := readJSONL(filepath.Join(dataDir, "turns.jsonl"), func(t struct {
+		Conv     string `json:"conv"`
+		ID       string `json:"id"`
+		DateTime string `json:"date_time"`
+		Speaker  string `json:"speaker"`
+		Text     string `json:"text"`
+	}) {
+		turns[t.Conv] = append(turns[t.Conv], turn{t.Conv, t.ID, t.DateTime, t.Speaker, t.Text})
+	}); err != nil {
+		return err
+	}
+	queries := map[string][]query{}
+	if err := readJSONL(filepath.Join(dataDir, "queries.jsonl"), func(q query) { queries[q.Conv] = append(queries[q.Conv], q) }); err != nil {
+		return err
+	}
+	convs := make([]string, 0, len(turns))
+	for c := range turns {
+		convs = append(convs, c)
+	}
+	sort.Strings(convs)
+	byCat := map[int]*stats{}
+	var all, core stats
+	ctx := context.Background()
+	start := time.Now()
+	for _, conv := range convs {
+		ranked, err := searchConversation(ctx, turns[conv], queries[conv])
+		if err != nil {
+			return fmt.Errorf("%s: %w", conv, err)
+		}
+		for i, q := range queries[conv] {
+			ev := map[string]bool{}
+			for _, e := range q.Evidence {
+				for _, id := range strings.FieldsFunc(e, func(r rune) bool { return r == ';' || r == ',' || r == ' ' }) {
+					ev[strings.ToLower(id)] = true
+				}
+			}
+			if len(ev) == 0 {
+				continue
+			}
+			if byCat[q.Category] == nil {
+				byCat[q.Category] = &stats{}
+			}
+			byCat[q.Category].add(ranked[i], ev)
+			all.add(ranked[i], ev)
+			if q.Category <= 4 {
+				core.add(ranked[i], ev)
+			}
+		}
+	}
+	fmt.Printf("LoCoMo dev (%d conversations, %d questions with evidence) in %s; retriever: BM25 (FTS5, porter, stopwords dropped)\n\n",
+		len(convs), all.n, time.Since(start).Round(time.Millisecond))
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "category\tquestions\tR@1\tR@5\tR@10\tR@50\tMRR\t")
+	names := map[int]string{1: "1 multi-hop", 2: "2 temporal", 3: "3 open-domain", 4: "4 single-hop", 5: "5 adversarial"}
+	row := func(name string, s *stats) {
+		n := float64(max(s.n, 1))
+		fmt.Fprintf(w, "%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", name, s.n, s.r1/n, s.r5/n, s.r10/n, s.r50/n, s.mrr/n)
+	}
+	for c := 1; c <= 5; c++ {
+		if s := byCat[c]; s != nil {
+			row(names[c], s)
+		}
+	}
+	row("all 1-4", &core)
+	row("all", &all)
+	return w.Flush()
+}
+
+// searchConversation imports a conversation into a fresh repository and
+// returns, per question, the dialogue ids of the top 50 results.
+func searchConversation(ctx context.Context, turns []turn, qs []query) ([][]string, error) {
+	dir, err := os.MkdirTemp("", "locomo")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("git init: %v %s", err, out)
+	}
+	s, err := app.Open(dir, app.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	reqs := make([]app.SaveRequest, len(turns))
+	for i, t := range turns {
+		created, _ := time.Parse("3:04 pm on 2 January, 2006", t.DateTime)
+		reqs[i] = app.SaveRequest{Content: t.Speaker + ": " + t.Text, Type: notes.TypeReference, Tags: []string{strings.ToLower(t.ID)}, Created: created, AllowSecret: true}
+	}
+	if _, err := s.Import(ctx, reqs, false); err != nil {
+		return nil, err
+	}
+	out := make([][]string, len(qs))
+	for i, q := range qs {
+		hits, err := s.Search(ctx, q.Question, cache.Filter{Limit: 50})
+		if err != nil && err != cache.ErrNoWords {
+			return nil, err
+		}
+		for _, h := range hits {
+			if len(h.Tags) > 0 {
+				out[i] = append(out[i], h.Tags[0])
+			}
+		}
+	}
+	return out, nil
+}
