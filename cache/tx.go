@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/git-synaptic/git-synaptic/notes"
@@ -202,12 +203,15 @@ func (t *Tx) OnFold(f func(done, total int)) { t.onFold = f }
 
 // Commit re-folds every entry touched by this transaction and commits.
 func (t *Tx) Commit() error {
-	n := 0
+	ids := make([]string, 0, len(t.dirty))
 	for id := range t.dirty {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids) // a stable row order, so equal scores rank the same way each rebuild
+	for n, id := range ids {
 		if t.onFold != nil && n%1000 == 0 {
 			t.onFold(n, len(t.dirty))
 		}
-		n++
 		if err := t.refold(id); err != nil {
 			t.tx.Rollback()
 			return fmt.Errorf("cache: fold %s: %w", id, err)
