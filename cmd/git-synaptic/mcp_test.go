@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -238,5 +240,42 @@ func TestMCPServerOverStdio(t *testing.T) {
 	ok(t, dir, "save", "saved from the CLI while the server runs")
 	if r := c.tool("context_search", map[string]any{"query": "server runs"}); !strings.Contains(r.Content[0].Text, "saved from the CLI") {
 		t.Fatalf("server does not see new memory:\n%s", r.Content[0].Text)
+	}
+}
+
+func TestInitAgentClaudeWritesMCPConfigWithoutClobbering(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	existing := `{"mcpServers": {"other": {"command": "other-server"}}, "custom": [1, 2]}`
+	os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(existing), 0o644)
+	if out := ok(t, dir, "init", "--agent", "claude"); !strings.Contains(out, ".mcp.json") {
+		t.Fatalf("init --agent claude: %s", out)
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+		Custom []int `json:"custom"`
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, ".mcp.json"))
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MCPServers["other"].Command != "other-server" || len(cfg.Custom) != 2 ||
+		cfg.MCPServers["git-synaptic"].Command != "git-synaptic" || strings.Join(cfg.MCPServers["git-synaptic"].Args, " ") != "mcp" {
+		t.Fatalf(".mcp.json after init:\n%s", b)
+	}
+	if again := ok(t, dir, "init", "--agent", "claude"); !strings.Contains(again, "already set up") {
+		t.Fatalf("second init changed something: %s", again)
+	}
+	os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte("{broken"), 0o644)
+	if r := run(t, dir, "", "init", "--agent", "claude"); r.code != 4 || !strings.Contains(r.err, "not valid JSON") {
+		t.Fatalf("broken .mcp.json: %+v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".mcp.json")); string(b) != "{broken" {
+		t.Fatal("a broken .mcp.json was overwritten")
+	}
+	if r := run(t, dir, "", "init", "--agent", "vim"); r.code != 4 {
+		t.Fatalf("unknown agent: %+v", r)
 	}
 }

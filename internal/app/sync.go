@@ -32,8 +32,9 @@ var pushSpecs = []string{"HEAD", "refs/synaptic/*:refs/synaptic/*", "refs/notes/
 
 // InitOptions configure Init.
 type InitOptions struct {
-	NoPush  bool // leave remote.<name>.push alone
-	NoHooks bool // do not install the git hooks
+	NoPush  bool   // leave remote.<name>.push alone
+	NoHooks bool   // do not install the git hooks
+	Agent   string // also register the MCP server with this agent ("claude")
 }
 
 // InitReport says what Init changed.
@@ -74,6 +75,15 @@ func (s *Service) Init(ctx context.Context, opts InitOptions) (InitReport, error
 	}
 	if err := add("notes.rewriteRef", gitstore.NotesRef); err != nil {
 		return rep, err
+	}
+	if opts.Agent != "" {
+		change, err := s.ConfigureAgent(opts.Agent)
+		if err != nil {
+			return rep, err
+		}
+		if change != "" {
+			rep.Changes = append(rep.Changes, change)
+		}
 	}
 	if !opts.NoHooks {
 		h, err := s.InstallHooks(ctx)

@@ -12,6 +12,7 @@ import (
 
 func newInit(e *env) *cobra.Command {
 	var noPush, noHooks, js bool
+	var agent string
 	c := &cobra.Command{
 		Use:   "init",
 		Short: "Set up memory in this repository (idempotent)",
@@ -23,14 +24,16 @@ func newInit(e *env) *cobra.Command {
     (skip with --no-push and use 'git synaptic sync' instead);
   - notes.rewriteRef, so commit notes follow 'git commit --amend' and 'git rebase';
   - git hooks that index new commits (see 'git synaptic hooks'; skip with --no-hooks);
+  - with --agent claude, the MCP server in .mcp.json (other entries kept);
   - the cache, inside the git directory.
 Running it again changes nothing; run it again after adding a remote.`,
 		Example: `  git synaptic init
+  git synaptic init --agent claude
   git synaptic init --no-push`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return e.withService(func(s *app.Service) error {
-				rep, err := s.Init(contextOf(e), app.InitOptions{NoPush: noPush, NoHooks: noHooks})
+				rep, err := s.Init(contextOf(e), app.InitOptions{NoPush: noPush, NoHooks: noHooks, Agent: agent})
 				if err != nil {
 					return err
 				}
@@ -53,6 +56,7 @@ Running it again changes nothing; run it again after adding a remote.`,
 	}
 	c.Flags().BoolVar(&noPush, "no-push", false, "do not add push refspecs (use git synaptic sync to share memory)")
 	c.Flags().BoolVar(&noHooks, "no-hooks", false, "do not install git hooks")
+	c.Flags().StringVar(&agent, "agent", "", "also register the MCP server with this coding `agent` (claude: .mcp.json)")
 	c.Flags().BoolVar(&js, "json", false, "print JSON")
 	return c
 }
