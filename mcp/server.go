@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -160,7 +161,116 @@ func (h *handlers) tools() []tool {
 			mcpgo.WithString("file", mcpgo.Required(), mcpgo.Description("path relative to the repository root")),
 			mcpgo.WithNumber("limit", mcpgo.Description("at most this many files (default 10)")),
 		), h.cochanges},
+		{mcpgo.NewTool("context_session",
+			mcpgo.WithDescription("List the memory saved in one agent session (default: this server's session, $GIT_SYNAPTIC_SESSION)."),
+			mcpgo.WithReadOnlyHintAnnotation(true),
+			mcpgo.WithString("session_id", mcpgo.Description("session id")),
+			mcpgo.WithNumber("limit", mcpgo.Description("at most this many entries (default 10)")),
+		), h.session},
+		{mcpgo.NewTool("context_save_rule",
+			mcpgo.WithDescription("Save a project rule (a standing instruction, e.g. 'never commit generated files') under a short label. Rules are long-term memory."),
+			mcpgo.WithString("label", mcpgo.Required(), mcpgo.Description("short label, e.g. no-generated-files")),
+			mcpgo.WithString("content", mcpgo.Required(), mcpgo.Description("the rule")),
+		), h.saveRule},
+		{mcpgo.NewTool("context_list_rules",
+			mcpgo.WithDescription("List the project's rules with their labels and provenance."),
+			mcpgo.WithReadOnlyHintAnnotation(true),
+		), h.listRules},
+		{mcpgo.NewTool("context_delete_rule",
+			mcpgo.WithDescription("Delete a rule by id or label (archived: git history keeps it)."),
+			mcpgo.WithString("rule", mcpgo.Required(), mcpgo.Description("rule id, id prefix or label")),
+		), h.deleteRule},
 	}
+}
+
+// ruleTagPrefix marks a rule's label among its tags.
+const ruleTagPrefix = "rule:"
+
+func ruleLabel(label string) (string, error) {
+	l := strings.ToLower(strings.Join(strings.Fields(label), "-"))
+	tags, err := notes.NormalizeTags([]string{ruleTagPrefix + l})
+	if err != nil || l == "" {
+		return "", fmt.Errorf("%w: label %q: use letters, digits and ._/+#- (at most 59 characters)", notes.ErrInvalid, label)
+	}
+	return tags[0], nil
+}
+
+func (h *handlers) session(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	id := r.GetString("session_id", os.Getenv("GIT_SYNAPTIC_SESSION"))
+	if id == "" {
+		return nil, fmt.Errorf("%w: give session_id (this server has no $GIT_SYNAPTIC_SESSION)", notes.ErrInvalid)
+	}
+	f, err := h.filter(r)
+	if err != nil {
+		return nil, err
+	}
+	f.Session = id
+	rows, err := h.m.List(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return h.rowsResult(ctx, rows, fmt.Sprintf("%d entries of session %s, newest first", len(rows), id)), nil
+}
+
+func (h *handlers) saveRule(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	label, err := r.RequireString("label")
+	if err != nil {
+		return nil, err
+	}
+	content, err := r.RequireString("content")
+	if err != nil {
+		return nil, err
+	}
+	tag, err := ruleLabel(label)
+	if err != nil {
+		return nil, err
+	}
+	e, err := h.m.Save(ctx, app.SaveRequest{Content: content, Type: notes.TypeRule, Tags: []string{tag}, AgentID: "mcp"})
+	if err != nil {
+		return nil, err
+	}
+	return mcpgo.NewToolResultStructured(map[string]any{"id": e.ID, "label": strings.TrimPrefix(tag, ruleTagPrefix)}, "saved rule "+strings.TrimPrefix(tag, ruleTagPrefix)+" as "+e.ID), nil
+}
+
+func (h *handlers) listRules(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	rows, err := h.m.List(ctx, cache.Filter{Types: []notes.Type{notes.TypeRule}})
+	if err != nil {
+		return nil, err
+	}
+	return h.rowsResult(ctx, rows, fmt.Sprintf("%d rules (labels are the rule: tags)", len(rows))), nil
+}
+
+func (h *handlers) deleteRule(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	which, err := r.RequireString("rule")
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	if tag, err := ruleLabel(which); err == nil {
+		rows, err := h.m.List(ctx, cache.Filter{Types: []notes.Type{notes.TypeRule}, Tags: []string{tag}})
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range rows {
+			ids = append(ids, x.ID)
+		}
+	}
+	if len(ids) == 0 {
+		d, err := h.m.Show(ctx, which)
+		if err != nil {
+			return nil, fmt.Errorf("no rule labelled or identified by %q: %w", which, err)
+		}
+		if d.Type != notes.TypeRule {
+			return nil, fmt.Errorf("%w: %s is a %s, not a rule", notes.ErrInvalid, d.ID, d.Type)
+		}
+		ids = []string{d.ID}
+	}
+	for _, id := range ids {
+		if _, err := h.m.SetArchived(ctx, id, true); err != nil {
+			return nil, err
+		}
+	}
+	return mcpgo.NewToolResultText("deleted rule " + strings.Join(ids, ", ") + " (archived; git history keeps it)"), nil
 }
 
 func (h *handlers) filter(r mcpgo.CallToolRequest) (cache.Filter, error) {

@@ -27,6 +27,7 @@ func startMCP(t *testing.T, dir string) *mcpClient {
 	t.Helper()
 	cmd := exec.Command(bin, "mcp")
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_SYNAPTIC_SESSION=test-session-1")
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	var stderr strings.Builder
@@ -150,7 +151,8 @@ func TestMCPServerOverStdio(t *testing.T) {
 		} `json:"tools"`
 	}
 	json.Unmarshal(list.Result, &tools)
-	want := []string{"context_save", "context_search", "context_list", "context_status", "context_update", "context_pin", "context_archive", "context_delete", "context_related", "context_git_index", "context_cochanges"}
+	want := []string{"context_save", "context_search", "context_list", "context_status", "context_update", "context_pin", "context_archive", "context_delete", "context_related", "context_git_index", "context_cochanges",
+		"context_session", "context_save_rule", "context_list_rules", "context_delete_rule"}
 	have := map[string]bool{}
 	for _, tl := range tools.Tools {
 		have[tl.Name] = true
@@ -212,6 +214,31 @@ func TestMCPServerOverStdio(t *testing.T) {
 	json.Unmarshal(other.Structured, &o)
 	if r := c.tool("context_delete", map[string]any{"id": o.ID}); r.IsError || !strings.Contains(r.Content[0].Text, "deleted") {
 		t.Fatalf("context_delete: %+v", r)
+	}
+
+	// Rules: save under a label, list, delete by label.
+	if r := c.tool("context_save_rule", map[string]any{"label": "No Generated Files", "content": "never commit files under gen/"}); r.IsError || !strings.Contains(r.Content[0].Text, "no-generated-files") {
+		t.Fatalf("context_save_rule: %+v", r)
+	}
+	if r := c.tool("context_list_rules", map[string]any{}); !strings.Contains(r.Content[0].Text, "never commit files under gen/") || !strings.Contains(r.Content[0].Text, "rule:no-generated-files") {
+		t.Fatalf("context_list_rules:\n%s", r.Content[0].Text)
+	}
+	if r := c.tool("context_delete_rule", map[string]any{"rule": "no-generated-files"}); r.IsError {
+		t.Fatalf("context_delete_rule: %+v", r)
+	}
+	if r := c.tool("context_list_rules", map[string]any{}); strings.Contains(r.Content[0].Text, "never commit") {
+		t.Fatalf("deleted rule still listed:\n%s", r.Content[0].Text)
+	}
+	if r := c.tool("context_delete_rule", map[string]any{"rule": s.ID}); !r.IsError || !strings.Contains(r.Content[0].Text, "not a rule") {
+		t.Fatalf("deleting a non-rule: %+v", r)
+	}
+	// Sessions: saves carry this server's session id.
+	c.tool("context_save", map[string]any{"content": "session work item", "type": "progress"})
+	if r := c.tool("context_session", map[string]any{}); r.IsError || !strings.Contains(r.Content[0].Text, "session work item") {
+		t.Fatalf("context_session:\n%+v", r)
+	}
+	if r := c.tool("context_session", map[string]any{"session_id": "nobody"}); !strings.Contains(r.Content[0].Text, "0 entries") {
+		t.Fatalf("context_session of another session:\n%s", r.Content[0].Text)
 	}
 
 	// Bad calls are tool errors, and the server keeps serving.
