@@ -24,7 +24,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // Cache is an open index.
 type Cache struct {
@@ -57,8 +57,11 @@ CREATE TABLE IF NOT EXISTS entries(
 	related TEXT NOT NULL DEFAULT '',
 	commit_sha TEXT NOT NULL DEFAULT '',
 	edits INTEGER NOT NULL DEFAULT 0,
-	doc BLOB
+	doc BLOB,
+	auto_tier TEXT NOT NULL DEFAULT '',
+	auto_archived INTEGER NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS access(id TEXT PRIMARY KEY, count INTEGER NOT NULL, last INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS entries_created ON entries(archived, created);
 CREATE INDEX IF NOT EXISTS entries_type ON entries(type, created);
 CREATE TABLE IF NOT EXISTS entry_tags(tag TEXT NOT NULL, entry INTEGER NOT NULL, PRIMARY KEY(tag, entry)) WITHOUT ROWID;

@@ -37,17 +37,27 @@ type Row struct {
 	Source  string `json:"source"`
 	Private bool   `json:"private"`
 	Commit  string `json:"commit,omitempty"` // for notes: the annotated commit
+	// Decayed is set when maintenance archived the entry (not a person).
+	Decayed bool `json:"decayed,omitempty"`
 }
 
+// effTier and effArchived are an entry's tier and archived state once
+// maintenance (derived, local) has had its say; authored operations reset
+// maintenance's verdict on the entries they touch.
+const (
+	effTier     = `CASE WHEN e.auto_tier != '' THEN e.auto_tier ELSE e.tier END`
+	effArchived = `(e.archived OR e.auto_archived)`
+)
+
 const rowCols = `e.id, e.source, e.private, e.type, e.content, e.tags, e.project, e.branch, e.session_id, e.agent_id, e.author,
-	e.created, e.updated, e.tier, e.tier_explicit, e.pinned, e.archived, e.related, e.commit_sha, e.edits`
+	e.created, e.updated, ` + effTier + `, e.tier_explicit, e.pinned, ` + effArchived + `, e.related, e.commit_sha, e.edits, e.auto_archived`
 
 func scanRow(sc interface{ Scan(...any) error }, extra ...any) (Row, error) {
 	var r Row
 	var tags, related string
 	var created, updated int64
 	dest := []any{&r.ID, &r.Source, &r.Private, &r.Type, &r.Content, &tags, &r.Project, &r.Branch, &r.SessionID, &r.AgentID, &r.Author,
-		&created, &updated, &r.Tier, &r.TierExplicit, &r.Pinned, &r.Archived, &related, &r.Commit, &r.Edits}
+		&created, &updated, &r.Tier, &r.TierExplicit, &r.Pinned, &r.Archived, &related, &r.Commit, &r.Edits, &r.Decayed}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return r, err
 	}
@@ -64,9 +74,9 @@ func (f Filter) where() (string, []any) {
 	var args []any
 	switch {
 	case f.OnlyArchived:
-		conds = append(conds, "e.archived=1")
+		conds = append(conds, effArchived)
 	case !f.IncludeArchived:
-		conds = append(conds, "e.archived=0")
+		conds = append(conds, "NOT "+effArchived)
 	}
 	if len(f.Types) > 0 {
 		ph := strings.TrimSuffix(strings.Repeat("?,", len(f.Types)), ",")
@@ -80,7 +90,7 @@ func (f Filter) where() (string, []any) {
 		args = append(args, strings.ToLower(tag))
 	}
 	if f.Tier != "" {
-		conds = append(conds, "e.tier=?")
+		conds = append(conds, effTier+"=?")
 		args = append(args, string(f.Tier))
 	}
 	if !f.Since.IsZero() {
@@ -320,7 +330,7 @@ type Stats struct {
 // Stats counts entries by type and tier (archived ones counted apart).
 func (c *Cache) Stats(ctx context.Context) (Stats, error) {
 	s := Stats{ByType: map[string]int{}, ByTier: map[string]int{}}
-	rows, err := c.db.QueryContext(ctx, `SELECT type, tier, archived, pinned, private, count(*) FROM entries GROUP BY 1, 2, 3, 4, 5`)
+	rows, err := c.db.QueryContext(ctx, `SELECT e.type, `+effTier+`, `+effArchived+`, e.pinned, e.private, count(*) FROM entries e GROUP BY 1, 2, 3, 4, 5`)
 	if err != nil {
 		return s, fmt.Errorf("cache: stats: %w", err)
 	}

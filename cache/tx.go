@@ -304,7 +304,7 @@ func (t *Tx) writeRowFresh(st notes.State, created, updated int64, source string
 			tags=excluded.tags, project=excluded.project, branch=excluded.branch, session_id=excluded.session_id, agent_id=excluded.agent_id,
 			author=excluded.author, created=excluded.created, updated=excluded.updated, tier=excluded.tier, tier_explicit=excluded.tier_explicit,
 			pinned=excluded.pinned, archived=excluded.archived, related=excluded.related, commit_sha=excluded.commit_sha, edits=excluded.edits,
-			doc=excluded.doc
+			doc=excluded.doc, auto_tier='', auto_archived=0
 		RETURNING rowid`, args...).Scan(&rowid)
 		if err != nil {
 			return err

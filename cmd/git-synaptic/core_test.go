@@ -112,6 +112,19 @@ func TestSaveLogShowSearchEditPinArchive(t *testing.T) {
 		t.Fatalf("ref tree:\n%s", n)
 	}
 
+	// maintenance: nothing is old enough to decay yet.
+	var mr struct {
+		DryRun  bool              `json:"dry_run"`
+		Checked int               `json:"checked"`
+		Changes []json.RawMessage `json:"changes"`
+	}
+	if err := json.Unmarshal([]byte(ok(t, dir, "maintain", "--dry-run", "--json")), &mr); err != nil || !mr.DryRun || mr.Checked != 3 || len(mr.Changes) != 0 {
+		t.Fatalf("maintain --dry-run: %v %+v", err, mr)
+	}
+	if out := ok(t, dir, "maintain"); !strings.Contains(out, "checked 3 entries, changed 0") {
+		t.Fatalf("maintain: %s", out)
+	}
+
 	// status --json.
 	var st struct {
 		Counts struct {

@@ -24,6 +24,13 @@ func (s *Service) Search(ctx context.Context, query string, f cache.Filter) ([]c
 	err := s.withCache(ctx, func(c *cache.Cache) error {
 		var err error
 		hits, err = c.Search(ctx, query, f)
+		if err == nil {
+			ids := make([]string, len(hits))
+			for i, h := range hits {
+				ids[i] = h.ID
+			}
+			s.noteAccess(ctx, c, ids)
+		}
 		return err
 	})
 	return hits, err
@@ -46,7 +53,9 @@ func (s *Service) Show(ctx context.Context, idPrefix string) (Detail, error) {
 		if d.Row, err = c.Get(ctx, id); err != nil {
 			return err
 		}
-		d.Ops, err = c.Ops(ctx, id)
+		if d.Ops, err = c.Ops(ctx, id); err == nil {
+			s.noteAccess(ctx, c, []string{id})
+		}
 		return err
 	})
 	return d, err

@@ -167,7 +167,10 @@ func flagsOf(r cache.Row) string {
 	if r.Pinned {
 		parts = append(parts, "pinned")
 	}
-	if r.Archived {
+	switch {
+	case r.Decayed:
+		parts = append(parts, "archived by decay")
+	case r.Archived:
 		parts = append(parts, "archived")
 	}
 	if r.Private {

@@ -222,3 +222,50 @@ func newReindex(e *env) *cobra.Command {
 		},
 	}
 }
+
+func newMaintain(e *env) *cobra.Command {
+	var dryRun, js bool
+	c := &cobra.Command{
+		Use:   "maintain",
+		Short: "Recompute tiers and decay: promote, demote and archive idle entries",
+		Long: `Recompute every entry's tier and decay from its type, age, last change and how
+often it was used in this clone (search results and show count as uses):
+  - decisions and insights older than 7 days become longterm;
+  - ephemeral entries used 3+ times become working;
+  - working entries idle 15/30/60 days (0, 1-2, 3+ uses) drop to ephemeral;
+  - handoffs and progress notes idle 3/7/14 days are archived.
+Pinned entries and entries with an explicit tier are left alone. The result
+is local (the shared memory is unchanged) and any edit, pin or unarchive of
+an entry clears it until the next pass; 'list --archived' shows what decayed.`,
+		Example: `  git synaptic maintain --dry-run
+  git synaptic maintain --json`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			return e.withService(func(s *app.Service) error {
+				rep, err := s.Maintain(contextOf(e), dryRun)
+				if err != nil {
+					return err
+				}
+				if js {
+					return writeJSON(e.io.Out, rep)
+				}
+				verb := "changed"
+				if dryRun {
+					verb = "would change"
+				}
+				fmt.Fprintf(e.io.Out, "checked %d entries, %s %d\n", rep.Checked, verb, len(rep.Changes))
+				for _, ch := range rep.Changes {
+					what := fmt.Sprintf("%s -> %s", ch.From, ch.To)
+					if ch.Archived {
+						what = "archived"
+					}
+					fmt.Fprintf(e.io.Out, "  %s %-9s %-22s %s\n", shortID(ch.ID), ch.Type, what, ch.Reason)
+				}
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVar(&dryRun, "dry-run", false, "report what would change, change nothing")
+	c.Flags().BoolVar(&js, "json", false, "print JSON")
+	return c
+}

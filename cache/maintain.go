@@ -1,0 +1,88 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// BumpAccess records that entries were used (returned by a search, shown)
+// at now. Access statistics are local: they are not part of the memory refs
+// and a rebuilt cache starts them afresh.
+func (c *Cache) BumpAccess(ctx context.Context, ids []string, now time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, id := range ids {
+		if err := tx.exec(`INSERT INTO access(id, count, last) VALUES(?, 1, ?) ON CONFLICT(id) DO UPDATE SET count=count+1, last=max(last, excluded.last)`, id, now.UnixNano()); err != nil {
+			return err
+		}
+	}
+	return tx.tx.Commit()
+}
+
+// Standing is an entry's authored state, usage and current maintenance
+// verdict.
+type Standing struct {
+	ID           string
+	Usage        notes.Usage
+	AutoTier     notes.Tier // "" when maintenance left the tier alone
+	AutoArchived bool
+}
+
+// Standings lists every entry maintenance may act on: not archived by a
+// person, not a commit note.
+func (c *Cache) Standings(ctx context.Context) ([]Standing, error) {
+	rows, err := c.db.QueryContext(ctx, `SELECT e.id, e.type, e.created, e.updated, e.pinned, e.tier_explicit, e.tier, e.auto_tier, e.auto_archived,
+		coalesce(a.count, 0), coalesce(a.last, 0) FROM entries e LEFT JOIN access a ON a.id = e.id
+		WHERE e.archived = 0 AND e.type != ?`, string(notes.TypeNote))
+	if err != nil {
+		return nil, fmt.Errorf("cache: standings: %w", err)
+	}
+	defer rows.Close()
+	var out []Standing
+	for rows.Next() {
+		var s Standing
+		var created, updated, last int64
+		var typ, tier, auto string
+		if err := rows.Scan(&s.ID, &typ, &created, &updated, &s.Usage.Pinned, &s.Usage.TierExplicit, &tier, &auto, &s.AutoArchived, &s.Usage.Accesses, &last); err != nil {
+			return nil, err
+		}
+		s.Usage.Type, s.Usage.Tier, s.AutoTier = notes.Type(typ), notes.Tier(tier), notes.Tier(auto)
+		s.Usage.Created, s.Usage.Updated = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
+		if last > 0 {
+			s.Usage.LastAccess = time.Unix(0, last).UTC()
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// Verdict is maintenance's decision for one entry.
+type Verdict struct {
+	ID       string
+	Tier     notes.Tier // "" keeps the authored tier
+	Archived bool
+}
+
+// ApplyVerdicts stores maintenance decisions in one transaction.
+func (c *Cache) ApplyVerdicts(ctx context.Context, vs []Verdict) error {
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, v := range vs {
+		if err := tx.exec(`UPDATE entries SET auto_tier=?, auto_archived=? WHERE id=?`, string(v.Tier), v.Archived, v.ID); err != nil {
+			return err
+		}
+	}
+	return tx.tx.Commit()
+}

@@ -1,0 +1,77 @@
+package app
+
+import (
+	"context"
+	"sort"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// Change is one thing maintenance did (or would do) to an entry.
+type Change struct {
+	ID       string     `json:"id"`
+	Type     notes.Type `json:"type"`
+	From     notes.Tier `json:"from"`
+	To       notes.Tier `json:"to"`
+	Archived bool       `json:"archived"`
+	Reason   string     `json:"reason"`
+}
+
+// MaintainReport lists what a maintenance pass changed.
+type MaintainReport struct {
+	DryRun  bool     `json:"dry_run"`
+	Checked int      `json:"checked"`
+	Changes []Change `json:"changes"`
+}
+
+// Maintain recomputes every entry's tier and decay (notes.Decay) from its
+// authored state and this clone's access statistics, at the Service's
+// clock, and reports the changes. The results are derived, local data: they
+// change what search and list show here, never the shared memory, and any
+// authored change to an entry (edit, pin, unarchive...) clears them until
+// the next pass.
+func (s *Service) Maintain(ctx context.Context, dryRun bool) (MaintainReport, error) {
+	rep := MaintainReport{DryRun: dryRun, Changes: []Change{}}
+	c, err := s.ready(ctx)
+	if err != nil {
+		return rep, err
+	}
+	standings, err := c.Standings(ctx)
+	if err != nil {
+		return rep, err
+	}
+	now := s.now()
+	var apply []cache.Verdict
+	for _, st := range standings {
+		rep.Checked++
+		v := notes.Decay(st.Usage, now)
+		auto := v.Tier
+		if auto == st.Usage.Tier {
+			auto = "" // nothing beyond the authored tier
+		}
+		if auto == st.AutoTier && v.Archived == st.AutoArchived {
+			continue
+		}
+		from := st.Usage.Tier
+		if st.AutoTier != "" {
+			from = st.AutoTier
+		}
+		if st.Usage.Type != notes.TypeGitCommit || v.Archived {
+			rep.Changes = append(rep.Changes, Change{ID: st.ID, Type: st.Usage.Type, From: from, To: v.Tier, Archived: v.Archived, Reason: v.Reason})
+		}
+		apply = append(apply, cache.Verdict{ID: st.ID, Tier: auto, Archived: v.Archived})
+	}
+	sort.Slice(rep.Changes, func(i, j int) bool { return rep.Changes[i].ID < rep.Changes[j].ID })
+	if dryRun || len(apply) == 0 {
+		return rep, nil
+	}
+	return rep, c.ApplyVerdicts(ctx, apply)
+}
+
+// noteAccess records that entries were used now; a failure only warns.
+func (s *Service) noteAccess(ctx context.Context, c *cache.Cache, ids []string) {
+	if err := c.BumpAccess(ctx, ids, s.now()); err != nil {
+		s.warnf("could not record access statistics: %v", err)
+	}
+}

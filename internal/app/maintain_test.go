@@ -1,0 +1,115 @@
+package app
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+func TestMain(m *testing.M) {
+	cleanup := testrepo.Isolate()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+func TestMaintenanceWithAControlledClock(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	s, err := Open(testrepo.NewRepo(t), Options{Now: clock, Warn: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	days := func(d int) time.Time { return now.AddDate(0, 0, -d) }
+	ents, err := s.Import(ctx, []SaveRequest{
+		{Content: "handoff from last week", Type: notes.TypeHandoff, Created: days(10)},
+		{Content: "issue nobody looked at", Type: notes.TypeIssue, Created: days(20)},
+		{Content: "decision from last month", Type: notes.TypeDecision, Created: days(30)},
+		{Content: "progress note people keep reading", Type: notes.TypeProgress, Created: days(2)},
+		{Content: "pinned handoff", Type: notes.TypeHandoff, Created: days(100), Pinned: true},
+		{Content: "fresh handoff", Type: notes.TypeHandoff, Created: days(1)},
+	}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	handoff, issue, decision, progress, pinned, fresh := ents[0].ID, ents[1].ID, ents[2].ID, ents[3].ID, ents[4].ID, ents[5].ID
+	for i := 0; i < 3; i++ {
+		if _, err := s.Show(ctx, progress); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = now.AddDate(0, 0, 5) // progress is now 7 days old, used 3 times
+
+	dry, err := s.Maintain(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Change{
+		handoff:  {To: notes.TierEphemeral, Archived: true},
+		issue:    {To: notes.TierEphemeral},
+		decision: {To: notes.TierLongterm},
+		progress: {To: notes.TierWorking},
+		fresh:    {To: notes.TierEphemeral, Archived: true}, // 6 days idle, never used
+	}
+	if len(dry.Changes) != len(want) {
+		t.Fatalf("dry run changes: %+v", dry.Changes)
+	}
+	for _, ch := range dry.Changes {
+		w, ok := want[ch.ID]
+		if !ok || ch.To != w.To || ch.Archived != w.Archived || ch.Reason == "" {
+			t.Errorf("change %+v, want %+v", ch, w)
+		}
+		if ch.ID == pinned {
+			t.Error("a pinned entry decayed")
+		}
+	}
+	if rows, _ := s.List(ctx, cache.Filter{}); len(rows) != 6 {
+		t.Fatalf("a dry run changed what is listed: %d rows", len(rows))
+	}
+
+	if _, err := s.Maintain(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := s.List(ctx, cache.Filter{})
+	if len(rows) != 4 {
+		t.Fatalf("after maintenance %d entries listed, want 4", len(rows))
+	}
+	if hits, _ := s.Search(ctx, "handoff", cache.Filter{}); len(hits) != 1 || hits[0].ID != pinned {
+		t.Fatalf("search after decay: %+v", hits)
+	}
+	arch, _ := s.List(ctx, cache.Filter{OnlyArchived: true})
+	if len(arch) != 2 || !arch[0].Decayed || !arch[0].Archived {
+		t.Fatalf("decayed entries: %+v", arch)
+	}
+	if long, _ := s.List(ctx, cache.Filter{Tier: notes.TierLongterm}); len(long) != 1 || long[0].ID != decision {
+		t.Fatalf("longterm filter: %+v", long)
+	}
+	// Nothing reached the shared memory: the decay is local.
+	st, _ := s.Status(ctx)
+	if st.Stats.ByTier["longterm"] != 1 || st.Stats.Archived != 2 {
+		t.Fatalf("status after maintenance: %+v", st.Stats)
+	}
+	// A second pass changes nothing.
+	again, _ := s.Maintain(ctx, false)
+	if len(again.Changes) != 0 {
+		t.Fatalf("second pass: %+v", again.Changes)
+	}
+	// An authored change clears the verdict: editing the handoff brings it back.
+	text := "handoff, still relevant"
+	if _, err := s.Edit(ctx, handoff, EditRequest{Content: &text}); err != nil {
+		t.Fatal(err)
+	}
+	if rows, _ := s.List(ctx, cache.Filter{}); len(rows) != 5 {
+		t.Fatalf("after the edit %d entries listed, want 5", len(rows))
+	}
+	if again, _ := s.Maintain(ctx, false); len(again.Changes) != 0 {
+		t.Fatalf("an entry edited just now decayed again: %+v", again.Changes)
+	}
+}

@@ -1,0 +1,41 @@
+package notes
+
+import (
+	"testing"
+	"time"
+)
+
+func TestDecayRules(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	ago := func(d float64) time.Time { return now.Add(-time.Duration(d * float64(Day))) }
+	cases := []struct {
+		name string
+		u    Usage
+		want Verdict
+	}{
+		{"fresh handoff stays", Usage{Type: TypeHandoff, Created: ago(1)}, Verdict{Tier: TierEphemeral}},
+		{"unused handoff archived after 3 days", Usage{Type: TypeHandoff, Created: ago(3.5)}, Verdict{Tier: TierEphemeral, Archived: true}},
+		{"handoff used twice survives 5 days", Usage{Type: TypeHandoff, Created: ago(10), Accesses: 2, LastAccess: ago(5)}, Verdict{Tier: TierEphemeral}},
+		{"handoff used twice archived after 7 idle days", Usage{Type: TypeHandoff, Created: ago(10), Accesses: 2, LastAccess: ago(8)}, Verdict{Tier: TierEphemeral, Archived: true}},
+		{"progress used 3 times promoted", Usage{Type: TypeProgress, Created: ago(30), Accesses: 3, LastAccess: ago(20)}, Verdict{Tier: TierWorking}},
+		{"idle issue demoted after 15 days", Usage{Type: TypeIssue, Created: ago(16)}, Verdict{Tier: TierEphemeral}},
+		{"used issue kept 30 days", Usage{Type: TypeIssue, Created: ago(40), Accesses: 1, LastAccess: ago(25)}, Verdict{Tier: TierWorking}},
+		{"edited issue is not idle", Usage{Type: TypeIssue, Created: ago(100), Updated: ago(2)}, Verdict{Tier: TierWorking}},
+		{"old decision promoted", Usage{Type: TypeDecision, Created: ago(8)}, Verdict{Tier: TierLongterm}},
+		{"young decision working", Usage{Type: TypeDecision, Created: ago(2)}, Verdict{Tier: TierWorking}},
+		{"pinned handoff immune", Usage{Type: TypeHandoff, Created: ago(300), Pinned: true, Tier: TierEphemeral}, Verdict{Tier: TierEphemeral}},
+		{"explicit tier kept", Usage{Type: TypeIssue, Created: ago(300), TierExplicit: true, Tier: TierWorking}, Verdict{Tier: TierWorking}},
+		{"new commit working", Usage{Type: TypeGitCommit, Created: ago(2)}, Verdict{Tier: TierWorking}},
+		{"old commit ephemeral, never archived", Usage{Type: TypeGitCommit, Created: ago(100)}, Verdict{Tier: TierEphemeral}},
+		{"reference never decays", Usage{Type: TypeReference, Created: ago(1000)}, Verdict{Tier: TierLongterm}},
+	}
+	for _, c := range cases {
+		got := Decay(c.u, now)
+		if got.Tier != c.want.Tier || got.Archived != c.want.Archived {
+			t.Errorf("%s: got %+v, want tier %s archived %v", c.name, got, c.want.Tier, c.want.Archived)
+		}
+		if (got.Tier != DefaultTier(c.u.Type) || got.Archived) && got.Reason == "" && !c.u.Pinned && !c.u.TierExplicit && c.u.Type != TypeGitCommit {
+			t.Errorf("%s: a change without a reason", c.name)
+		}
+	}
+}
