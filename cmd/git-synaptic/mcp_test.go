@@ -274,6 +274,9 @@ func TestInitAgentClaudeWritesMCPConfigWithoutClobbering(t *testing.T) {
 	dir := testrepo.NewRepo(t)
 	existing := `{"mcpServers": {"other": {"command": "other-server"}}, "custom": [1, 2]}`
 	os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(existing), 0o644)
+	os.MkdirAll(filepath.Join(dir, ".claude"), 0o755)
+	settings := `{"permissions": {"allow": ["Bash(make test)"]}, "hooks": {"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo mine"}]}], "Stop": [{"hooks": [{"type": "command", "command": "echo stop"}]}]}}`
+	os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte(settings), 0o644)
 	if out := ok(t, dir, "init", "--agent", "claude"); !strings.Contains(out, ".mcp.json") {
 		t.Fatalf("init --agent claude: %s", out)
 	}
@@ -292,6 +295,21 @@ func TestInitAgentClaudeWritesMCPConfigWithoutClobbering(t *testing.T) {
 		cfg.MCPServers["git-synaptic"].Command != "git-synaptic" || strings.Join(cfg.MCPServers["git-synaptic"].Args, " ") != "mcp" {
 		t.Fatalf(".mcp.json after init:\n%s", b)
 	}
+	var st struct {
+		Permissions struct{ Allow []string } `json:"permissions"`
+		Hooks       map[string][]struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct{ Type, Command string }
+		} `json:"hooks"`
+	}
+	b, _ = os.ReadFile(filepath.Join(dir, ".claude", "settings.json"))
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Permissions.Allow) != 1 || len(st.Hooks["Stop"]) != 1 || len(st.Hooks["SessionStart"]) != 2 ||
+		st.Hooks["SessionStart"][0].Hooks[0].Command != "echo mine" || st.Hooks["SessionStart"][1].Hooks[0].Command != "git-synaptic hook session-start" {
+		t.Fatalf(".claude/settings.json after init:\n%s", b)
+	}
 	if again := ok(t, dir, "init", "--agent", "claude"); !strings.Contains(again, "already set up") {
 		t.Fatalf("second init changed something: %s", again)
 	}
@@ -304,5 +322,51 @@ func TestInitAgentClaudeWritesMCPConfigWithoutClobbering(t *testing.T) {
 	}
 	if r := run(t, dir, "", "init", "--agent", "vim"); r.code != 4 {
 		t.Fatalf("unknown agent: %+v", r)
+	}
+}
+
+func TestSessionStartContext(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	commitFiles(t, dir, "api and handler", "api/server.go", "api/handler.go")
+	commitFiles(t, dir, "api and handler again", "api/server.go", "api/handler.go")
+	ok(t, dir, "save", "never log request bodies: they hold customer data", "--type", "rule", "--pin")
+	ok(t, dir, "save", "handoff: the retry work is half done, see server.go", "--type", "handoff")
+	ok(t, dir, "save", "we chose chi over gin for the api router", "--type", "decision")
+	ok(t, dir, "save", "temporary note", "--type", "progress")
+	cmd := exec.Command(bin, "save", "the server.go timeout must stay above the LB's 60 s", "--type", "insight")
+	cmd.Dir = dir
+	cmd.Env = append(cmd.Environ(), "GIT_AUTHOR_NAME=Tea Mate", "GIT_AUTHOR_EMAIL=mate@example.com")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	// Working on server.go now.
+	os.WriteFile(filepath.Join(dir, "api", "server.go"), []byte("changed\n"), 0o644)
+
+	md := ok(t, dir, "hook", "session-start", "--format", "markdown")
+	for _, want := range []string{"## Rules", "never log request bodies", "pinned", "## Last handoffs", "retry work is half done",
+		"## Decisions and context", "chi over gin", "Tea Mate, teammate", "## Files you are working on: api/server.go", "api/handler.go (2×)", "timeout must stay above"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("session context lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "temporary note") {
+		t.Errorf("ephemeral progress leaked into the context:\n%s", md)
+	}
+	if small := ok(t, dir, "hook", "session-start", "--format", "markdown", "--budget", "400"); len(small) > 400 || !strings.Contains(small, "never log request bodies") {
+		t.Fatalf("budgeted context (%d chars):\n%s", len(small), small)
+	}
+	var out struct {
+		HookSpecificOutput struct {
+			HookEventName     string `json:"hookEventName"`
+			AdditionalContext string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	r := run(t, dir, `{"session_id":"abc","hook_event_name":"SessionStart","source":"startup"}`, "hook", "session-start")
+	if err := json.Unmarshal([]byte(r.out), &out); err != nil || out.HookSpecificOutput.HookEventName != "SessionStart" || !strings.Contains(out.HookSpecificOutput.AdditionalContext, "chi over gin") {
+		t.Fatalf("claude hook output: %v %+v", err, r)
+	}
+	// Outside a repository the hook prints nothing and exits 0.
+	if r := run(t, t.TempDir(), "", "hook", "session-start"); r.code != 0 || r.out != "" {
+		t.Fatalf("session-start outside a repo: %+v", r)
 	}
 }

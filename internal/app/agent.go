@@ -14,33 +14,85 @@ import (
 // mcpServerEntry is how an MCP client starts git-synaptic's server.
 var mcpServerEntry = map[string]any{"command": "git-synaptic", "args": []any{"mcp"}}
 
-// ConfigureAgent registers the MCP server with a coding agent's project
-// configuration. For "claude" it adds git-synaptic to .mcp.json at the top
-// of the working tree, keeping every other server and key as it was. It
-// reports what it changed ("" when nothing).
-func (s *Service) ConfigureAgent(agent string) (string, error) {
+// sessionStartCommand is the command Claude Code runs when a session starts.
+const sessionStartCommand = "git-synaptic hook session-start"
+
+// ConfigureAgent registers git-synaptic with a coding agent's project
+// configuration. For "claude" it adds the MCP server to .mcp.json and the
+// session-start hook to .claude/settings.json, at the top of the working
+// tree, keeping every other setting as it was. It reports what it changed.
+func (s *Service) ConfigureAgent(agent string) ([]string, error) {
 	if agent != "claude" {
-		return "", fmt.Errorf("%w: unknown agent %q (supported: claude; other MCP clients: run 'git-synaptic mcp' as a stdio server)", notes.ErrInvalid, agent)
+		return nil, fmt.Errorf("%w: unknown agent %q (supported: claude; other MCP clients: run 'git-synaptic mcp' as a stdio server)", notes.ErrInvalid, agent)
 	}
 	if s.repo.WorkTree() == "" {
-		return "", fmt.Errorf("%w: a bare repository has no working tree for .mcp.json", notes.ErrInvalid)
+		return nil, fmt.Errorf("%w: a bare repository has no working tree for agent settings", notes.ErrInvalid)
 	}
-	path := filepath.Join(s.repo.WorkTree(), ".mcp.json")
+	var changes []string
+	for _, f := range []struct {
+		path  string
+		merge func(map[string]any) (bool, error)
+	}{
+		{filepath.Join(s.repo.WorkTree(), ".mcp.json"), addMCPServer},
+		{filepath.Join(s.repo.WorkTree(), ".claude", "settings.json"), addSessionStartHook},
+	} {
+		changed, err := mergeJSONFile(f.path, f.merge)
+		if err != nil {
+			return changes, err
+		}
+		if changed {
+			changes = append(changes, "updated "+f.path)
+		}
+	}
+	return changes, nil
+}
+
+// mergeJSONFile applies merge to the JSON object in path (created if
+// missing) and writes it back atomically when it changed. A file that is
+// not a JSON object is reported and left untouched.
+func mergeJSONFile(path string, merge func(map[string]any) (bool, error)) (bool, error) {
 	doc := map[string]any{}
 	b, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
-		return "", err
+		return false, err
 	default:
 		if err := json.Unmarshal(b, &doc); err != nil {
-			return "", fmt.Errorf("%w: %s is not valid JSON (%v); fix it or move it aside, nothing was changed", notes.ErrInvalid, path, err)
+			return false, fmt.Errorf("%w: %s is not valid JSON (%v); fix it or move it aside, nothing was changed", notes.ErrInvalid, path, err)
 		}
 	}
+	changed, err := merge(doc)
+	if err != nil || !changed {
+		if err != nil {
+			err = fmt.Errorf("%w: %s: %v; nothing was changed", notes.ErrInvalid, path, err)
+		}
+		return false, err
+	}
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return false, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return false, err
+	}
+	tmp := path + ".tmp-synaptic"
+	if err := os.WriteFile(tmp, append(out, '\n'), 0o644); err != nil {
+		return false, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return false, err
+	}
+	return true, nil
+}
+
+// addMCPServer adds git-synaptic to the mcpServers of a .mcp.json document.
+func addMCPServer(doc map[string]any) (bool, error) {
 	servers, _ := doc["mcpServers"].(map[string]any)
 	if servers == nil {
 		if _, exists := doc["mcpServers"]; exists {
-			return "", fmt.Errorf("%w: %s: mcpServers is not an object; nothing was changed", notes.ErrInvalid, path)
+			return false, errors.New("mcpServers is not an object")
 		}
 		servers = map[string]any{}
 	}
@@ -48,22 +100,39 @@ func (s *Service) ConfigureAgent(agent string) (string, error) {
 		a, _ := json.Marshal(cur)
 		w, _ := json.Marshal(mcpServerEntry)
 		if bytes.Equal(a, w) {
-			return "", nil
+			return false, nil
 		}
 	}
 	servers["git-synaptic"] = mcpServerEntry
 	doc["mcpServers"] = servers
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return "", err
+	return true, nil
+}
+
+// addSessionStartHook adds the session-start hook to Claude Code settings
+// ({"hooks": {"SessionStart": [{"hooks": [{"type": "command", ...}]}]}})
+// unless a hook already runs it.
+func addSessionStartHook(doc map[string]any) (bool, error) {
+	hooks, _ := doc["hooks"].(map[string]any)
+	if hooks == nil {
+		if _, exists := doc["hooks"]; exists {
+			return false, errors.New("hooks is not an object")
+		}
+		hooks = map[string]any{}
 	}
-	tmp := path + ".tmp-synaptic"
-	if err := os.WriteFile(tmp, append(out, '\n'), 0o644); err != nil {
-		return "", err
+	groups, ok := hooks["SessionStart"].([]any)
+	if !ok && hooks["SessionStart"] != nil {
+		return false, errors.New("hooks.SessionStart is not a list")
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return "", err
+	for _, g := range groups {
+		gm, _ := g.(map[string]any)
+		list, _ := gm["hooks"].([]any)
+		for _, h := range list {
+			if hm, _ := h.(map[string]any); hm != nil && hm["command"] == sessionStartCommand {
+				return false, nil
+			}
+		}
 	}
-	return "mcp server git-synaptic added to " + path, nil
+	hooks["SessionStart"] = append(groups, map[string]any{"hooks": []any{map[string]any{"type": "command", "command": sessionStartCommand}}})
+	doc["hooks"] = hooks
+	return true, nil
 }

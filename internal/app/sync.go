@@ -77,12 +77,10 @@ func (s *Service) Init(ctx context.Context, opts InitOptions) (InitReport, error
 		return rep, err
 	}
 	if opts.Agent != "" {
-		change, err := s.ConfigureAgent(opts.Agent)
+		changes, err := s.ConfigureAgent(opts.Agent)
+		rep.Changes = append(rep.Changes, changes...)
 		if err != nil {
 			return rep, err
-		}
-		if change != "" {
-			rep.Changes = append(rep.Changes, change)
 		}
 	}
 	if !opts.NoHooks {

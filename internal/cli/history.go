@@ -254,28 +254,61 @@ NAME.pre-synaptic), and never fail or block git.`,
 	return c
 }
 
+// agentHooks are the hooks a coding agent calls; their output is context
+// for the agent.
+var agentHooks = map[string]bool{"session-start": true}
+
 // newHook is what the installed scripts run. It always exits 0: a hook
-// must never fail or block git. Problems go to stderr.
+// must never fail or block git, nor break an agent's session. Problems go
+// to stderr.
 func newHook(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:    "hook NAME [ARGS...]",
-		Short:  "Run the work of a git hook (called by the installed hook scripts)",
+	var budget int
+	var format string
+	c := &cobra.Command{
+		Use:   "hook NAME [ARGS...]",
+		Short: "Run the work of a git hook or an agent hook",
+		Long: `Run by the installed git hooks (post-commit, post-merge, post-checkout,
+post-rewrite) and by coding agents:
+  session-start   print the project's memory as context for a new agent
+                  session: rules, last handoffs, decisions and context, and
+                  what usually changes with the files being worked on, within
+                  a budget (--budget, or git config synaptic.contextBudget;
+                  default 4000 characters). Runs a maintenance pass first.
+                  --format claude (default) prints Claude Code's hook JSON;
+                  --format markdown prints the context alone.`,
+		Example: `  git synaptic hook session-start --format markdown
+  git synaptic hook session-start --budget 8000`,
 		Hidden: true,
 		Args:   minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			e.busy = 2 * time.Second // never hold git up for long
+			e.busy = 2 * time.Second // never hold git or the agent up for long
+			name := args[0]
 			var stdin string
-			if args[0] == "post-rewrite" {
+			if name == "post-rewrite" {
 				b, _ := io.ReadAll(io.LimitReader(e.io.In, 64<<20))
 				stdin = string(b)
 			}
 			err := e.withService(func(s *app.Service) error {
-				return s.Hook(contextOf(e), args[0], args[1:], stdin)
+				if !agentHooks[name] {
+					return s.Hook(contextOf(e), name, args[1:], stdin)
+				}
+				md, err := s.SessionContext(contextOf(e), budget)
+				if err != nil {
+					return err
+				}
+				if format == "markdown" {
+					_, err = fmt.Fprint(e.io.Out, md)
+					return err
+				}
+				return writeJSON(e.io.Out, map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "SessionStart", "additionalContext": md}})
 			})
 			if err != nil {
-				fmt.Fprintf(e.io.Err, "git-synaptic hook %s: %v (ignored)\n", args[0], err)
+				fmt.Fprintf(e.io.Err, "git-synaptic hook %s: %v (ignored)\n", name, err)
 			}
 			return nil
 		},
 	}
+	c.Flags().IntVar(&budget, "budget", 0, "agent hooks: context size in `characters`")
+	c.Flags().StringVar(&format, "format", "claude", "agent hooks: claude (hook JSON) or markdown")
+	return c
 }
