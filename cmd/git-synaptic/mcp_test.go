@@ -306,8 +306,10 @@ func TestInitAgentClaudeWritesMCPConfigWithoutClobbering(t *testing.T) {
 	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Permissions.Allow) != 1 || len(st.Hooks["Stop"]) != 1 || len(st.Hooks["SessionStart"]) != 2 ||
-		st.Hooks["SessionStart"][0].Hooks[0].Command != "echo mine" || st.Hooks["SessionStart"][1].Hooks[0].Command != "git-synaptic hook session-start" {
+	if len(st.Permissions.Allow) != 1 || len(st.Hooks["Stop"]) != 2 || len(st.Hooks["SessionStart"]) != 2 || len(st.Hooks["PreCompact"]) != 1 ||
+		st.Hooks["SessionStart"][0].Hooks[0].Command != "echo mine" || st.Hooks["SessionStart"][1].Hooks[0].Command != "git-synaptic hook session-start" ||
+		st.Hooks["Stop"][0].Hooks[0].Command != "echo stop" || st.Hooks["Stop"][1].Hooks[0].Command != "git-synaptic hook stop" ||
+		st.Hooks["PreCompact"][0].Hooks[0].Command != "git-synaptic hook pre-compact" {
 		t.Fatalf(".claude/settings.json after init:\n%s", b)
 	}
 	if again := ok(t, dir, "init", "--agent", "claude"); !strings.Contains(again, "already set up") {
@@ -368,5 +370,63 @@ func TestSessionStartContext(t *testing.T) {
 	// Outside a repository the hook prints nothing and exits 0.
 	if r := run(t, t.TempDir(), "", "hook", "session-start"); r.code != 0 || r.out != "" {
 		t.Fatalf("session-start outside a repo: %+v", r)
+	}
+}
+
+func TestStopHookWritesOneHandoffPerSession(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	in := `{"session_id":"sess-42","hook_event_name":"SessionStart","source":"startup"}`
+	run(t, dir, in, "hook", "session-start")
+	env := append(os.Environ(), "GIT_SYNAPTIC_SESSION=sess-42")
+	for _, args := range [][]string{
+		{"save", "the fix was to close the body before retrying", "--type", "issue"},
+		{"save", "insight: chi's router matches longest prefix first", "--type", "insight"},
+		{"save", "just a progress note", "--type", "progress"},
+	} {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir, cmd.Env = dir, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v %s", args, err, out)
+		}
+	}
+	commitFiles(t, dir, "retry: close bodies", "client.go")
+	os.WriteFile(filepath.Join(dir, "wip.go"), []byte("package wip\n"), 0o644)
+
+	stop := `{"session_id":"sess-42","hook_event_name":"Stop","stop_hook_active":false}`
+	if r := run(t, dir, stop, "hook", "stop"); r.code != 0 || r.out != "" {
+		t.Fatalf("stop hook: %+v", r)
+	}
+	handoffs := listJSON(t, dir, "--type", "handoff", "--session", "sess-42")
+	if len(handoffs) != 1 {
+		t.Fatalf("handoffs: %+v", handoffs)
+	}
+	h := handoffs[0].Content
+	for _, want := range []string{"Session handoff: sess-42", "Memory saved: 1 insight, 1 issue, 1 progress.", "retry: close bodies", "Left uncommitted: wip.go",
+		"Learnings:", "the fix was to close the body", "chi's router"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("handoff lacks %q:\n%s", want, h)
+		}
+	}
+	if strings.Contains(h[strings.Index(h, "Learnings:"):], "just a progress note") {
+		t.Errorf("a plain progress note counted as a learning:\n%s", h)
+	}
+	// Stopping again with nothing new changes nothing; new work updates the
+	// same handoff instead of adding one per turn.
+	tip := testrepo.Git(t, dir, "rev-parse", "refs/synaptic/memory")
+	run(t, dir, stop, "hook", "stop")
+	if testrepo.Git(t, dir, "rev-parse", "refs/synaptic/memory") != tip {
+		t.Fatal("an idle stop wrote memory")
+	}
+	cmd := exec.Command(bin, "save", "we chose to keep retries at 3", "--type", "decision")
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Run()
+	run(t, dir, `{"session_id":"sess-42"}`, "hook", "pre-compact")
+	handoffs = listJSON(t, dir, "--type", "handoff", "--session", "sess-42")
+	if len(handoffs) != 1 || !strings.Contains(handoffs[0].Content, "keep retries at 3") || handoffs[0].Edits != 1 {
+		t.Fatalf("handoff not updated in place: %+v", handoffs)
+	}
+	// No session id: nothing written, exit 0.
+	if r := run(t, dir, "", "hook", "stop"); r.code != 0 {
+		t.Fatalf("stop without a session: %+v", r)
 	}
 }

@@ -14,13 +14,19 @@ import (
 // mcpServerEntry is how an MCP client starts git-synaptic's server.
 var mcpServerEntry = map[string]any{"command": "git-synaptic", "args": []any{"mcp"}}
 
-// sessionStartCommand is the command Claude Code runs when a session starts.
-const sessionStartCommand = "git-synaptic hook session-start"
+// claudeHooks are the Claude Code hook events git-synaptic answers, with
+// the command each runs.
+var claudeHooks = []struct{ event, command string }{
+	{"SessionStart", "git-synaptic hook session-start"},
+	{"Stop", "git-synaptic hook stop"},
+	{"PreCompact", "git-synaptic hook pre-compact"},
+}
 
 // ConfigureAgent registers git-synaptic with a coding agent's project
 // configuration. For "claude" it adds the MCP server to .mcp.json and the
-// session-start hook to .claude/settings.json, at the top of the working
-// tree, keeping every other setting as it was. It reports what it changed.
+// session-start, stop and pre-compact hooks to .claude/settings.json, at
+// the top of the working tree, keeping every other setting as it was. It
+// reports what it changed.
 func (s *Service) ConfigureAgent(agent string) ([]string, error) {
 	if agent != "claude" {
 		return nil, fmt.Errorf("%w: unknown agent %q (supported: claude; other MCP clients: run 'git-synaptic mcp' as a stdio server)", notes.ErrInvalid, agent)
@@ -34,7 +40,7 @@ func (s *Service) ConfigureAgent(agent string) ([]string, error) {
 		merge func(map[string]any) (bool, error)
 	}{
 		{filepath.Join(s.repo.WorkTree(), ".mcp.json"), addMCPServer},
-		{filepath.Join(s.repo.WorkTree(), ".claude", "settings.json"), addSessionStartHook},
+		{filepath.Join(s.repo.WorkTree(), ".claude", "settings.json"), addClaudeHooks},
 	} {
 		changed, err := mergeJSONFile(f.path, f.merge)
 		if err != nil {
@@ -108,10 +114,10 @@ func addMCPServer(doc map[string]any) (bool, error) {
 	return true, nil
 }
 
-// addSessionStartHook adds the session-start hook to Claude Code settings
-// ({"hooks": {"SessionStart": [{"hooks": [{"type": "command", ...}]}]}})
-// unless a hook already runs it.
-func addSessionStartHook(doc map[string]any) (bool, error) {
+// addClaudeHooks adds git-synaptic's hooks to Claude Code settings
+// ({"hooks": {"SessionStart": [{"hooks": [{"type": "command", ...}]}]}}),
+// each unless a hook already runs its command.
+func addClaudeHooks(doc map[string]any) (bool, error) {
 	hooks, _ := doc["hooks"].(map[string]any)
 	if hooks == nil {
 		if _, exists := doc["hooks"]; exists {
@@ -119,20 +125,31 @@ func addSessionStartHook(doc map[string]any) (bool, error) {
 		}
 		hooks = map[string]any{}
 	}
-	groups, ok := hooks["SessionStart"].([]any)
-	if !ok && hooks["SessionStart"] != nil {
-		return false, errors.New("hooks.SessionStart is not a list")
+	changed := false
+	for _, want := range claudeHooks {
+		groups, ok := hooks[want.event].([]any)
+		if !ok && hooks[want.event] != nil {
+			return false, fmt.Errorf("hooks.%s is not a list", want.event)
+		}
+		if hasCommand(groups, want.command) {
+			continue
+		}
+		hooks[want.event] = append(groups, map[string]any{"hooks": []any{map[string]any{"type": "command", "command": want.command}}})
+		changed = true
 	}
+	doc["hooks"] = hooks
+	return changed, nil
+}
+
+func hasCommand(groups []any, command string) bool {
 	for _, g := range groups {
 		gm, _ := g.(map[string]any)
 		list, _ := gm["hooks"].([]any)
 		for _, h := range list {
-			if hm, _ := h.(map[string]any); hm != nil && hm["command"] == sessionStartCommand {
-				return false, nil
+			if hm, _ := h.(map[string]any); hm != nil && hm["command"] == command {
+				return true
 			}
 		}
 	}
-	hooks["SessionStart"] = append(groups, map[string]any{"hooks": []any{map[string]any{"type": "command", "command": sessionStartCommand}}})
-	doc["hooks"] = hooks
-	return true, nil
+	return false
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -256,7 +257,23 @@ NAME.pre-synaptic), and never fail or block git.`,
 
 // agentHooks are the hooks a coding agent calls; their output is context
 // for the agent.
-var agentHooks = map[string]bool{"session-start": true}
+var agentHooks = map[string]bool{"session-start": true, "stop": true, "pre-compact": true}
+
+// agentInput is what an agent passes a hook on stdin (Claude Code's hook
+// JSON); only the session id is used.
+type agentInput struct {
+	SessionID string `json:"session_id"`
+}
+
+func readAgentInput(e *env) agentInput {
+	var in agentInput
+	if f, ok := e.io.In.(*os.File); ok && isTerminal(f) {
+		return in
+	}
+	b, _ := io.ReadAll(io.LimitReader(e.io.In, 1<<20))
+	_ = json.Unmarshal(b, &in) // no or bad JSON: no session id
+	return in
+}
 
 // newHook is what the installed scripts run. It always exits 0: a hook
 // must never fail or block git, nor break an agent's session. Problems go
@@ -275,7 +292,12 @@ post-rewrite) and by coding agents:
                   a budget (--budget, or git config synaptic.contextBudget;
                   default 4000 characters). Runs a maintenance pass first.
                   --format claude (default) prints Claude Code's hook JSON;
-                  --format markdown prints the context alone.`,
+                  --format markdown prints the context alone.
+  stop, pre-compact
+                  write (or update) the session's handoff: memory saved,
+                  commits made, files left changed, and what was learned.
+The session id comes from the agent's hook JSON on stdin (session_id), else
+$GIT_SYNAPTIC_SESSION.`,
 		Example: `  git synaptic hook session-start --format markdown
   git synaptic hook session-start --budget 8000`,
 		Hidden: true,
@@ -288,11 +310,22 @@ post-rewrite) and by coding agents:
 				b, _ := io.ReadAll(io.LimitReader(e.io.In, 64<<20))
 				stdin = string(b)
 			}
+			var session string
+			if agentHooks[name] {
+				session = readAgentInput(e).SessionID
+				if session == "" {
+					session = os.Getenv("GIT_SYNAPTIC_SESSION")
+				}
+			}
 			err := e.withService(func(s *app.Service) error {
 				if !agentHooks[name] {
 					return s.Hook(contextOf(e), name, args[1:], stdin)
 				}
-				md, err := s.SessionContext(contextOf(e), budget)
+				if name != "session-start" {
+					_, _, err := s.SessionHandoff(contextOf(e), session)
+					return err
+				}
+				md, err := s.StartSession(contextOf(e), session, budget)
 				if err != nil {
 					return err
 				}

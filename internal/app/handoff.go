@@ -1,0 +1,152 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+const sessionStartKey = "session-start:"
+
+// StartSession records when an agent session began (for its handoff's
+// activity summary) and returns its context (see SessionContext).
+func (s *Service) StartSession(ctx context.Context, sessionID string, budget int) (string, error) {
+	if sessionID != "" {
+		if c, err := s.openCache(); err == nil {
+			if old, _ := c.Meta(ctx, sessionStartKey+sessionID); old == "" {
+				c.SetMeta(ctx, sessionStartKey+sessionID, s.now().UTC().Format(time.RFC3339Nano))
+			}
+		}
+	}
+	return s.SessionContext(ctx, budget)
+}
+
+// learningRE finds entries that read like something learned: a decision, a
+// solution or a discovery.
+var learningRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(decided|decision|we chose|chose to|the fix (was|is)|fixed by|solved|solution|root cause|turns out|turned out|discovered|found that|learned|lesson|gotcha|workaround)\b`)
+})
+
+// SessionHandoff writes the handoff of an agent session when it stops or
+// is about to compact its context: what the session did (memory saved,
+// commits made, files left changed) and what it learned (its insights and
+// entries that read like decisions, solutions or discoveries). An agent
+// stops after every turn, so a session keeps one handoff and updates it
+// when the summary changes. It returns the handoff's id and whether it
+// wrote anything.
+func (s *Service) SessionHandoff(ctx context.Context, sessionID string) (string, bool, error) {
+	if sessionID == "" {
+		return "", false, fmt.Errorf("%w: no session id (the agent passes one; else set GIT_SYNAPTIC_SESSION)", notes.ErrInvalid)
+	}
+	mine, err := s.List(ctx, cache.Filter{Session: sessionID, IncludeArchived: true})
+	if err != nil {
+		return "", false, err
+	}
+	var existing *cache.Row
+	var saved, learnings []cache.Row
+	for i := range mine {
+		r := mine[i]
+		switch {
+		case r.Type == notes.TypeHandoff && strings.HasPrefix(r.Content, handoffTitle):
+			if existing == nil {
+				existing = &mine[i]
+			}
+		case r.Archived:
+		default:
+			saved = append(saved, r)
+			if r.Type == notes.TypeInsight || r.Type == notes.TypeDecision || learningRE().MatchString(r.Content) {
+				learnings = append(learnings, r)
+			}
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s\n", handoffTitle, sessionID)
+	if len(saved) > 0 {
+		counts := map[notes.Type]int{}
+		for _, r := range saved {
+			counts[r.Type]++
+		}
+		var parts []string
+		for t, n := range counts {
+			parts = append(parts, fmt.Sprintf("%d %s", n, t))
+		}
+		sort.Strings(parts)
+		fmt.Fprintf(&b, "\nMemory saved: %s.\n", strings.Join(parts, ", "))
+	}
+	if commits := s.sessionCommits(ctx, sessionID); len(commits) > 0 {
+		fmt.Fprintf(&b, "\nCommits:\n")
+		for _, c := range commits {
+			fmt.Fprintf(&b, "- %s %s\n", c.SHA[:8], firstLineOf(c.Message))
+		}
+	}
+	if files, _ := s.repo.ChangedFiles(ctx, false); len(files) > 0 {
+		if len(files) > 20 {
+			files = append(files[:20], fmt.Sprintf("and %d more", len(files)-20))
+		}
+		fmt.Fprintf(&b, "\nLeft uncommitted: %s\n", strings.Join(files, ", "))
+	}
+	if len(learnings) > 0 {
+		fmt.Fprintf(&b, "\nLearnings:\n")
+		for _, r := range learnings {
+			fmt.Fprintf(&b, "- [%s] %s\n", short8(r.ID), firstLineOf(r.Content))
+		}
+	}
+	content := strings.TrimSpace(b.String())
+	if content == handoffTitle+" "+sessionID {
+		return "", false, nil // nothing happened worth handing off
+	}
+	if existing != nil {
+		if existing.Content == content {
+			return existing.ID, false, nil
+		}
+		_, err := s.Edit(ctx, existing.ID, EditRequest{Content: &content})
+		return existing.ID, err == nil, err
+	}
+	e, err := s.Save(ctx, SaveRequest{Content: content, Type: notes.TypeHandoff, SessionID: sessionID, Tags: []string{"session"}})
+	return e.ID, err == nil, err
+}
+
+const handoffTitle = "Session handoff:"
+
+// sessionCommits are the commits made since the session started (as
+// recorded by StartSession).
+func (s *Service) sessionCommits(ctx context.Context, sessionID string) []gitstore.Commit {
+	c, err := s.openCache()
+	if err != nil || s.repo.Unborn() {
+		return nil
+	}
+	v, _ := c.Meta(ctx, sessionStartKey+sessionID)
+	since, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return nil
+	}
+	var out []gitstore.Commit
+	s.repo.History(ctx, gitstore.LogOptions{Revs: []string{"HEAD"}, Since: since, Max: 50}, func(c gitstore.Commit) error {
+		out = append(out, c)
+		return nil
+	})
+	return out
+}
+
+func firstLineOf(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 160 {
+		cut := 159
+		for cut > 0 && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
