@@ -86,3 +86,26 @@ func (c *Cache) ApplyVerdicts(ctx context.Context, vs []Verdict) error {
 	}
 	return tx.tx.Commit()
 }
+
+// CountInjections records that entries were injected into an agent
+// session's context once more, and returns how often each has been now.
+func (c *Cache) CountInjections(ctx context.Context, session string, ids []string) (map[string]int, error) {
+	out := map[string]int{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	for _, id := range ids {
+		var n int
+		if err := tx.queryRow(`INSERT INTO injections(session, id, count) VALUES(?, ?, 1)
+			ON CONFLICT(session, id) DO UPDATE SET count=count+1 RETURNING count`, session, id).Scan(&n); err != nil {
+			return nil, err
+		}
+		out[id] = n
+	}
+	return out, tx.tx.Commit()
+}

@@ -170,6 +170,10 @@ var stopwords = func() map[string]bool {
 	return m
 }()
 
+// Stopword reports whether w (lower case) is one of the common words
+// searches ignore.
+func Stopword(w string) bool { return stopwords[w] }
+
 // MatchQuery turns free text into a safe FTS5 query: every word quoted, any
 // of them may match, BM25 ranks documents that match more (and rarer) words
 // first. Operators and punctuation in user input are never interpreted.

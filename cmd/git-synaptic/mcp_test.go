@@ -306,7 +306,7 @@ func TestInitAgentClaudeWritesMCPConfigWithoutClobbering(t *testing.T) {
 	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Permissions.Allow) != 1 || len(st.Hooks["Stop"]) != 2 || len(st.Hooks["SessionStart"]) != 2 || len(st.Hooks["PreCompact"]) != 1 ||
+	if len(st.Permissions.Allow) != 1 || len(st.Hooks["Stop"]) != 2 || len(st.Hooks["SessionStart"]) != 2 || len(st.Hooks["PreCompact"]) != 1 || len(st.Hooks["UserPromptSubmit"]) != 1 ||
 		st.Hooks["SessionStart"][0].Hooks[0].Command != "echo mine" || st.Hooks["SessionStart"][1].Hooks[0].Command != "git-synaptic hook session-start" ||
 		st.Hooks["Stop"][0].Hooks[0].Command != "echo stop" || st.Hooks["Stop"][1].Hooks[0].Command != "git-synaptic hook stop" ||
 		st.Hooks["PreCompact"][0].Hooks[0].Command != "git-synaptic hook pre-compact" {
@@ -429,4 +429,56 @@ func TestStopHookWritesOneHandoffPerSession(t *testing.T) {
 	if r := run(t, dir, "", "hook", "stop"); r.code != 0 {
 		t.Fatalf("stop without a session: %+v", r)
 	}
+}
+
+func TestPromptHookInjectsHotAndMatchingMemoryWithViewDecay(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	ok(t, dir, "import", writeJSONL(t, `{"content":"we moved session storage from redis to postgres because of eviction losses","type":"decision","created":"2026-01-05T10:00:00Z"}`,
+		`{"content":"the nightly export job runs at 02:00 UTC","type":"reference","created":"2026-01-06T10:00:00Z"}`))
+	ok(t, dir, "save", "handoff: half way through the export refactor", "--type", "handoff")
+
+	prompt := func(text string) string {
+		in, _ := json.Marshal(map[string]string{"session_id": "s1", "prompt": text})
+		return run(t, dir, string(in), "hook", "prompt", "--format", "markdown").out
+	}
+	// No cue: only the hot item (saved in the last 24 hours).
+	out := prompt("continue")
+	if !strings.Contains(out, "half way through the export refactor") || strings.Contains(out, "redis") {
+		t.Fatalf("prompt without cues:\n%s", out)
+	}
+	// A question brings matching older memory.
+	q := "why did we move session storage away from redis?"
+	out = prompt(q)
+	if !strings.Contains(out, "## Related to this prompt") || !strings.Contains(out, "eviction losses") || strings.Contains(out, "nightly export") {
+		t.Fatalf("prompt with a question:\n%s", out)
+	}
+	// View decay over the session: full three times, then a digest, then a stub.
+	for i := 0; i < 2; i++ {
+		out = prompt(q)
+	}
+	if !strings.Contains(out, "because of eviction losses") {
+		t.Fatalf("third view should be full:\n%s", out)
+	}
+	for i := 0; i < 8; i++ {
+		out = prompt(q)
+	}
+	if !strings.Contains(out, "shown 11 times this session") {
+		t.Fatalf("eleventh view should be a stub:\n%s", out)
+	}
+	// Another session starts fresh; Claude's JSON is the default format.
+	in, _ := json.Marshal(map[string]string{"session_id": "s2", "prompt": q})
+	var res struct {
+		HookSpecificOutput struct{ HookEventName, AdditionalContext string } `json:"hookSpecificOutput"`
+	}
+	json.Unmarshal([]byte(run(t, dir, string(in), "hook", "prompt").out), &res)
+	if res.HookSpecificOutput.HookEventName != "UserPromptSubmit" || !strings.Contains(res.HookSpecificOutput.AdditionalContext, "because of eviction losses") {
+		t.Fatalf("claude output for a new session: %+v", res)
+	}
+}
+
+func writeJSONL(t *testing.T, lines ...string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "in.jsonl")
+	os.WriteFile(f, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	return f
 }

@@ -18,13 +18,14 @@ var mcpServerEntry = map[string]any{"command": "git-synaptic", "args": []any{"mc
 // the command each runs.
 var claudeHooks = []struct{ event, command string }{
 	{"SessionStart", "git-synaptic hook session-start"},
+	{"UserPromptSubmit", "git-synaptic hook prompt"},
 	{"Stop", "git-synaptic hook stop"},
 	{"PreCompact", "git-synaptic hook pre-compact"},
 }
 
 // ConfigureAgent registers git-synaptic with a coding agent's project
 // configuration. For "claude" it adds the MCP server to .mcp.json and the
-// session-start, stop and pre-compact hooks to .claude/settings.json, at
+// session-start, prompt, stop and pre-compact hooks to .claude/settings.json, at
 // the top of the working tree, keeping every other setting as it was. It
 // reports what it changed.
 func (s *Service) ConfigureAgent(agent string) ([]string, error) {

@@ -257,12 +257,13 @@ NAME.pre-synaptic), and never fail or block git.`,
 
 // agentHooks are the hooks a coding agent calls; their output is context
 // for the agent.
-var agentHooks = map[string]bool{"session-start": true, "stop": true, "pre-compact": true}
+var agentHooks = map[string]bool{"session-start": true, "prompt": true, "stop": true, "pre-compact": true}
 
 // agentInput is what an agent passes a hook on stdin (Claude Code's hook
 // JSON); only the session id is used.
 type agentInput struct {
 	SessionID string `json:"session_id"`
+	Prompt    string `json:"prompt"`
 }
 
 func readAgentInput(e *env) agentInput {
@@ -293,6 +294,11 @@ post-rewrite) and by coding agents:
                   default 4000 characters). Runs a maintenance pass first.
                   --format claude (default) prints Claude Code's hook JSON;
                   --format markdown prints the context alone.
+  prompt          with the agent's prompt (hook JSON "prompt" on stdin): the
+                  memory of the last 24 hours (at most 5) and, when the
+                  prompt asks something, at most 2 matching entries; each
+                  shown in full 3 times per session, then as a digest, then
+                  as a stub. Prints nothing when there is nothing to add.
   stop, pre-compact
                   write (or update) the session's handoff: memory saved,
                   commits made, files left changed, and what was learned.
@@ -310,9 +316,10 @@ $GIT_SYNAPTIC_SESSION.`,
 				b, _ := io.ReadAll(io.LimitReader(e.io.In, 64<<20))
 				stdin = string(b)
 			}
-			var session string
+			var session, prompt string
 			if agentHooks[name] {
-				session = readAgentInput(e).SessionID
+				in := readAgentInput(e)
+				session, prompt = in.SessionID, in.Prompt
 				if session == "" {
 					session = os.Getenv("GIT_SYNAPTIC_SESSION")
 				}
@@ -321,19 +328,27 @@ $GIT_SYNAPTIC_SESSION.`,
 				if !agentHooks[name] {
 					return s.Hook(contextOf(e), name, args[1:], stdin)
 				}
-				if name != "session-start" {
+				var md, event string
+				var err error
+				switch name {
+				case "stop", "pre-compact":
 					_, _, err := s.SessionHandoff(contextOf(e), session)
 					return err
+				case "prompt":
+					event = "UserPromptSubmit"
+					md, err = s.PromptContext(contextOf(e), session, prompt)
+				default:
+					event = "SessionStart"
+					md, err = s.StartSession(contextOf(e), session, budget)
 				}
-				md, err := s.StartSession(contextOf(e), session, budget)
-				if err != nil {
+				if err != nil || md == "" {
 					return err
 				}
 				if format == "markdown" {
 					_, err = fmt.Fprint(e.io.Out, md)
 					return err
 				}
-				return writeJSON(e.io.Out, map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "SessionStart", "additionalContext": md}})
+				return writeJSON(e.io.Out, map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event, "additionalContext": md}})
 			})
 			if err != nil {
 				fmt.Fprintf(e.io.Err, "git-synaptic hook %s: %v (ignored)\n", name, err)
