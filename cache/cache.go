@@ -24,7 +24,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // Cache is an open index.
 type Cache struct {
@@ -59,7 +59,9 @@ CREATE TABLE IF NOT EXISTS entries(
 	edits INTEGER NOT NULL DEFAULT 0,
 	doc BLOB,
 	auto_tier TEXT NOT NULL DEFAULT '',
-	auto_archived INTEGER NOT NULL DEFAULT 0
+	auto_archived INTEGER NOT NULL DEFAULT 0,
+	relevance REAL NOT NULL DEFAULT 0,
+	irrelevant INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS access(id TEXT PRIMARY KEY, count INTEGER NOT NULL, last INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS injections(session TEXT NOT NULL, id TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(session, id)) WITHOUT ROWID;

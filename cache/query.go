@@ -50,14 +50,16 @@ const (
 )
 
 const rowCols = `e.id, e.source, e.private, e.type, e.content, e.tags, e.project, e.branch, e.session_id, e.agent_id, e.author,
-	e.created, e.updated, ` + effTier + `, e.tier_explicit, e.pinned, ` + effArchived + `, e.related, e.commit_sha, e.edits, e.auto_archived`
+	e.created, e.updated, ` + effTier + `, e.tier_explicit, e.pinned, ` + effArchived + `, e.related, e.commit_sha, e.edits, e.auto_archived,
+	e.relevance, e.irrelevant`
 
 func scanRow(sc interface{ Scan(...any) error }, extra ...any) (Row, error) {
 	var r Row
 	var tags, related string
 	var created, updated int64
 	dest := []any{&r.ID, &r.Source, &r.Private, &r.Type, &r.Content, &tags, &r.Project, &r.Branch, &r.SessionID, &r.AgentID, &r.Author,
-		&created, &updated, &r.Tier, &r.TierExplicit, &r.Pinned, &r.Archived, &related, &r.Commit, &r.Edits, &r.Decayed}
+		&created, &updated, &r.Tier, &r.TierExplicit, &r.Pinned, &r.Archived, &related, &r.Commit, &r.Edits, &r.Decayed,
+		&r.Relevance, &r.Irrelevant}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return r, err
 	}
@@ -218,7 +220,7 @@ func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error
 	}
 	for window := 4 * lim; ; window *= 8 {
 		q := `SELECT ` + rowCols + `, r.rank FROM (SELECT rowid, bm25(fts, 1.0, 0.5) AS rank FROM fts WHERE fts MATCH ? ORDER BY rank, rowid LIMIT ?) r
-			JOIN entries e ON e.rowid = r.rowid WHERE ` + w + ` ORDER BY r.rank, e.created DESC, e.id LIMIT ?`
+			JOIN entries e ON e.rowid = r.rowid WHERE ` + w + ` ORDER BY r.rank * ` + feedback + `, e.created DESC, e.id LIMIT ?`
 		hits, err := c.searchQuery(ctx, q, append(append([]any{mq, window}, args...), lim)...)
 		if err != nil || len(hits) >= lim || window > 1<<20 {
 			return hits, err
@@ -229,6 +231,11 @@ func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error
 		}
 	}
 }
+
+// feedback scales a (negative, lower is better) BM25 rank by relevance
+// feedback: an entry marked relevant with score s ranks as if (1+s) times as
+// good a match; one marked irrelevant as a third of one.
+const feedback = `(CASE WHEN e.irrelevant THEN 0.33 ELSE 1 + e.relevance END)`
 
 func (c *Cache) searchQuery(ctx context.Context, q string, args ...any) ([]Hit, error) {
 	rows, err := c.db.QueryContext(ctx, q, args...)
@@ -243,7 +250,10 @@ func (c *Cache) searchQuery(ctx context.Context, q string, args ...any) ([]Hit, 
 		if err != nil {
 			return nil, err
 		}
-		h.Row, h.Score = r, -h.BM25
+		h.Row, h.Score = r, -h.BM25*(1+r.Relevance)
+		if r.Irrelevant {
+			h.Score = -h.BM25 * 0.33
+		}
 		out = append(out, h)
 	}
 	return out, rows.Err()

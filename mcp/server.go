@@ -35,6 +35,7 @@ type Memory interface {
 	Edit(ctx context.Context, id string, req app.EditRequest) (notes.Op, error)
 	SetPinned(ctx context.Context, id string, pinned bool) (notes.Op, error)
 	SetArchived(ctx context.Context, id string, archived bool) (notes.Op, error)
+	Feedback(ctx context.Context, id string, relevant bool, score float64, reason, objective string) (notes.Op, error)
 	Index(ctx context.Context, opt app.IndexOptions) (app.IndexReport, error)
 	Cochanges(ctx context.Context, file string, n int, progress func(done, total int)) ([]cochange.Suggestion, int, error)
 	Identity(ctx context.Context) string
@@ -161,6 +162,18 @@ func (h *handlers) tools() []tool {
 			mcpgo.WithString("file", mcpgo.Required(), mcpgo.Description("path relative to the repository root")),
 			mcpgo.WithNumber("limit", mcpgo.Description("at most this many files (default 10)")),
 		), h.cochanges},
+		{mcpgo.NewTool("context_relevant",
+			mcpgo.WithDescription("Mark an entry relevant to what you are doing (score above 0, at most 1): it ranks higher in search, does not decay, and above 0.8 is always shown in full."),
+			mcpgo.WithString("id", mcpgo.Required(), mcpgo.Description("entry id or unique prefix")),
+			mcpgo.WithNumber("score", mcpgo.Description("how relevant (default 1)")),
+			mcpgo.WithString("reason", mcpgo.Description("why it helped")),
+			mcpgo.WithString("objective", mcpgo.Description("the task it is relevant to")),
+		), h.relevant},
+		{mcpgo.NewTool("context_irrelevant",
+			mcpgo.WithDescription("Mark an entry irrelevant or misleading: it ranks lower and is left out of injected context."),
+			mcpgo.WithString("id", mcpgo.Required(), mcpgo.Description("entry id or unique prefix")),
+			mcpgo.WithString("reason", mcpgo.Description("why")),
+		), h.irrelevant},
 		{mcpgo.NewTool("context_session",
 			mcpgo.WithDescription("List the memory saved in one agent session (default: this server's session, $GIT_SYNAPTIC_SESSION)."),
 			mcpgo.WithReadOnlyHintAnnotation(true),
@@ -193,6 +206,30 @@ func ruleLabel(label string) (string, error) {
 		return "", fmt.Errorf("%w: label %q: use letters, digits and ._/+#- (at most 59 characters)", notes.ErrInvalid, label)
 	}
 	return tags[0], nil
+}
+
+func (h *handlers) relevant(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	id, err := r.RequireString("id")
+	if err != nil {
+		return nil, err
+	}
+	op, err := h.m.Feedback(ctx, id, true, r.GetFloat("score", 1), r.GetString("reason", ""), r.GetString("objective", ""))
+	if err != nil {
+		return nil, err
+	}
+	return mcpgo.NewToolResultText(fmt.Sprintf("marked %s relevant (%.2f)", op.Entry, op.Score)), nil
+}
+
+func (h *handlers) irrelevant(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	id, err := r.RequireString("id")
+	if err != nil {
+		return nil, err
+	}
+	op, err := h.m.Feedback(ctx, id, false, 0, r.GetString("reason", ""), "")
+	if err != nil {
+		return nil, err
+	}
+	return mcpgo.NewToolResultText("marked " + op.Entry + " irrelevant"), nil
 }
 
 func (h *handlers) session(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {

@@ -11,12 +11,14 @@ type OpKind string
 
 // Operation kinds.
 const (
-	OpEdit      OpKind = "edit"      // new content, type and/or tag changes
-	OpPin       OpKind = "pin"       // immune to decay
-	OpUnpin     OpKind = "unpin"     // subject to decay again
-	OpArchive   OpKind = "archive"   // leaves search and list; kept in history
-	OpUnarchive OpKind = "unarchive" // back in search and list
-	OpTier      OpKind = "tier"      // explicit tier
+	OpEdit       OpKind = "edit"       // new content, type and/or tag changes
+	OpPin        OpKind = "pin"        // immune to decay
+	OpUnpin      OpKind = "unpin"      // subject to decay again
+	OpArchive    OpKind = "archive"    // leaves search and list; kept in history
+	OpUnarchive  OpKind = "unarchive"  // back in search and list
+	OpTier       OpKind = "tier"       // explicit tier
+	OpRelevant   OpKind = "relevant"   // relevance feedback: Score in (0,1], Reason, Objective
+	OpIrrelevant OpKind = "irrelevant" // relevance feedback: collapse it in agents' context
 )
 
 // Op is one immutable change to an entry. Ops on the same entry are ordered
@@ -35,6 +37,9 @@ type Op struct {
 	AddTags    []string  `json:"add_tags,omitempty"`
 	RemoveTags []string  `json:"remove_tags,omitempty"`
 	Tier       Tier      `json:"tier,omitempty"`
+	Score      float64   `json:"score,omitempty"`
+	Reason     string    `json:"reason,omitempty"`
+	Objective  string    `json:"objective,omitempty"`
 }
 
 // Validate checks every field of o.
@@ -53,6 +58,20 @@ func (o *Op) Validate() error {
 	case OpTier:
 		if _, err := ParseTier(string(o.Tier)); err != nil {
 			return err
+		}
+	case OpRelevant, OpIrrelevant:
+		if o.Kind == OpRelevant && (o.Score <= 0 || o.Score > 1) {
+			return fmt.Errorf("%w: relevance score %v must be above 0 and at most 1", ErrInvalid, o.Score)
+		}
+		for _, f := range []string{o.Reason, o.Objective} {
+			if len(f) > 1024 {
+				return fmt.Errorf("%w: relevance reason or objective over 1024 bytes", ErrInvalid)
+			}
+			if f != "" {
+				if err := ValidateContent(f); err != nil {
+					return err
+				}
+			}
 		}
 	case OpEdit:
 		if o.Content == nil && o.Type == "" && len(o.AddTags) == 0 && len(o.RemoveTags) == 0 {
@@ -109,6 +128,10 @@ type State struct {
 	Archived     bool      `json:"archived"`
 	Updated      time.Time `json:"updated"`
 	Edits        int       `json:"edits"`
+	// Relevance is the last relevance feedback score (0: none); Irrelevant
+	// is set by irrelevant feedback until relevant feedback clears it.
+	Relevance  float64 `json:"relevance,omitempty"`
+	Irrelevant bool    `json:"irrelevant,omitempty"`
 }
 
 // Fold applies ops (in any order; they are sorted here) to e. Ops for other
@@ -137,6 +160,10 @@ func Fold(e Entry, ops []Op) State {
 			s.Archived = false
 		case OpTier:
 			s.Tier, s.TierExplicit = o.Tier, true
+		case OpRelevant:
+			s.Relevance, s.Irrelevant = o.Score, false
+		case OpIrrelevant:
+			s.Relevance, s.Irrelevant = 0, true
 		case OpEdit:
 			s.Edits++
 			if o.Content != nil {

@@ -446,3 +446,48 @@ func TestManPagesForGitHelp(t *testing.T) {
 		t.Fatal("save's man page lacks its flags or examples")
 	}
 }
+
+func TestRelevanceFeedbackReranksAndHidesFromAgents(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	a := save(t, dir, "deploy checklist: run migrations before the rollout")
+	b := save(t, dir, "deploy checklist: drain the queue before the rollout")
+	order := func() []string {
+		var hits []row
+		json.Unmarshal([]byte(ok(t, dir, "search", "deploy checklist rollout", "--json")), &hits)
+		var ids []string
+		for _, h := range hits {
+			ids = append(ids, h.ID)
+		}
+		return ids
+	}
+	ok(t, dir, "relevant", a, "--score", "0.9", "--objective", "release", "--reason", "the migration step bit us")
+	if got := order(); len(got) != 2 || got[0] != a {
+		t.Fatalf("relevant entry not first: %v", got)
+	}
+	ok(t, dir, "irrelevant", a, "--reason", "outdated")
+	if got := order(); len(got) != 2 || got[0] != b {
+		t.Fatalf("irrelevant entry not last: %v", got)
+	}
+	var d struct {
+		Relevance  float64 `json:"relevance"`
+		Irrelevant bool    `json:"irrelevant"`
+		Ops        []struct {
+			Kind, Reason string
+		} `json:"ops"`
+	}
+	json.Unmarshal([]byte(ok(t, dir, "show", a, "--json")), &d)
+	if !d.Irrelevant || d.Relevance != 0 || len(d.Ops) != 2 || d.Ops[0].Reason != "the migration step bit us" {
+		t.Fatalf("feedback history: %+v", d)
+	}
+	// Agents do not get irrelevant memory.
+	in, _ := json.Marshal(map[string]string{"session_id": "s", "prompt": "what is on the deploy checklist before the rollout?"})
+	out := run(t, dir, string(in), "hook", "prompt", "--format", "markdown").out
+	if strings.Contains(out, "run migrations") || !strings.Contains(out, "drain the queue") {
+		t.Fatalf("prompt context with feedback:\n%s", out)
+	}
+	for _, bad := range [][]string{{"relevant", a, "--score", "0"}, {"relevant", a, "--score", "1.5"}} {
+		if r := run(t, dir, "", bad...); r.code != 2 {
+			t.Errorf("%v: %+v", bad, r)
+		}
+	}
+}

@@ -152,7 +152,7 @@ func TestMCPServerOverStdio(t *testing.T) {
 	}
 	json.Unmarshal(list.Result, &tools)
 	want := []string{"context_save", "context_search", "context_list", "context_status", "context_update", "context_pin", "context_archive", "context_delete", "context_related", "context_git_index", "context_cochanges",
-		"context_session", "context_save_rule", "context_list_rules", "context_delete_rule"}
+		"context_session", "context_save_rule", "context_list_rules", "context_delete_rule", "context_relevant", "context_irrelevant"}
 	have := map[string]bool{}
 	for _, tl := range tools.Tools {
 		have[tl.Name] = true
@@ -214,6 +214,17 @@ func TestMCPServerOverStdio(t *testing.T) {
 	json.Unmarshal(other.Structured, &o)
 	if r := c.tool("context_delete", map[string]any{"id": o.ID}); r.IsError || !strings.Contains(r.Content[0].Text, "deleted") {
 		t.Fatalf("context_delete: %+v", r)
+	}
+
+	// Relevance feedback.
+	if r := c.tool("context_relevant", map[string]any{"id": s.ID, "score": 0.9, "reason": "explains retries"}); r.IsError || !strings.Contains(r.Content[0].Text, "relevant (0.90)") {
+		t.Fatalf("context_relevant: %+v", r)
+	}
+	if r := c.tool("context_relevant", map[string]any{"id": s.ID, "score": 7}); !r.IsError || !strings.Contains(r.Content[0].Text, "at most 1") {
+		t.Fatalf("context_relevant with a bad score: %+v", r)
+	}
+	if r := c.tool("context_irrelevant", map[string]any{"id": s.ID}); r.IsError {
+		t.Fatalf("context_irrelevant: %+v", r)
 	}
 
 	// Rules: save under a label, list, delete by label.

@@ -48,7 +48,7 @@ func (s *Service) SessionContext(ctx context.Context, budget int) (string, error
 		if err != nil {
 			return nil
 		}
-		return projectFirst(rows, project)
+		return projectFirst(withoutIrrelevant(rows), project)
 	}
 	item := func(r cache.Row) string {
 		who := authorName(r.Author)
@@ -117,7 +117,7 @@ func (s *Service) SessionContext(ctx context.Context, budget int) (string, error
 				continue
 			}
 			for _, h := range hits {
-				if !seen[h.ID] {
+				if !seen[h.ID] && !h.Irrelevant {
 					seen[h.ID] = true
 					lines = append(lines, item(h.Row))
 				}

@@ -50,6 +50,7 @@ func (s *Service) PromptContext(ctx context.Context, sessionID, prompt string) (
 		return "", err
 	}
 	seen := map[string]bool{}
+	hot = withoutIrrelevant(hot)
 	for _, r := range hot {
 		seen[r.ID] = true
 	}
@@ -64,7 +65,7 @@ func (s *Service) PromptContext(ctx context.Context, sessionID, prompt string) (
 				if len(warm) == maxWarm {
 					break
 				}
-				if !seen[h.ID] && overlap(q, h.Content) >= warmOverlap {
+				if !seen[h.ID] && !h.Irrelevant && overlap(q, h.Content) >= warmOverlap {
 					seen[h.ID] = true
 					warm = append(warm, h.Row)
 				}
@@ -103,6 +104,8 @@ func (s *Service) PromptContext(ctx context.Context, sessionID, prompt string) (
 			}
 			head := fmt.Sprintf("[%s · %s · %s · %s]", short8(r.ID), r.Type, ageOf(now, r.Created), who)
 			switch n := counts[r.ID]; {
+			case r.Relevance > 0.8: // marked highly relevant: never collapsed
+				fmt.Fprintf(&b, "- %s %s\n", head, strings.TrimSpace(r.Content))
 			case n > 10:
 				fmt.Fprintf(&b, "- %s (shown %d times this session; git synaptic show %s)\n", head, n, short8(r.ID))
 			case n > 3:
@@ -150,4 +153,15 @@ func stem(w string) string {
 		r = r[:5]
 	}
 	return string(r)
+}
+
+// withoutIrrelevant drops entries marked irrelevant.
+func withoutIrrelevant(rows []cache.Row) []cache.Row {
+	out := rows[:0:0]
+	for _, r := range rows {
+		if !r.Irrelevant {
+			out = append(out, r)
+		}
+	}
+	return out
 }

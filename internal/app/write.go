@@ -350,3 +350,16 @@ func (s *Service) Resolve(ctx context.Context, prefix string) (string, error) {
 	})
 	return id, err
 }
+
+// Feedback records relevance feedback on an entry: relevant with a score
+// in (0,1] (it ranks higher in search, counts as activity so it does not
+// decay, and above 0.8 is always shown in full to agents), or irrelevant
+// (it ranks lower and is left out of agents' context). Feedback is
+// authored, so it is shared with the rest of the memory.
+func (s *Service) Feedback(ctx context.Context, idPrefix string, relevant bool, score float64, reason, objective string) (notes.Op, error) {
+	op := notes.Op{Kind: notes.OpIrrelevant, Reason: reason, Objective: objective}
+	if relevant {
+		op.Kind, op.Score = notes.OpRelevant, score
+	}
+	return s.record(ctx, idPrefix, op, false)
+}

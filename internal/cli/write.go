@@ -395,3 +395,39 @@ bad line refuses the whole import.`,
 	c.Flags().BoolVar(&o.js, "json", false, "print the new ids as JSON")
 	return c
 }
+
+func newFeedback(e *env, relevant bool) *cobra.Command {
+	var score float64
+	var reason, objective string
+	use, short := "irrelevant ID", "Mark an entry irrelevant: it ranks lower and stays out of agents' context"
+	example := `  git synaptic irrelevant 3f2a9c1d --reason "about the old billing system"`
+	if relevant {
+		use, short = "relevant ID", "Mark an entry relevant: it ranks higher, does not decay, and stays in full in agents' context above 0.8"
+		example = `  git synaptic relevant 3f2a9c1d --score 0.9 --objective "payment retries" --reason "explains the backoff"`
+	}
+	c := &cobra.Command{
+		Use:     use,
+		Short:   short,
+		Example: example,
+		Args:    exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if relevant && (score <= 0 || score > 1) {
+				return usagef("--score must be above 0 and at most 1")
+			}
+			return e.withService(func(s *app.Service) error {
+				op, err := s.Feedback(contextOf(e), args[0], relevant, score, reason, objective)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(e.io.Out, "%s %s\n", op.Kind, op.Entry)
+				return nil
+			})
+		},
+	}
+	if relevant {
+		c.Flags().Float64Var(&score, "score", 1, "how relevant, above 0 and at most 1")
+	}
+	c.Flags().StringVar(&reason, "reason", "", "why")
+	c.Flags().StringVar(&objective, "objective", "", "the task it is (ir)relevant to")
+	return c
+}
