@@ -24,7 +24,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // Cache is an open index.
 type Cache struct {
@@ -65,7 +65,7 @@ CREATE TABLE IF NOT EXISTS entries(
 );
 CREATE TABLE IF NOT EXISTS access(id TEXT PRIMARY KEY, count INTEGER NOT NULL, last INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS injections(session TEXT NOT NULL, id TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(session, id)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS entries_created ON entries(archived, created);
+CREATE INDEX IF NOT EXISTS entries_created ON entries(created);
 CREATE INDEX IF NOT EXISTS entries_type ON entries(type, created);
 CREATE TABLE IF NOT EXISTS entry_tags(tag TEXT NOT NULL, entry INTEGER NOT NULL, PRIMARY KEY(tag, entry)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS entry_tags_entry ON entry_tags(entry);
