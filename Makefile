@@ -9,6 +9,7 @@ TAGS    := sqlite_fts5
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/git-synaptic/git-synaptic/internal/cli.Version=$(VERSION)
 BIN     := bin/git-synaptic
+MCPBIN  := bin/git-synaptic-mcp
 
 export CGO_ENABLED := 1
 export GOFLAGS := -tags=$(TAGS)
@@ -19,16 +20,18 @@ all: build
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/git-synaptic
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(MCPBIN) ./cmd/git-synaptic-mcp
 
 install: build
 	install -d '$(BINDIR)'
 	install -m 0755 $(BIN) '$(BINDIR)/git-synaptic'
+	install -m 0755 $(MCPBIN) '$(BINDIR)/git-synaptic-mcp'
 	$(GO) run -ldflags '$(LDFLAGS)' ./internal/manpages '$(MANDIR)'
 	@echo "installed $(BINDIR)/git-synaptic and its man pages in $(MANDIR)"
 	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "note: add $(BINDIR) to your PATH so that 'git synaptic' finds it";; esac
 
 uninstall:
-	rm -f '$(BINDIR)/git-synaptic' '$(MANDIR)'/git-synaptic*.1
+	rm -f '$(BINDIR)/git-synaptic' '$(BINDIR)/git-synaptic-mcp' '$(MANDIR)'/git-synaptic*.1
 
 # The test command: formatting, vet, then every unit and end-to-end test
 # (the e2e tests build the real binary and drive it against temp repos).

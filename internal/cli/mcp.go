@@ -1,11 +1,19 @@
 package cli
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+
 	"github.com/spf13/cobra"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
-	"github.com/git-synaptic/git-synaptic/mcp"
 )
+
+// mcpBinary is the MCP server program, installed beside git-synaptic.
+const mcpBinary = "git-synaptic-mcp"
 
 func newMCP(e *env) *cobra.Command {
 	return &cobra.Command{
@@ -19,8 +27,9 @@ context_session, context_save_rule, context_list_rules, context_delete_rule,
 context_relevant, context_irrelevant.
 Search results carry provenance (id, age, author, "you"/"teammate"/"git
 history"), since teammates' memory is untrusted text in an agent's context.
+The server is the git-synaptic-mcp program installed beside git-synaptic.
 
-Claude Code: add to .mcp.json in the repository
+Claude Code: git synaptic init --agent claude, or add to .mcp.json
   {"mcpServers": {"git-synaptic": {"command": "git-synaptic", "args": ["mcp"]}}}
 Other MCP clients: run "git-synaptic mcp" as a stdio server with the
 repository as its working directory.`,
@@ -28,9 +37,33 @@ repository as its working directory.`,
   claude mcp add git-synaptic -- git-synaptic mcp`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			return e.withService(func(s *app.Service) error {
-				return mcp.Serve(contextOf(e), s, Version, e.io.In, e.io.Out, e.io.Err)
-			})
+			path := ""
+			if self, err := os.Executable(); err == nil {
+				if p := filepath.Join(filepath.Dir(self), mcpBinary); isExecutable(p) {
+					path = p
+				}
+			}
+			if path == "" {
+				p, err := exec.LookPath(mcpBinary)
+				if err != nil {
+					return fmt.Errorf("%s not found beside git-synaptic or on PATH; reinstall with ./install.sh (make install)", mcpBinary)
+				}
+				path = p
+			}
+			if e.dir != "." {
+				if err := os.Chdir(e.dir); err != nil {
+					return err
+				}
+			}
+			if _, err := app.Open(".", app.Options{}); err != nil {
+				return err // a clear "not a git repository" before handing over
+			}
+			return syscall.Exec(path, []string{mcpBinary}, os.Environ())
 		},
 	}
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }

@@ -97,10 +97,14 @@ func NewReposAndRemote(t testing.TB, n int) (clones []string, remote string) {
 	return clones, remote
 }
 
-// BuildBinary builds cmd/git-synaptic (with the build tags the project
-// needs) into dir and returns its path. moduleRoot is the repository root.
+// BuildBinary builds cmd/git-synaptic and, beside it, the MCP server
+// cmd/git-synaptic-mcp (with the build tags the project needs) into dir and
+// returns the path of git-synaptic. moduleRoot is the repository root.
 // Call it before Isolate: the build needs the real HOME's Go caches.
 func BuildBinary(moduleRoot, dir string) (string, error) {
+	if _, err := BuildCommand(moduleRoot, dir, "./cmd/git-synaptic-mcp", "git-synaptic-mcp"); err != nil {
+		return "", err
+	}
 	return BuildCommand(moduleRoot, dir, "./cmd/git-synaptic", "git-synaptic")
 }
 

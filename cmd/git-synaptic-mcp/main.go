@@ -1,0 +1,32 @@
+// Command git-synaptic-mcp is git-synaptic's MCP server on stdio. It is a
+// separate binary so that the MCP library's start-up cost (JSON schema
+// compilers) is paid by the long-running server only, not by every
+// git-synaptic command and git hook; `git synaptic mcp` runs it.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/internal/cli"
+	"github.com/git-synaptic/git-synaptic/mcp"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := app.Open(".", app.Options{Warn: os.Stderr})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "git-synaptic mcp:", err)
+		os.Exit(cli.ExitCode(err))
+	}
+	defer s.Close()
+	if err := mcp.Serve(ctx, s, cli.Version, os.Stdin, os.Stdout, os.Stderr); err != nil && ctx.Err() == nil {
+		fmt.Fprintln(os.Stderr, "git-synaptic mcp:", err)
+		os.Exit(1)
+	}
+}
