@@ -103,7 +103,7 @@ func (s *Service) SessionContext(ctx context.Context, budget int) (string, error
 			files = files[:10]
 		}
 		var lines []string
-		if _, sugg, err := s.Suggest(ctx, SuggestRequest{Files: files, N: 5}); err == nil && len(sugg) > 0 {
+		if _, sugg, err := s.Suggest(ctx, SuggestRequest{Files: files, N: 5, MaxNew: 1000}); err == nil && len(sugg) > 0 {
 			names := make([]string, len(sugg))
 			for i, x := range sugg {
 				names[i] = fmt.Sprintf("%s (%d×)", x.File, x.Count)

@@ -280,9 +280,10 @@ func (s *Service) HooksStatus(ctx context.Context) (string, map[string]string, e
 }
 
 // model builds the co-change model from the indexed history, first
-// indexing any new commits of HEAD.
-func (s *Service) model(ctx context.Context, progress func(done, total int)) (*cochange.Model, error) {
-	if _, err := s.Index(ctx, IndexOptions{Progress: progress}); err != nil {
+// indexing new commits of HEAD (at most maxNew of them when maxNew > 0, so
+// an agent's session start never waits on a huge unindexed history).
+func (s *Service) model(ctx context.Context, maxNew int, progress func(done, total int)) (*cochange.Model, error) {
+	if _, err := s.Index(ctx, IndexOptions{Max: maxNew, Progress: progress}); err != nil {
 		return nil, err
 	}
 	c, err := s.openCache()
@@ -305,7 +306,7 @@ func (s *Service) model(ctx context.Context, progress func(done, total int)) (*c
 
 // Cochanges lists the files that usually change with file.
 func (s *Service) Cochanges(ctx context.Context, file string, n int, progress func(done, total int)) ([]cochange.Suggestion, int, error) {
-	m, err := s.model(ctx, progress)
+	m, err := s.model(ctx, 0, progress)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -318,6 +319,7 @@ type SuggestRequest struct {
 	Staged   bool     // with no Files: only staged changes
 	Method   cochange.Method
 	N        int
+	MaxNew   int // index at most this many new commits first (0: all)
 	Progress func(done, total int)
 }
 
@@ -336,7 +338,7 @@ func (s *Service) Suggest(ctx context.Context, req SuggestRequest) (query []stri
 	if len(query) == 0 {
 		return nil, nil, nil
 	}
-	m, err := s.model(ctx, req.Progress)
+	m, err := s.model(ctx, req.MaxNew, req.Progress)
 	if err != nil {
 		return query, nil, err
 	}
