@@ -260,6 +260,8 @@ type Status struct {
 	Refs       []RefStatus     `json:"refs"`
 	Remotes    []RemoteStatus  `json:"remotes"`
 	Problems   []cache.Problem `json:"problems"`
+	// Hooks maps each git hook git-synaptic uses to its state.
+	Hooks map[string]string `json:"hooks,omitempty"`
 }
 
 // Status reports counts, cache state, ref tips and remote sync state.
@@ -290,6 +292,9 @@ func (s *Service) Status(ctx context.Context) (Status, error) {
 	sort.Slice(st.Refs, func(i, j int) bool { return st.Refs[i].Ref < st.Refs[j].Ref })
 	if st.Problems, err = c.Problems(ctx); err != nil {
 		return st, err
+	}
+	if _, h, err := s.HooksStatus(ctx); err == nil {
+		st.Hooks = h
 	}
 	remotes, err := s.repo.Remotes(ctx)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-synaptic/git-synaptic/hooks"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
@@ -79,7 +80,7 @@ func newStatus(e *env) *cobra.Command {
 					return writeJSON(e.io.Out, st)
 				}
 				w := e.io.Out
-				fmt.Fprintf(w, "project %s: %d entries (%d archived, %d pinned, %d private)\n", st.Project, st.Stats.Total, st.Stats.Archived, st.Stats.Pinned, st.Stats.Private)
+				fmt.Fprintf(w, "project %s: %d entries (%d archived, %d pinned, %d private), %d indexed commits\n", st.Project, st.Stats.Total, st.Stats.Archived, st.Stats.Pinned, st.Stats.Private, st.Stats.Commits)
 				var parts []string
 				for _, t := range append(append([]notes.Type{}, notes.SavableTypes...), notes.TypeNote) {
 					if n := st.Stats.ByType[string(t)]; n > 0 {
@@ -95,6 +96,13 @@ func newStatus(e *env) *cobra.Command {
 				}
 				fmt.Fprintf(w, "  by tier: %s\n", strings.Join(parts, ", "))
 				fmt.Fprintf(w, "cache %s (%.1f MiB)\n", st.CachePath, float64(st.CacheBytes)/(1<<20))
+				if len(st.Hooks) > 0 {
+					var parts []string
+					for _, name := range hooks.Names {
+						parts = append(parts, name+": "+st.Hooks[name])
+					}
+					fmt.Fprintf(w, "git hooks: %s\n", strings.Join(parts, "; "))
+				}
 				for _, r := range st.Refs {
 					state := "indexed"
 					if !r.Indexed {
