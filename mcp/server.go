@@ -58,8 +58,14 @@ func New(m Memory, version string) *server.MCPServer {
 	return s
 }
 
-// Serve answers MCP requests on in/out until in closes or ctx ends.
+// Serve answers MCP requests on in/out until in closes or ctx ends. When
+// the agent gives no session id ($GIT_SYNAPTIC_SESSION), the server
+// generates one for its lifetime, so that the memory saved through it can
+// be listed as a session.
 func Serve(ctx context.Context, m Memory, version string, in io.Reader, out io.Writer, errlog io.Writer) error {
+	if os.Getenv("GIT_SYNAPTIC_SESSION") == "" {
+		os.Setenv("GIT_SYNAPTIC_SESSION", "mcp-"+notes.NewID()[:12])
+	}
 	st := server.NewStdioServer(New(m, version))
 	st.SetErrorLogger(log.New(errlog, "git-synaptic mcp: ", log.LstdFlags))
 	return st.Listen(ctx, in, out)

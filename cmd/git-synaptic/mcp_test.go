@@ -493,3 +493,29 @@ func writeJSONL(t *testing.T, lines ...string) string {
 	os.WriteFile(f, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	return f
 }
+
+func TestMCPServerGeneratesASessionWhenTheAgentGivesNone(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	cmd := exec.Command(bin, "mcp")
+	cmd.Dir = dir
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_SYNAPTIC_SESSION=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = env
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &mcpClient{t: t, cmd: cmd, in: in, out: bufio.NewReader(out)}
+	defer func() { in.Close(); cmd.Wait() }()
+	c.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	c.tool("context_save", map[string]any{"content": "saved without a session from the agent"})
+	r := c.tool("context_session", map[string]any{})
+	if r.IsError || !strings.Contains(r.Content[0].Text, "saved without a session") || !strings.Contains(r.Content[0].Text, "session mcp-") {
+		t.Fatalf("generated session: %+v", r)
+	}
+}
