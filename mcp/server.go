@@ -401,15 +401,8 @@ type provenance struct {
 }
 
 func (h *handlers) provenance(me string, r cache.Row) provenance {
-	origin := "teammate"
-	switch {
-	case r.Source == cache.HistorySource:
-		origin = "git history"
-	case r.Author == me:
-		origin = "you"
-	}
-	return provenance{ID: r.ID, Type: string(r.Type), Tier: string(r.Tier), Author: r.Author, Origin: origin, Created: r.Created.Format(time.RFC3339),
-		Age: age(time.Since(r.Created)), Source: r.Source, Tags: r.Tags, Pinned: r.Pinned, Content: r.Content}
+	return provenance{ID: r.ID, Type: string(r.Type), Tier: string(r.Tier), Author: r.Author, Origin: app.Origin(r, me), Created: r.Created.Format(time.RFC3339),
+		Age: app.Age(time.Now(), r.Created), Source: r.Source, Tags: r.Tags, Pinned: r.Pinned, Content: r.Content}
 }
 
 func (h *handlers) rowsResult(ctx context.Context, rows []cache.Row, head string) *mcpgo.CallToolResult {
@@ -420,7 +413,7 @@ func (h *handlers) rowsResult(ctx context.Context, rows []cache.Row, head string
 	for i, r := range rows {
 		p := h.provenance(me, r)
 		items[i] = p
-		fmt.Fprintf(&b, "\n[%s] %s · %s · %s · by %s (%s)", short(p.ID), p.Type, p.Tier, p.Age, p.Author, p.Origin)
+		fmt.Fprintf(&b, "\n[%s] %s · %s · %s · by %s (%s)", app.ShortID(p.ID), p.Type, p.Tier, p.Age, p.Author, p.Origin)
 		if p.Pinned {
 			b.WriteString(" · pinned")
 		}
@@ -569,23 +562,6 @@ func (h *handlers) cochanges(ctx context.Context, r mcpgo.CallToolRequest) (*mcp
 	return mcpgo.NewToolResultStructured(map[string]any{"file": file, "commits": commits, "cochanges": list}, b.String()), nil
 }
 
-func short(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
-}
-
 func indent(s string) string {
 	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
-}
-
-func age(d time.Duration) string {
-	switch {
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 }

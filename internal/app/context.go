@@ -6,7 +6,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/gitstore"
@@ -51,17 +50,7 @@ func (s *Service) SessionContext(ctx context.Context, budget int) (string, error
 		return projectFirst(withoutIrrelevant(rows), project)
 	}
 	item := func(r cache.Row) string {
-		who := authorName(r.Author)
-		if r.Author == me {
-			who = "you"
-		} else {
-			who += ", teammate"
-		}
-		pin := ""
-		if r.Pinned {
-			pin = " · pinned"
-		}
-		return fmt.Sprintf("- [%s · %s · %s · %s%s] %s", short8(r.ID), r.Type, ageOf(now, r.Created), who, pin, strings.TrimSpace(r.Content))
+		return "- " + itemHead(r, me, now) + " " + strings.TrimSpace(r.Content)
 	}
 	section := func(title string, rows []cache.Row) {
 		if len(rows) == 0 {
@@ -197,29 +186,4 @@ func pinnedFirst(rows []cache.Row) {
 			i++
 		}
 	}
-}
-
-func authorName(a string) string {
-	if i := strings.Index(a, " <"); i > 0 {
-		return a[:i]
-	}
-	return a
-}
-
-func short8(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
-}
-
-func ageOf(now, t time.Time) string {
-	d := now.Sub(t)
-	switch {
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", max(int(d.Minutes()), 0))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 }

@@ -84,7 +84,7 @@ func (s *Service) SessionHandoff(ctx context.Context, sessionID string) (string,
 	if commits := s.sessionCommits(ctx, sessionID); len(commits) > 0 {
 		fmt.Fprintf(&b, "\nCommits:\n")
 		for _, c := range commits {
-			fmt.Fprintf(&b, "- %s %s\n", c.SHA[:8], firstLineOf(c.Message))
+			fmt.Fprintf(&b, "- %s %s\n", c.SHA[:8], FirstLine(c.Message, 160))
 		}
 	}
 	if files, _ := s.repo.ChangedFiles(ctx, false); len(files) > 0 {
@@ -96,7 +96,7 @@ func (s *Service) SessionHandoff(ctx context.Context, sessionID string) (string,
 	if len(learnings) > 0 {
 		fmt.Fprintf(&b, "\nLearnings:\n")
 		for _, r := range learnings {
-			fmt.Fprintf(&b, "- [%s] %s\n", short8(r.ID), firstLineOf(r.Content))
+			fmt.Fprintf(&b, "- [%s] %s\n", ShortID(r.ID), FirstLine(r.Content, 160))
 		}
 	}
 	content := strings.TrimSpace(b.String())
@@ -134,19 +134,4 @@ func (s *Service) sessionCommits(ctx context.Context, sessionID string) []gitsto
 		return nil
 	})
 	return out
-}
-
-func firstLineOf(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 160 {
-		cut := 159
-		for cut > 0 && s[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
 }

@@ -98,18 +98,14 @@ func (s *Service) PromptContext(ctx context.Context, sessionID, prompt string) (
 		}
 		b.WriteString("\n## " + title + "\n")
 		for _, r := range rows {
-			who := authorName(r.Author) + ", teammate"
-			if r.Author == me {
-				who = "you"
-			}
-			head := fmt.Sprintf("[%s · %s · %s · %s]", short8(r.ID), r.Type, ageOf(now, r.Created), who)
+			head := itemHead(r, me, now)
 			switch n := counts[r.ID]; {
 			case r.Relevance > 0.8: // marked highly relevant: never collapsed
 				fmt.Fprintf(&b, "- %s %s\n", head, strings.TrimSpace(r.Content))
 			case n > 10:
-				fmt.Fprintf(&b, "- %s (shown %d times this session; git synaptic show %s)\n", head, n, short8(r.ID))
+				fmt.Fprintf(&b, "- %s (shown %d times this session; git synaptic show %s)\n", head, n, ShortID(r.ID))
 			case n > 3:
-				fmt.Fprintf(&b, "- %s %s\n", head, firstLineOf(r.Content))
+				fmt.Fprintf(&b, "- %s %s\n", head, FirstLine(r.Content, 160))
 			default:
 				fmt.Fprintf(&b, "- %s %s\n", head, strings.TrimSpace(r.Content))
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
@@ -102,7 +101,7 @@ func (s *Service) Save(ctx context.Context, req SaveRequest) (notes.Entry, error
 	if req.Private {
 		ref = PrivateRef
 	}
-	msg := fmt.Sprintf("save %s %s\n\n%s", e.Type, e.ID, summary(e.Content, 200))
+	msg := fmt.Sprintf("save %s %s\n\n%s", e.Type, e.ID, FirstLine(e.Content, 200))
 	commit, parent, err := s.repo.Append(ctx, ref, []gitstore.File{{Path: notes.EntryPath(e.ID), Data: doc}}, gitstore.ParseIdent(author, s.now()), msg)
 	if err != nil {
 		return e, fmt.Errorf("save: %w", err)
@@ -200,23 +199,6 @@ func (s *Service) afterWrite(ctx context.Context) {
 		s.warnf("saved, but the cache could not be updated (it will catch up on the next command): %v", err)
 	}
 }
-
-func summary(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > n {
-		cut := n
-		for cut > 0 && !utf8Start(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // EditRequest changes an entry; nil/empty fields stay as they are.
 type EditRequest struct {

@@ -86,7 +86,7 @@ post-commit and post-merge hooks keep it current.`,
 func printSuggestions(w io.Writer, list []cochange.Suggestion, now time.Time) {
 	fmt.Fprintf(w, "%-6s  %-6s  %-10s  %s\n", "COUNT", "CONF", "LAST SEEN", "FILE")
 	for _, s := range list {
-		fmt.Fprintf(w, "%-6d  %5.0f%%  %-10s  %s\n", s.Count, 100*s.Confidence, age(now, s.Last), s.File)
+		fmt.Fprintf(w, "%-6d  %5.0f%%  %-10s  %s\n", s.Count, 100*s.Confidence, app.Age(now, s.Last), s.File)
 	}
 }
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -64,26 +63,6 @@ func pager(stdio IO, disabled bool) (io.Writer, func()) {
 	return in, func() { in.Close(); cmd.Wait() }
 }
 
-// age renders how long ago t was, briefly.
-func age(now, t time.Time) string {
-	d := now.Sub(t)
-	switch {
-	case d < 0:
-		return "in the future"
-	case d < time.Minute:
-		return "just now"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d.Hours()))
-	case d < 60*24*time.Hour:
-		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
-	case d < 730*24*time.Hour:
-		return fmt.Sprintf("%dmo ago", int(d.Hours()/24/30))
-	}
-	return fmt.Sprintf("%dy ago", int(d.Hours()/24/365))
-}
-
 var relRE = regexp.MustCompile(`^(\d+)\s*[. ]?\s*(h|hours?|d|days?|w|weeks?|mo|months?|y|years?|min|minutes?)(\s+ago)?$`)
 
 // parseTime accepts a date (2026-01-31), an RFC 3339 time, or a relative
@@ -121,26 +100,6 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 		}
 	}
 	return time.Time{}, usagef("cannot read time %q: use a date (2026-01-31), RFC 3339, or an age such as 3d, 2.weeks, 12h", s)
-}
-
-// firstLine is the first non-blank line of s, cut to n runes.
-func firstLine(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
-func shortID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
 }
 
 const (

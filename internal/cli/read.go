@@ -150,7 +150,7 @@ func runLog(e *env, o *logOptions, table bool) error {
 		defer done()
 		for i, r := range rows {
 			if o.oneline {
-				fmt.Fprintf(w, "%s %-9s %s\n", colour(e.io.TTY, yellow, shortID(r.ID)), r.Type, firstLine(r.Content, 100))
+				fmt.Fprintf(w, "%s %-9s %s\n", colour(e.io.TTY, yellow, app.ShortID(r.ID)), r.Type, app.FirstLine(r.Content, 100))
 				continue
 			}
 			if i > 0 {
@@ -216,15 +216,8 @@ func printTable(w io.Writer, rows []cache.Row, now time.Time) {
 		if r.Archived {
 			mark += "[archived] "
 		}
-		fmt.Fprintf(w, "%-8s  %-9s  %-9s  %-8s  %-20s  %s%s\n", shortID(r.ID), r.Type, r.Tier, age(now, r.Created), firstLine(authorName(r.Author), 20), mark, firstLine(r.Content, 70))
+		fmt.Fprintf(w, "%-8s  %-9s  %-9s  %-8s  %-20s  %s%s\n", app.ShortID(r.ID), r.Type, r.Tier, app.Age(now, r.Created), app.FirstLine(app.AuthorName(r.Author), 20), mark, app.FirstLine(r.Content, 70))
 	}
-}
-
-func authorName(a string) string {
-	if i := strings.Index(a, " <"); i > 0 {
-		return a[:i]
-	}
-	return a
 }
 
 type showOptions struct{ json bool }
@@ -267,7 +260,7 @@ func newShow(e *env) *cobra.Command {
 				if len(d.Ops) > 0 {
 					fmt.Fprintln(e.io.Out, "\nHistory:")
 					for _, op := range d.Ops {
-						fmt.Fprintf(e.io.Out, "  %s  %-9s %s%s\n", op.At.Local().Format("2006-01-02 15:04"), op.Kind, authorName(op.Author), describeOp(op))
+						fmt.Fprintf(e.io.Out, "  %s  %-9s %s%s\n", op.At.Local().Format("2006-01-02 15:04"), op.Kind, app.AuthorName(op.Author), describeOp(op))
 					}
 				}
 				return nil
@@ -338,9 +331,9 @@ func newSearch(e *env) *cobra.Command {
 					return nil
 				}
 				for _, h := range hits {
-					fmt.Fprintf(e.io.Out, "%s  %-9s %-8s %s\n", colour(e.io.TTY, yellow, shortID(h.ID)), h.Type, age(now, h.Created), firstLine(h.Content, 90))
+					fmt.Fprintf(e.io.Out, "%s  %-9s %-8s %s\n", colour(e.io.TTY, yellow, app.ShortID(h.ID)), h.Type, app.Age(now, h.Created), app.FirstLine(h.Content, 90))
 					if o.explain {
-						fmt.Fprintf(e.io.Out, "          %s\n", colour(e.io.TTY, dim, fmt.Sprintf("score %.3f = -bm25 %.3f  (%s, by %s)", h.Score, h.BM25, flagsOf(h.Row), authorName(h.Author))))
+						fmt.Fprintf(e.io.Out, "          %s\n", colour(e.io.TTY, dim, fmt.Sprintf("score %.3f = -bm25 %.3f  (%s, by %s)", h.Score, h.BM25, flagsOf(h.Row), app.AuthorName(h.Author))))
 					}
 				}
 				return nil

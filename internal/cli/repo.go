@@ -108,7 +108,7 @@ func newStatus(e *env) *cobra.Command {
 					if !r.Indexed {
 						state = "NOT indexed"
 					}
-					fmt.Fprintf(w, "ref %s %s (%s)\n", r.Ref, shortID(r.Tip), state)
+					fmt.Fprintf(w, "ref %s %s (%s)\n", r.Ref, app.ShortID(r.Tip), state)
 				}
 				for _, r := range st.Remotes {
 					cfg := ""
@@ -120,7 +120,7 @@ func newStatus(e *env) *cobra.Command {
 				if len(st.Problems) > 0 {
 					fmt.Fprintf(w, "%d unreadable memory object(s), skipped:\n", len(st.Problems))
 					for _, p := range st.Problems {
-						fmt.Fprintf(w, "  %s: %s (object %s): %s\n", p.Source, p.Path, shortID(p.Object), p.Message)
+						fmt.Fprintf(w, "  %s: %s (object %s): %s\n", p.Source, p.Path, app.ShortID(p.Object), p.Message)
 					}
 				}
 				return nil
@@ -267,7 +267,7 @@ an entry clears it until the next pass; 'list --archived' shows what decayed.`,
 					if ch.Archived {
 						what = "archived"
 					}
-					fmt.Fprintf(e.io.Out, "  %s %-9s %-22s %s\n", shortID(ch.ID), ch.Type, what, ch.Reason)
+					fmt.Fprintf(e.io.Out, "  %s %-9s %-22s %s\n", app.ShortID(ch.ID), ch.Type, what, ch.Reason)
 				}
 				return nil
 			})

@@ -1,0 +1,87 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+)
+
+// Formatting shared by everything that shows memory to people and agents
+// (the CLI, the MCP server and the context injected by the agent hooks).
+
+// Age renders how long before now t was, briefly ("3h ago", "12d ago").
+func Age(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return "in the future"
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	case d < 60*24*time.Hour:
+		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+	case d < 730*24*time.Hour:
+		return fmt.Sprintf("%dmo ago", int(d.Hours()/24/30))
+	}
+	return fmt.Sprintf("%dy ago", int(d.Hours()/24/365))
+}
+
+// AuthorName is the name part of "Name <email>".
+func AuthorName(a string) string {
+	if i := strings.Index(a, " <"); i > 0 {
+		return a[:i]
+	}
+	return a
+}
+
+// ShortID is the 8-digit form of an id, as listings show it.
+func ShortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// FirstLine is the first non-blank line of s, cut to n characters.
+func FirstLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// Origin says where a memory comes from as seen by identity me: "you",
+// "teammate", or "git history" for indexed commits.
+func Origin(r cache.Row, me string) string {
+	switch {
+	case r.Source == cache.HistorySource:
+		return "git history"
+	case r.Author == me:
+		return "you"
+	}
+	return "teammate"
+}
+
+// itemHead is the provenance tag of an injected item:
+// [id · type · age · author(, origin)].
+func itemHead(r cache.Row, me string, now time.Time) string {
+	who := "you"
+	if o := Origin(r, me); o != "you" {
+		who = AuthorName(r.Author) + ", " + o
+	}
+	pin := ""
+	if r.Pinned {
+		pin = " · pinned"
+	}
+	return fmt.Sprintf("[%s · %s · %s · %s%s]", ShortID(r.ID), r.Type, Age(now, r.Created), who, pin)
+}
