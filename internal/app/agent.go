@@ -94,14 +94,25 @@ func mergeJSONFile(path string, merge func(map[string]any) (bool, error)) (bool,
 	return true, nil
 }
 
+// childObject is the JSON object under key in doc, a new empty one when
+// the key is absent, or an error when something else is there.
+func childObject(doc map[string]any, key string) (map[string]any, error) {
+	v, exists := doc[key]
+	if !exists {
+		return map[string]any{}, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s is not an object", key)
+	}
+	return m, nil
+}
+
 // addMCPServer adds git-synaptic to the mcpServers of a .mcp.json document.
 func addMCPServer(doc map[string]any) (bool, error) {
-	servers, _ := doc["mcpServers"].(map[string]any)
-	if servers == nil {
-		if _, exists := doc["mcpServers"]; exists {
-			return false, errors.New("mcpServers is not an object")
-		}
-		servers = map[string]any{}
+	servers, err := childObject(doc, "mcpServers")
+	if err != nil {
+		return false, err
 	}
 	if cur, ok := servers["git-synaptic"]; ok {
 		a, _ := json.Marshal(cur)
@@ -119,12 +130,9 @@ func addMCPServer(doc map[string]any) (bool, error) {
 // ({"hooks": {"SessionStart": [{"hooks": [{"type": "command", ...}]}]}}),
 // each unless a hook already runs its command.
 func addClaudeHooks(doc map[string]any) (bool, error) {
-	hooks, _ := doc["hooks"].(map[string]any)
-	if hooks == nil {
-		if _, exists := doc["hooks"]; exists {
-			return false, errors.New("hooks is not an object")
-		}
-		hooks = map[string]any{}
+	hooks, err := childObject(doc, "hooks")
+	if err != nil {
+		return false, err
 	}
 	changed := false
 	for _, want := range claudeHooks {
