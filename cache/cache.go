@@ -24,12 +24,15 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // Cache is an open index.
 type Cache struct {
 	db   *sql.DB
 	path string
+	// vector store state (vectors.go)
+	vsAttached bool
+	vecModel   string
 }
 
 const schema = `
@@ -75,6 +78,9 @@ CREATE TABLE IF NOT EXISTS problems(source TEXT NOT NULL, path TEXT NOT NULL, ob
 CREATE TABLE IF NOT EXISTS commits(sha TEXT PRIMARY KEY, time INTEGER NOT NULL, merge INTEGER NOT NULL DEFAULT 0, files BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS commits_time ON commits(time);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(content, tags, tokenize='porter unicode61');
+CREATE TABLE IF NOT EXISTS vec_state(rowid INTEGER PRIMARY KEY, hash BLOB NOT NULL);
+CREATE TRIGGER IF NOT EXISTS entries_vec_delete AFTER DELETE ON entries BEGIN DELETE FROM vec_state WHERE rowid=old.rowid; END;
+CREATE TRIGGER IF NOT EXISTS entries_vec_update AFTER UPDATE OF content ON entries WHEN old.content IS NOT new.content BEGIN DELETE FROM vec_state WHERE rowid=old.rowid; END;
 `
 
 // Open opens (creating if needed) the cache at path. A file of another

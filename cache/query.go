@@ -156,6 +156,14 @@ type Hit struct {
 	Row
 	Score float64 `json:"score"`
 	BM25  float64 `json:"bm25"`
+	// Set by SemanticSearch: ranks in each list (0: absent), cosine
+	// similarity, fused reciprocal-rank score, weight and access count.
+	LexRank  int     `json:"bm25_rank,omitempty"`
+	VecRank  int     `json:"vector_rank,omitempty"`
+	Cosine   float64 `json:"cosine,omitempty"`
+	Fused    float64 `json:"fused,omitempty"`
+	Weight   float64 `json:"weight,omitempty"`
+	Accesses int     `json:"accesses,omitempty"`
 }
 
 var wordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[\p{L}\p{N}_]+`) })

@@ -216,12 +216,12 @@ func TestRewritesKeepNotesAndIndexCurrent(t *testing.T) {
 		t.Fatalf("note did not follow the rebase: %q", n)
 	}
 	var hits []row
-	raw := ok(t, dir, "search", "feature", "work", "--type", "git_commit", "--json")
+	raw := ok(t, dir, "search", "feature", "work", "--type", "git_commit", "--mode", "bm25", "--json")
 	json.Unmarshal([]byte(raw), &hits)
 	if len(hits) != 1 || hits[0].ID != now {
 		t.Fatalf("post-rewrite did not replace the indexed commit (old %s new %s): %+v", old[:8], now[:8], hits)
 	}
-	json.Unmarshal([]byte(ok(t, dir, "search", "parser", "--json")), &hits)
+	json.Unmarshal([]byte(ok(t, dir, "search", "parser", "--mode", "bm25", "--json")), &hits)
 	if len(hits) != 1 || hits[0].Commit != now || hits[0].Type != "note" {
 		t.Fatalf("the note is not indexed on the new commit: %+v", hits)
 	}

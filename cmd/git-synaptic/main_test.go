@@ -45,8 +45,20 @@ type result struct {
 // run runs the real binary in dir with stdin and returns what it printed.
 func run(t testing.TB, dir, stdin string, args ...string) result {
 	t.Helper()
+	return runWith(t, dir, stdin, nil, args...)
+}
+
+// runEnv is run with extra environment variables and no stdin.
+func runEnv(t testing.TB, dir string, env []string, args ...string) result {
+	t.Helper()
+	return runWith(t, dir, "", env, args...)
+}
+
+func runWith(t testing.TB, dir, stdin string, env []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -20,19 +20,7 @@ func (s *Service) List(ctx context.Context, f cache.Filter) ([]cache.Row, error)
 
 // Search ranks entries matching the query (BM25 over content and tags).
 func (s *Service) Search(ctx context.Context, query string, f cache.Filter) ([]cache.Hit, error) {
-	var hits []cache.Hit
-	err := s.withCache(ctx, func(c *cache.Cache) error {
-		var err error
-		hits, err = c.Search(ctx, query, f)
-		if err == nil {
-			ids := make([]string, len(hits))
-			for i, h := range hits {
-				ids[i] = h.ID
-			}
-			s.noteAccess(ctx, c, ids)
-		}
-		return err
-	})
+	hits, _, err := s.SearchWith(ctx, query, f, "auto")
 	return hits, err
 }
 

@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
@@ -40,6 +42,9 @@ type Options struct {
 	// Progress, if set, is told how far long indexing runs have got
 	// (thousands of changed memory files, e.g. a rebuild).
 	Progress func(done, total int)
+	// RawScores turns off the tier, recency and access weights of
+	// semantic search (retrieval benchmarks only).
+	RawScores bool
 }
 
 // Service is an open repository with its memory cache.
@@ -51,6 +56,10 @@ type Service struct {
 	busy     time.Duration
 	progress func(done, total int)
 	fresh    bool
+	// embedding model, loaded on first use (semantic.go)
+	emb       *embed.Model
+	embErr    error
+	rawScores bool
 }
 
 // Open opens the repository containing dir. The cache is opened lazily.
@@ -59,7 +68,7 @@ func Open(dir string, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{repo: repo, now: opts.Now, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress}
+	s := &Service{repo: repo, now: opts.Now, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -72,6 +81,9 @@ func Open(dir string, opts Options) (*Service, error) {
 // Close releases the cache.
 func (s *Service) Close() error {
 	err := s.repo.Close()
+	if s.emb != nil {
+		err = errors.Join(err, s.emb.Close())
+	}
 	if s.cache != nil {
 		if cerr := s.cache.Close(); err == nil {
 			err = cerr

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/secrets"
@@ -36,7 +37,7 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case errors.Is(err, gitstore.ErrNotRepo):
 		return ExitNotRepo
-	case errors.Is(err, cache.ErrNotFound), errors.Is(err, cache.ErrAmbiguous), errors.Is(err, app.ErrNoRemote), errors.Is(err, app.ErrNoCommits):
+	case errors.Is(err, cache.ErrNotFound), errors.Is(err, cache.ErrAmbiguous), errors.Is(err, app.ErrNoRemote), errors.Is(err, app.ErrNoCommits), errors.Is(err, embed.ErrNoModel):
 		return ExitNotFound
 	case errors.Is(err, notes.ErrUnsupportedVersion):
 		return ExitUnsupported

@@ -298,16 +298,27 @@ type searchOptions struct {
 	filter  filterFlags
 	json    bool
 	explain bool
+	mode    string
 }
 
 func newSearch(e *env) *cobra.Command {
 	o := &searchOptions{}
 	c := &cobra.Command{
 		Use:   "search QUERY...",
-		Short: "Search memory (BM25 full-text ranking over content and tags)",
+		Short: "Search memory: BM25 and local embeddings, fused (hybrid)",
+		Long: `Search ranks entries by BM25 full-text relevance and by the cosine similarity
+of local sentence embeddings, fuses the two rankings (reciprocal rank fusion)
+and multiplies by each entry's weight: tier (longterm 1.5, working 1, ephemeral
+0.5), recency (half-life 30 days, pinned entries exempt), how often it was
+recalled (0: 0.7 up to 6+: 1.4) and relevance feedback.
+
+Without an installed model ('git synaptic model install') search falls back to
+BM25 alone and says so. Entries saved since the last search are embedded first
+(a bounded number per search; 'git synaptic embed' does all of them).`,
 		Example: `  git synaptic search postgres billing
   git synaptic search "why did we drop redis" --type decision -n 5
-  git synaptic search flaky test --since 30d --json`,
+  git synaptic search flaky test --since 30d --json
+  git synaptic search "database choice" --mode vector --explain`,
 		Args: minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			now := time.Now()
@@ -315,16 +326,27 @@ func newSearch(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			switch o.mode {
+			case "auto", "hybrid", "vector", "bm25":
+			default:
+				return usagef("--mode: unknown mode %q (want auto, hybrid, vector or bm25)", o.mode)
+			}
 			return e.withService(func(s *app.Service) error {
-				hits, err := s.Search(contextOf(e), strings.Join(args, " "), f)
+				hits, info, err := s.SearchWith(contextOf(e), strings.Join(args, " "), f, o.mode)
 				if err != nil {
 					return err
+				}
+				if info.Fallback != "" {
+					fmt.Fprintln(e.io.Err, "note: "+info.Fallback)
 				}
 				if o.json {
 					if hits == nil {
 						hits = []cache.Hit{}
 					}
 					return writeJSON(e.io.Out, hits)
+				}
+				if o.explain {
+					fmt.Fprintf(e.io.Out, "%s\n", colour(e.io.TTY, dim, explainHeader(info)))
 				}
 				if len(hits) == 0 {
 					fmt.Fprintln(e.io.Out, "no matches")
@@ -333,7 +355,7 @@ func newSearch(e *env) *cobra.Command {
 				for _, h := range hits {
 					fmt.Fprintf(e.io.Out, "%s  %-9s %-8s %s\n", colour(e.io.TTY, yellow, app.ShortID(h.ID)), h.Type, app.Age(now, h.Created), app.FirstLine(h.Content, 90))
 					if o.explain {
-						fmt.Fprintf(e.io.Out, "          %s\n", colour(e.io.TTY, dim, fmt.Sprintf("score %.3f = -bm25 %.3f  (%s, by %s)", h.Score, h.BM25, flagsOf(h.Row), app.AuthorName(h.Author))))
+						fmt.Fprintf(e.io.Out, "          %s\n", colour(e.io.TTY, dim, explainHit(info, h)))
 					}
 				}
 				return nil
@@ -343,5 +365,31 @@ func newSearch(e *env) *cobra.Command {
 	o.filter.register(c, 10)
 	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	c.Flags().BoolVar(&o.explain, "explain", false, "show how each result was scored")
+	c.Flags().StringVar(&o.mode, "mode", "auto", "ranking: `auto` (hybrid when a model is installed), hybrid, vector or bm25")
 	return c
+}
+
+func explainHeader(info app.SearchInfo) string {
+	if info.Mode == cache.ModeBM25 {
+		return "mode bm25 (lexical)"
+	}
+	s := fmt.Sprintf("mode %s, model %s (%s runtime)", info.Mode, info.Model, info.Backend)
+	if info.Pending > 0 {
+		s += fmt.Sprintf(", %d entries not embedded yet (run 'git synaptic embed')", info.Pending)
+	}
+	return s
+}
+
+func explainHit(info app.SearchInfo, h cache.Hit) string {
+	if info.Mode == cache.ModeBM25 {
+		return fmt.Sprintf("score %.3f = -bm25 %.3f  (%s, by %s)", h.Score, h.BM25, flagsOf(h.Row), app.AuthorName(h.Author))
+	}
+	rank := func(r int) string {
+		if r == 0 {
+			return "-"
+		}
+		return fmt.Sprint(r)
+	}
+	return fmt.Sprintf("score %.4f = rrf %.4f (bm25 rank %s, vector rank %s, cosine %.3f) × weight %.3f (%s tier, %d recalls)  (%s, by %s)",
+		h.Score, h.Fused, rank(h.LexRank), rank(h.VecRank), h.Cosine, h.Weight, h.Tier, h.Accesses, flagsOf(h.Row), app.AuthorName(h.Author))
 }

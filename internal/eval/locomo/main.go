@@ -120,16 +120,46 @@ func run(dataDir string) error {
 		convs = append(convs, c)
 	}
 	sort.Strings(convs)
-	byCat := map[int]*stats{}
-	var all, core stats
+	modes := []string{"bm25", "vector", "hybrid"}
+	results := map[string]*modeStats{}
+	for _, m := range modes {
+		results[m] = &modeStats{byCat: map[int]*stats{}}
+	}
 	ctx := context.Background()
 	start := time.Now()
+	var embedTime time.Duration
+	var model string
 	for _, conv := range convs {
-		ranked, err := searchConversation(ctx, turns[conv], queries[conv])
+		ranked, info, et, err := searchConversation(ctx, turns[conv], queries[conv], modes)
 		if err != nil {
 			return fmt.Errorf("%s: %w", conv, err)
 		}
-		for i, q := range queries[conv] {
+		embedTime += et
+		model = info
+		for _, m := range modes {
+			results[m].score(queries[conv], ranked[m])
+		}
+	}
+	fmt.Printf("LoCoMo dev (%d conversations, %d questions with evidence) in %s (embedding %s)\nmodel: %s; fusion: reciprocal rank (k=60) of the top 50 of each; seed weights off (one tier, synthetic dates)\n",
+		len(convs), results["bm25"].all.n, time.Since(start).Round(time.Millisecond), embedTime.Round(time.Millisecond), model)
+	for _, m := range modes {
+		fmt.Printf("\nretriever: %s\n", map[string]string{"bm25": "BM25 (FTS5, porter, stopwords dropped)", "vector": "vectors only (cosine)", "hybrid": "hybrid (BM25 + vectors, RRF)"}[m])
+		if err := results[m].print(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type modeStats struct {
+	byCat     map[int]*stats
+	all, core stats
+}
+
+func (r *modeStats) score(qs []query, ranked [][]string) {
+	byCat, all, core := r.byCat, &r.all, &r.core
+	{
+		for i, q := range qs {
 			ev := map[string]bool{}
 			for _, e := range q.Evidence {
 				for _, id := range strings.FieldsFunc(e, func(r rune) bool { return r == ';' || r == ',' || r == ' ' }) {
@@ -149,8 +179,10 @@ func run(dataDir string) error {
 			}
 		}
 	}
-	fmt.Printf("LoCoMo dev (%d conversations, %d questions with evidence) in %s; retriever: BM25 (FTS5, porter, stopwords dropped)\n\n",
-		len(convs), all.n, time.Since(start).Round(time.Millisecond))
+}
+
+func (r *modeStats) print() error {
+	byCat, all, core := r.byCat, &r.all, &r.core
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "category\tquestions\tR@1\tR@5\tR@10\tR@50\tMRR\t")
 	names := map[int]string{1: "1 multi-hop", 2: "2 temporal", 3: "3 open-domain", 4: "4 single-hop", 5: "5 adversarial"}
@@ -163,25 +195,26 @@ func run(dataDir string) error {
 			row(names[c], s)
 		}
 	}
-	row("all 1-4", &core)
-	row("all", &all)
+	row("all 1-4", core)
+	row("all", all)
 	return w.Flush()
 }
 
-// searchConversation imports a conversation into a fresh repository and
-// returns, per question, the dialogue ids of the top 50 results.
-func searchConversation(ctx context.Context, turns []turn, qs []query) ([][]string, error) {
+// searchConversation imports a conversation into a fresh repository,
+// embeds it, and returns per mode and question the dialogue ids of the top
+// 50 results.
+func searchConversation(ctx context.Context, turns []turn, qs []query, modes []string) (map[string][][]string, string, time.Duration, error) {
 	dir, err := os.MkdirTemp("", "locomo")
 	if err != nil {
-		return nil, err
+		return nil, "", 0, err
 	}
 	defer os.RemoveAll(dir)
 	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("git init: %v %s", err, out)
+		return nil, "", 0, fmt.Errorf("git init: %v %s", err, out)
 	}
-	s, err := app.Open(dir, app.Options{})
+	s, err := app.Open(dir, app.Options{RawScores: true})
 	if err != nil {
-		return nil, err
+		return nil, "", 0, err
 	}
 	defer s.Close()
 	reqs := make([]app.SaveRequest, len(turns))
@@ -190,19 +223,28 @@ func searchConversation(ctx context.Context, turns []turn, qs []query) ([][]stri
 		reqs[i] = app.SaveRequest{Content: t.Speaker + ": " + t.Text, Type: notes.TypeReference, Tags: []string{strings.ToLower(t.ID)}, Created: created, AllowSecret: true}
 	}
 	if _, err := s.Import(ctx, reqs, false); err != nil {
-		return nil, err
+		return nil, "", 0, err
 	}
-	out := make([][]string, len(qs))
-	for i, q := range qs {
-		hits, err := s.Search(ctx, q.Question, cache.Filter{Limit: 50})
-		if err != nil && err != cache.ErrNoWords {
-			return nil, err
-		}
-		for _, h := range hits {
-			if len(h.Tags) > 0 {
-				out[i] = append(out[i], h.Tags[0])
+	start := time.Now()
+	st, err := s.Embed(ctx, nil)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	embedTime := time.Since(start)
+	out := map[string][][]string{}
+	for _, m := range modes {
+		out[m] = make([][]string, len(qs))
+		for i, q := range qs {
+			hits, _, err := s.SearchWith(ctx, q.Question, cache.Filter{Limit: 50}, m)
+			if err != nil && err != cache.ErrNoWords {
+				return nil, "", 0, err
+			}
+			for _, h := range hits {
+				if len(h.Tags) > 0 {
+					out[m][i] = append(out[m][i], h.Tags[0])
+				}
 			}
 		}
 	}
-	return out, nil
+	return out, st.ID + " (" + st.Backend + " runtime)", embedTime, nil
 }

@@ -1,0 +1,94 @@
+package cache
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// unit returns a 4-d unit vector along axis i (with a little of axis 3).
+func unit(i int) []float32 {
+	v := make([]float32, 4)
+	v[i] = 0.8
+	v[3] += 0.6
+	return v
+}
+
+func TestVectorsSurviveRebuildAndEdits(t *testing.T) {
+	ctx := context.Background()
+	c, path := newCache(t)
+	a := mk(notes.TypeDecision, "alpha", time.Hour)
+	b := mk(notes.TypeIssue, "beta", time.Hour)
+	put(t, c, []notes.Entry{a, b})
+	if err := c.UseModel(ctx, "m@1", 4); err != nil {
+		t.Fatal(err)
+	}
+	pending, reused, err := c.PendingVectors(ctx, 10)
+	if err != nil || len(pending) != 2 || reused != 0 {
+		t.Fatalf("pending %v reused %d err %v", pending, reused, err)
+	}
+	if err := c.StoreVectors(ctx, pending, [][]float32{unit(0), unit(1)}); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := c.SemanticSearch(ctx, SemanticQuery{Text: "zzz", Vector: unit(1), Mode: ModeVector}, Filter{Limit: 5})
+	if err != nil || len(hits) != 2 || hits[0].ID != b.ID || hits[0].VecRank != 1 {
+		t.Fatalf("vector search: %+v %v", hits, err)
+	}
+	// type filters apply to vector results too
+	hits, _ = c.SemanticSearch(ctx, SemanticQuery{Vector: unit(1), Mode: ModeVector}, Filter{Types: []notes.Type{notes.TypeDecision}, Limit: 5})
+	if len(hits) != 1 || hits[0].ID != a.ID {
+		t.Fatalf("filtered: %+v", hits)
+	}
+
+	// a deleted cache re-indexes from the vector store without the model
+	c.Close()
+	if err := Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	c2, _, err := Open(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	put(t, c2, []notes.Entry{a, b})
+	if err := c2.UseModel(ctx, "m@1", 4); err != nil {
+		t.Fatal(err)
+	}
+	if pending, reused, err := c2.PendingVectors(ctx, 10); err != nil || len(pending) != 0 || reused != 2 {
+		t.Fatalf("after rebuild: pending %d reused %d err %v", len(pending), reused, err)
+	}
+	// an edit needs a new vector; another model starts from scratch
+	a.Content = "alpha, edited"
+	put(t, c2, []notes.Entry{a})
+	if pending, _, _ := c2.PendingVectors(ctx, 10); len(pending) != 1 || pending[0].Text != "alpha, edited" {
+		t.Fatalf("after edit: %+v", pending)
+	}
+	if err := c2.UseModel(ctx, "other@2", 4); err != nil {
+		t.Fatal(err)
+	}
+	if have, total, _ := c2.VectorCounts(ctx); have != 0 || total != 2 {
+		t.Fatalf("other model: %d of %d", have, total)
+	}
+}
+
+func TestWeight(t *testing.T) {
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	r := Row{}
+	r.Tier, r.Created = notes.TierLongterm, now.Add(-30*24*time.Hour)
+	if w := Weight(r, 3, now); !near(w, 1.5*0.5*1.2) {
+		t.Errorf("longterm, one half-life, 3 recalls: %f", w)
+	}
+	r.Pinned = true
+	if w := Weight(r, 0, now); !near(w, 1.5*0.7) {
+		t.Errorf("pinned does not decay: %f", w)
+	}
+	r.Tier, r.Pinned, r.Irrelevant = notes.TierEphemeral, false, true
+	r.Created = now
+	if w := Weight(r, 6, now); !near(w, 0.5*1.4*0.33) {
+		t.Errorf("ephemeral irrelevant: %f", w)
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }

@@ -1,0 +1,128 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+)
+
+// modelHome is where 'make model' installed the model; the semantic tests
+// fail (never skip) without it.
+func modelHome(t *testing.T) string {
+	t.Helper()
+	home := os.Getenv("GIT_SYNAPTIC_HOME")
+	if _, err := os.Stat(filepath.Join(home, "models", "use-lite", "manifest.json")); home == "" || err != nil {
+		t.Fatalf("no embedding model in GIT_SYNAPTIC_HOME=%q; run 'make model' (make test does)", home)
+	}
+	return home
+}
+
+func TestHybridSearchFindsParaphrases(t *testing.T) {
+	modelHome(t)
+	dir := testrepo.NewRepo(t)
+	build := save(t, dir, "the build fails because sqlite is missing on the CI runners", "--type", "issue")
+	save(t, dir, "we chose postgres for the billing service", "--type", "decision")
+	save(t, dir, "lunch on fridays is at the thai place", "--type", "insight")
+
+	// no word in common with the issue: only the vectors can find it
+	r := run(t, dir, "", "search", "compilation error: library not found", "--explain")
+	if r.code != 0 || !strings.Contains(r.out, "mode hybrid, model use-lite@") || !strings.Contains(r.out, build[:8]) {
+		t.Fatalf("paraphrase not found: exit %d\n%s\n%s", r.code, r.out, r.err)
+	}
+	if strings.Contains(r.out, "thai") {
+		t.Errorf("unrelated entry above the similarity floor:\n%s", r.out)
+	}
+	// BM25 alone cannot
+	if out := ok(t, dir, "search", "compilation error: library not found", "--mode", "bm25"); strings.Contains(out, build[:8]) {
+		t.Errorf("bm25 found a paraphrase without shared words:\n%s", out)
+	}
+	var hits []struct {
+		ID      string  `json:"id"`
+		VecRank int     `json:"vector_rank"`
+		Cosine  float64 `json:"cosine"`
+		Weight  float64 `json:"weight"`
+	}
+	if err := json.Unmarshal([]byte(ok(t, dir, "search", "database for invoices", "--mode", "vector", "--json")), &hits); err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) == 0 || hits[0].VecRank != 1 || hits[0].Cosine < 0.45 || hits[0].Weight <= 0 {
+		t.Fatalf("vector search: %+v", hits)
+	}
+
+	var st struct {
+		ID       string `json:"id"`
+		Backend  string `json:"backend"`
+		Embedded int    `json:"embedded"`
+		Entries  int    `json:"entries"`
+	}
+	json.Unmarshal([]byte(ok(t, dir, "model", "status", "--json")), &st)
+	if st.Embedded != 3 || st.Entries != 3 || !strings.HasPrefix(st.ID, "use-lite@") {
+		t.Fatalf("model status: %+v", st)
+	}
+
+	// The vectors outlive the cache: a rebuilt cache finds them again.
+	os.Remove(filepath.Join(dir, ".git", "synaptic", "cache.db"))
+	if out := ok(t, dir, "search", "compilation error: library not found"); !strings.Contains(out, build[:8]) {
+		t.Fatalf("after a cache rebuild:\n%s", out)
+	}
+	// and the pure-Go runtime ranks the same way
+	r = runEnv(t, dir, []string{"GIT_SYNAPTIC_EMBED_BACKEND=go"}, "search", "compilation error: library not found", "--explain")
+	if r.code != 0 || !strings.Contains(r.out, "(go runtime)") || !strings.Contains(r.out, build[:8]) {
+		t.Fatalf("go runtime: exit %d\n%s\n%s", r.code, r.out, r.err)
+	}
+}
+
+func TestSearchWithoutModelFallsBackLexically(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	id := save(t, dir, "we chose postgres for the billing service")
+	empty := []string{"GIT_SYNAPTIC_HOME=" + t.TempDir()}
+	r := runEnv(t, dir, empty, "search", "postgres")
+	if r.code != 0 || !strings.Contains(r.out, id[:8]) || !strings.Contains(r.err, "lexical search (BM25 only)") {
+		t.Fatalf("fallback: exit %d\n%s\n%s", r.code, r.out, r.err)
+	}
+	if r := runEnv(t, dir, empty, "search", "postgres", "--mode", "vector"); r.code != 3 || !strings.Contains(r.err, "model install") {
+		t.Fatalf("vector mode without a model: exit %d %s", r.code, r.err)
+	}
+	if r := runEnv(t, dir, empty, "model", "status"); r.code != 0 || !strings.Contains(r.out, "lexical") {
+		t.Fatalf("model status without a model: exit %d %s %s", r.code, r.out, r.err)
+	}
+	if r := run(t, dir, "", "search", "postgres", "--mode", "psychic"); r.code != 2 {
+		t.Fatalf("bad mode: exit %d", r.code)
+	}
+}
+
+func TestModelInstallFromFolder(t *testing.T) {
+	src := filepath.Join(modelHome(t), "models", "use-lite")
+	home := t.TempDir()
+	env := []string{"GIT_SYNAPTIC_HOME=" + home}
+	dir := testrepo.NewRepo(t)
+	if r := runEnv(t, dir, env, "model", "install", "copy", "--from", src); r.code != 0 || !strings.Contains(r.out, "installed copy@") {
+		t.Fatalf("install --from: exit %d\n%s\n%s", r.code, r.out, r.err)
+	}
+	var list []struct {
+		Name string `json:"name"`
+		Dim  int    `json:"dim"`
+	}
+	json.Unmarshal([]byte(runEnv(t, dir, env, "model", "list", "--json").out), &list)
+	if len(list) != 1 || list[0].Name != "copy" || list[0].Dim != 512 {
+		t.Fatalf("model list: %+v", list)
+	}
+	// a broken folder is refused and the installed model is untouched
+	bad := t.TempDir()
+	os.WriteFile(filepath.Join(bad, "model.onnx"), []byte("not onnx"), 0o644)
+	os.WriteFile(filepath.Join(bad, "tokenizer.json"), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(bad, "config.json"), []byte(`{"hidden_size": 512}`), 0o644)
+	if r := runEnv(t, dir, env, "model", "install", "copy", "--from", bad); r.code == 0 {
+		t.Fatal("broken model installed")
+	}
+	if r := runEnv(t, dir, append(env, "GIT_SYNAPTIC_MODEL=copy"), "model", "status"); r.code != 0 || !strings.Contains(r.out, "model copy@") {
+		t.Fatalf("model after a failed reinstall: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	if r := runEnv(t, dir, env, "model", "install", "nonesuch"); r.code != 2 {
+		t.Fatalf("unknown model: exit %d", r.code)
+	}
+}

@@ -1,0 +1,190 @@
+// Package embed turns text into sentence vectors with a local pretrained
+// model: the tokenizer, the model directory layout and two runtimes for the
+// same ONNX graph (hugot's pure-Go backend, and ONNX Runtime when its
+// shared library is installed). Nothing here touches git or SQLite.
+package embed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Embedder computes L2-normalised sentence vectors.
+type Embedder interface {
+	// Embed returns one vector per text, in order.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	// Dim is the length of every vector.
+	Dim() int
+	// ModelID names the model and its exact weights; vectors from different
+	// ids are never compared.
+	ModelID() string
+}
+
+// ErrNoModel means no model is installed where the search looked.
+var ErrNoModel = errors.New("no embedding model installed")
+
+// MaxTokens is the longest input the model reads; the rest is cut.
+const MaxTokens = 128
+
+// batchSize bounds the texts in one forward pass.
+const batchSize = 32
+
+// runner executes the graph on token ids.
+type runner interface {
+	run(ids [][]int64) ([][]float32, error)
+	close() error
+}
+
+// Model is a loaded model: an Embedder backed by one runtime.
+type Model struct {
+	info    Installed
+	tok     *Tokenizer
+	r       runner
+	backend string
+	load    time.Duration
+}
+
+// Options choose the runtime.
+type Options struct {
+	// Backend is "auto" (ONNX Runtime when its library is found, else
+	// pure Go), "go" or "ort".
+	Backend string
+	// ORTLibrary is the path of libonnxruntime.so; empty looks in the
+	// data directory's lib/ and $GIT_SYNAPTIC_ORT_LIB.
+	ORTLibrary string
+}
+
+// Load opens an installed model.
+func Load(m Installed, opt Options) (*Model, error) {
+	start := time.Now()
+	tok, err := LoadTokenizer(filepath.Join(m.Dir, "tokenizer.json"), MaxTokens)
+	if err != nil {
+		return nil, fmt.Errorf("load tokenizer of %s: %w", m.Name, err)
+	}
+	backend := opt.Backend
+	if backend == "" {
+		backend = "auto"
+	}
+	lib := opt.ORTLibrary
+	if lib == "" {
+		lib = FindORTLibrary()
+	}
+	var r runner
+	switch backend {
+	case "auto":
+		if lib != "" {
+			if r, err = newORTRunner(m, lib); err == nil {
+				backend = "ort"
+				break
+			}
+		}
+		backend = "go"
+		r, err = newGoRunner(m)
+	case "ort":
+		if lib == "" {
+			return nil, errors.New("ONNX Runtime library not found: install it with 'make model' or set GIT_SYNAPTIC_ORT_LIB")
+		}
+		r, err = newORTRunner(m, lib)
+	case "go":
+		r, err = newGoRunner(m)
+	default:
+		return nil, fmt.Errorf("unknown embedding backend %q (want auto, go or ort)", backend)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load %s with the %s backend: %w", m.Name, backend, err)
+	}
+	return &Model{info: m, tok: tok, r: r, backend: backend, load: time.Since(start)}, nil
+}
+
+// Dim implements Embedder.
+func (m *Model) Dim() int { return m.info.Dim }
+
+// ModelID implements Embedder.
+func (m *Model) ModelID() string { return m.info.ID() }
+
+// Backend is the runtime in use: "go" or "ort".
+func (m *Model) Backend() string { return m.backend }
+
+// LoadTime is how long Load took.
+func (m *Model) LoadTime() time.Duration { return m.load }
+
+// Close releases the runtime.
+func (m *Model) Close() error { return m.r.close() }
+
+// Embed implements Embedder. Texts are cut to MaxTokens tokens; an empty
+// text gets the vector of a single space.
+func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, 0, len(texts))
+	for start := 0; start < len(texts); start += batchSize {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		chunk := texts[start:min(start+batchSize, len(texts))]
+		ids := make([][]int64, len(chunk))
+		for i, t := range chunk {
+			ids[i] = m.tok.Encode(t)
+			if len(ids[i]) == 0 {
+				ids[i] = m.tok.Encode(" ")
+			}
+		}
+		vecs, err := m.r.run(ids)
+		if err != nil {
+			return nil, fmt.Errorf("embed: %w", err)
+		}
+		if len(vecs) != len(chunk) {
+			return nil, fmt.Errorf("embed: model returned %d vectors for %d texts", len(vecs), len(chunk))
+		}
+		for _, v := range vecs {
+			if len(v) != m.info.Dim {
+				return nil, fmt.Errorf("embed: model returned %d dimensions, manifest says %d", len(v), m.info.Dim)
+			}
+			out = append(out, normalize(v))
+		}
+	}
+	return out, nil
+}
+
+func normalize(v []float32) []float32 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	if s == 0 {
+		return v
+	}
+	inv := float32(1 / math.Sqrt(s))
+	for i := range v {
+		v[i] *= inv
+	}
+	return v
+}
+
+// Cosine is the cosine similarity of two normalised vectors.
+func Cosine(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// FindORTLibrary returns the ONNX Runtime shared library to use, or "".
+// Order: $GIT_SYNAPTIC_ORT_LIB, then lib/ in the data directory.
+func FindORTLibrary() string {
+	if p := os.Getenv("GIT_SYNAPTIC_ORT_LIB"); p != "" {
+		return p
+	}
+	matches, _ := filepath.Glob(filepath.Join(DataDir(), "lib", "libonnxruntime.so*"))
+	for _, p := range matches {
+		if !strings.HasSuffix(p, ".tmp") {
+			return p
+		}
+	}
+	return ""
+}

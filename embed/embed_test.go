@@ -1,0 +1,188 @@
+package embed
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+type reference struct {
+	Single []struct {
+		Text string    `json:"text"`
+		IDs  []int64   `json:"ids"`
+		Emb  []float32 `json:"emb"`
+	} `json:"single"`
+	Batch [][]float32 `json:"batch"`
+}
+
+func loadReference(t *testing.T) reference {
+	t.Helper()
+	data, err := os.ReadFile("testdata/use-lite-reference.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref reference
+	if err := json.Unmarshal(data, &ref); err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
+// installedModel returns the model 'make model' installed. Tests fail,
+// never skip, without it.
+func installedModel(t *testing.T) Installed {
+	t.Helper()
+	m, err := Find(DefaultModel)
+	if err != nil {
+		t.Fatalf("%v; run 'make model' (GIT_SYNAPTIC_HOME=%q)", err, os.Getenv("GIT_SYNAPTIC_HOME"))
+	}
+	return m
+}
+
+func TestTokenizerMatchesReference(t *testing.T) {
+	m := installedModel(t)
+	tok, err := LoadTokenizer(filepath.Join(m.Dir, "tokenizer.json"), MaxTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range loadReference(t).Single {
+		got := tok.Encode(s.Text)
+		if !equalIDs(got, s.IDs) {
+			t.Errorf("Encode(%q) = %v, want %v", s.Text, got, s.IDs)
+		}
+	}
+	long := tok.Encode(string(make([]byte, 0)) + repeat("word ", 500))
+	if len(long) != MaxTokens {
+		t.Errorf("long text: %d tokens, want the cap %d", len(long), MaxTokens)
+	}
+	for _, bad := range []string{"", "\xff\xfe", "\x00", "🚀🚀🚀"} {
+		_ = tok.Encode(bad) // must not panic
+	}
+}
+
+func repeat(s string, n int) string {
+	out := ""
+	for range n {
+		out += s
+	}
+	return out
+}
+
+func equalIDs(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestBackendsMatchOriginal checks both runtimes against vectors written by
+// the TF.js original: one at a time and as a padded batch.
+func TestBackendsMatchOriginal(t *testing.T) {
+	m := installedModel(t)
+	ref := loadReference(t)
+	for _, backend := range []string{"go", "ort"} {
+		t.Run(backend, func(t *testing.T) {
+			if backend == "ort" && FindORTLibrary() == "" {
+				t.Fatal("ONNX Runtime library not installed; run 'make model'")
+			}
+			model, err := Load(m, Options{Backend: backend})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer model.Close()
+			if model.Backend() != backend || model.Dim() != 512 {
+				t.Fatalf("backend %s dim %d", model.Backend(), model.Dim())
+			}
+			texts := make([]string, len(ref.Single))
+			for i, s := range ref.Single {
+				texts[i] = s.Text
+			}
+			got, err := model.Embed(context.Background(), texts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range ref.Single {
+				if c := Cosine(got[i], s.Emb); c < 0.9999 {
+					t.Errorf("%q: cosine to the original %.6f", s.Text, c)
+				}
+			}
+			one, err := model.Embed(context.Background(), texts[:1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := Cosine(one[0], ref.Batch[0]); c < 0.9999 {
+				t.Errorf("single vs batch: cosine %.6f", c)
+			}
+			// sanity: paraphrase closer than unrelated
+			if Cosine(got[0], got[1]) <= Cosine(got[0], got[2]) {
+				t.Errorf("paraphrase %.3f not above unrelated %.3f", Cosine(got[0], got[1]), Cosine(got[0], got[2]))
+			}
+		})
+	}
+}
+
+// TestGoBackendNoHang guards against the gomlx executor deadlock seen with
+// several small independent matmuls: many batch shapes, concurrently.
+func TestGoBackendNoHang(t *testing.T) {
+	m := installedModel(t)
+	model, err := Load(m, Options{Backend: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for w := range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for _, n := range []int{1, 2, 5, 8, 13, 32, 40} {
+					texts := make([]string, n)
+					for i := range texts {
+						texts[i] = repeat("memory ", 1+(i*7+w)%40)
+					}
+					if _, err := model.Embed(context.Background(), texts); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("pure-Go backend hung")
+	}
+}
+
+func TestInstallFromRejectsBadInput(t *testing.T) {
+	t.Setenv("GIT_SYNAPTIC_HOME", t.TempDir())
+	empty := t.TempDir()
+	if _, err := InstallFrom(empty, "x", "test"); err == nil {
+		t.Error("empty folder installed")
+	}
+	junk := filepath.Join(t.TempDir(), "junk.tar.gz")
+	os.WriteFile(junk, []byte("not gzip"), 0o644)
+	if _, err := InstallFrom(junk, "x", "test"); err == nil {
+		t.Error("junk archive installed")
+	}
+	if _, err := InstallFrom(empty, "../evil", "test"); err == nil {
+		t.Error("path in name accepted")
+	}
+	if list, _ := List(); len(list) != 0 {
+		t.Errorf("failed installs left %v", list)
+	}
+}

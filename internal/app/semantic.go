@@ -1,0 +1,216 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/embed"
+)
+
+// SearchInfo says how a search was ranked.
+type SearchInfo struct {
+	Mode    cache.Mode `json:"mode"`
+	Model   string     `json:"model,omitempty"`
+	Backend string     `json:"backend,omitempty"`
+	// Pending entries had no vector yet (found by BM25 only).
+	Pending int `json:"pending,omitempty"`
+	// Fallback explains why a semantic search ran lexically.
+	Fallback string `json:"fallback,omitempty"`
+}
+
+// ModelName is the embedding model in use: $GIT_SYNAPTIC_MODEL or the default.
+func ModelName() string {
+	if n := os.Getenv("GIT_SYNAPTIC_MODEL"); n != "" {
+		return n
+	}
+	return embed.DefaultModel
+}
+
+// embedder loads the model once per Service (the MCP server keeps it).
+func (s *Service) embedder() (*embed.Model, error) {
+	if s.emb != nil || s.embErr != nil {
+		return s.emb, s.embErr
+	}
+	m, err := embed.Find(ModelName())
+	if err == nil {
+		s.emb, err = embed.Load(m, embed.Options{Backend: os.Getenv("GIT_SYNAPTIC_EMBED_BACKEND")})
+	}
+	s.embErr = err
+	return s.emb, err
+}
+
+// ModelStatus describes the embedding model a search would use.
+type ModelStatus struct {
+	Name     string `json:"name"`
+	ID       string `json:"id,omitempty"`
+	Backend  string `json:"backend,omitempty"`
+	LoadMS   int64  `json:"load_ms,omitempty"`
+	Embedded int    `json:"embedded"`
+	Entries  int    `json:"entries"`
+	Error    string `json:"error,omitempty"`
+}
+
+// VectorStatus loads the model and counts the entries with vectors.
+func (s *Service) VectorStatus(ctx context.Context) (ModelStatus, error) {
+	st := ModelStatus{Name: ModelName()}
+	m, err := s.embedder()
+	if err != nil {
+		st.Error = err.Error()
+		return st, nil
+	}
+	st.ID, st.Backend, st.LoadMS = m.ModelID(), m.Backend(), m.LoadTime().Milliseconds()
+	err = s.withCache(ctx, func(c *cache.Cache) error {
+		if err := c.UseModel(ctx, m.ModelID(), m.Dim()); err != nil {
+			return err
+		}
+		var err error
+		st.Embedded, st.Entries, err = c.VectorCounts(ctx)
+		return err
+	})
+	return st, err
+}
+
+// embedPending embeds up to budget entries that have no vector (all when
+// budget < 0) and returns how many are left.
+func (s *Service) embedPending(ctx context.Context, c *cache.Cache, m *embed.Model, budget int, progress func(done, total int)) (left int, err error) {
+	if err := c.UseModel(ctx, m.ModelID(), m.Dim()); err != nil {
+		return 0, err
+	}
+	done := 0
+	total := 0
+	if progress != nil {
+		have, all, err := c.VectorCounts(ctx)
+		if err != nil {
+			return 0, err
+		}
+		total = all - have
+	}
+	for budget < 0 || done < budget {
+		n := 256
+		if budget >= 0 {
+			n = min(n, budget-done)
+		}
+		pending, reused, err := c.PendingVectors(ctx, n)
+		if err != nil {
+			return 0, err
+		}
+		done += reused
+		if len(pending) == 0 {
+			break
+		}
+		texts := make([]string, len(pending))
+		for i, p := range pending {
+			texts[i] = p.Text
+		}
+		vecs, err := m.Embed(ctx, texts)
+		if err != nil {
+			return 0, err
+		}
+		if err := c.StoreVectors(ctx, pending, vecs); err != nil {
+			return 0, err
+		}
+		done += len(pending)
+		if progress != nil {
+			progress(min(done, total), total)
+		}
+	}
+	have, all, err := c.VectorCounts(ctx)
+	return all - have, err
+}
+
+// Embed computes the vectors every entry is missing, with progress.
+func (s *Service) Embed(ctx context.Context, progress func(done, total int)) (ModelStatus, error) {
+	m, err := s.embedder()
+	if err != nil {
+		return ModelStatus{Name: ModelName()}, err
+	}
+	err = s.withCache(ctx, func(c *cache.Cache) error {
+		_, err := s.embedPending(ctx, c, m, -1, progress)
+		return err
+	})
+	if err != nil {
+		return ModelStatus{}, err
+	}
+	return s.VectorStatus(ctx)
+}
+
+// searchEmbedBudget bounds the entries a search embeds before it runs:
+// the rest stay BM25-only until 'git synaptic embed' or a later search.
+func searchEmbedBudget(backend string) int {
+	if backend == "ort" {
+		return 512
+	}
+	return 32
+}
+
+// SearchWith searches in mode ("auto", "hybrid", "vector" or "bm25"). Auto
+// is hybrid when a model is installed and BM25 (the lexical fallback,
+// named as such in the info) when not.
+func (s *Service) SearchWith(ctx context.Context, query string, f cache.Filter, mode string) ([]cache.Hit, SearchInfo, error) {
+	info := SearchInfo{Mode: cache.ModeBM25}
+	var m *embed.Model
+	switch mode {
+	case "", "auto", "hybrid", "vector":
+		var err error
+		m, err = s.embedder()
+		if err != nil {
+			if mode == "hybrid" || mode == "vector" {
+				return nil, info, fmt.Errorf("%s search needs an embedding model: %w", mode, err)
+			}
+			info.Fallback = "lexical search (BM25 only): " + err.Error()
+			if errors.Is(err, embed.ErrNoModel) {
+				info.Fallback = "lexical search (BM25 only): no embedding model installed; run 'git synaptic model install'"
+			}
+			m = nil
+		}
+		info.Mode = cache.ModeHybrid
+		if mode == "vector" {
+			info.Mode = cache.ModeVector
+		}
+		if m == nil {
+			info.Mode = cache.ModeBM25
+		}
+	case "bm25":
+	default:
+		return nil, info, fmt.Errorf("unknown search mode %q (want auto, hybrid, vector or bm25)", mode)
+	}
+	var hits []cache.Hit
+	err := s.withCache(ctx, func(c *cache.Cache) error {
+		var err error
+		if m == nil {
+			hits, err = c.Search(ctx, query, f)
+		} else {
+			info.Model, info.Backend = m.ModelID(), m.Backend()
+			if info.Pending, err = s.embedPending(ctx, c, m, searchEmbedBudget(m.Backend()), nil); err != nil {
+				return err
+			}
+			var qv [][]float32
+			if qv, err = m.Embed(ctx, []string{query}); err != nil {
+				return err
+			}
+			hits, err = c.SemanticSearch(ctx, cache.SemanticQuery{Text: query, Vector: qv[0], Mode: info.Mode, Weights: !s.rawScores, Now: s.now(), MinCosine: minCosine(s.rawScores)}, f)
+		}
+		if err == nil {
+			ids := make([]string, len(hits))
+			for i, h := range hits {
+				ids[i] = h.ID
+			}
+			s.noteAccess(ctx, c, ids)
+		}
+		return err
+	})
+	return hits, info, err
+}
+
+// minCosine is the similarity below which a match found by the vectors
+// alone is noise for USE-lite: unrelated sentences score about 0.1-0.4
+// against each other, paraphrases 0.5-0.8.
+func minCosine(raw bool) float64 {
+	if raw {
+		return 0
+	}
+	return 0.45
+}
