@@ -38,6 +38,9 @@ func (c *Cache) UseModel(ctx context.Context, id string, dim int) error {
 	if c.vecModel == id {
 		return nil
 	}
+	if dim <= 0 || dim%8 != 0 {
+		return fmt.Errorf("cache: vectors of %d dimensions: sign-bit indexing needs a multiple of 8", dim)
+	}
 	if !c.vsAttached {
 		if _, err := c.db.ExecContext(ctx, `ATTACH DATABASE ? AS vs`, VectorsPath(c.path)); err != nil {
 			return fmt.Errorf("open vector store: %w", err)

@@ -8,9 +8,9 @@ import (
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
-// unit returns a 4-d unit vector along axis i (with a little of axis 3).
+// unit returns an 8-d unit vector along axis i (with a little of axis 3).
 func unit(i int) []float32 {
-	v := make([]float32, 4)
+	v := make([]float32, 8)
 	v[i] = 0.8
 	v[3] += 0.6
 	return v
@@ -22,14 +22,15 @@ func TestVectorsSurviveRebuildAndEdits(t *testing.T) {
 	a := mk(notes.TypeDecision, "alpha", time.Hour)
 	b := mk(notes.TypeIssue, "beta", time.Hour)
 	put(t, c, []notes.Entry{a, b})
-	if err := c.UseModel(ctx, "m@1", 4); err != nil {
+	if err := c.UseModel(ctx, "m@1", 8); err != nil {
 		t.Fatal(err)
 	}
 	pending, reused, err := c.PendingVectors(ctx, 10)
 	if err != nil || len(pending) != 2 || reused != 0 {
 		t.Fatalf("pending %v reused %d err %v", pending, reused, err)
 	}
-	if err := c.StoreVectors(ctx, pending, [][]float32{unit(0), unit(1)}); err != nil {
+	vecs := map[string][]float32{"alpha": unit(0), "beta": unit(1)}
+	if err := c.StoreVectors(ctx, pending, [][]float32{vecs[pending[0].Text], vecs[pending[1].Text]}); err != nil {
 		t.Fatal(err)
 	}
 	hits, err := c.SemanticSearch(ctx, SemanticQuery{Text: "zzz", Vector: unit(1), Mode: ModeVector}, Filter{Limit: 5})
@@ -53,7 +54,7 @@ func TestVectorsSurviveRebuildAndEdits(t *testing.T) {
 	}
 	defer c2.Close()
 	put(t, c2, []notes.Entry{a, b})
-	if err := c2.UseModel(ctx, "m@1", 4); err != nil {
+	if err := c2.UseModel(ctx, "m@1", 8); err != nil {
 		t.Fatal(err)
 	}
 	if pending, reused, err := c2.PendingVectors(ctx, 10); err != nil || len(pending) != 0 || reused != 2 {
@@ -65,7 +66,7 @@ func TestVectorsSurviveRebuildAndEdits(t *testing.T) {
 	if pending, _, _ := c2.PendingVectors(ctx, 10); len(pending) != 1 || pending[0].Text != "alpha, edited" {
 		t.Fatalf("after edit: %+v", pending)
 	}
-	if err := c2.UseModel(ctx, "other@2", 4); err != nil {
+	if err := c2.UseModel(ctx, "other@2", 8); err != nil {
 		t.Fatal(err)
 	}
 	if have, total, _ := c2.VectorCounts(ctx); have != 0 || total != 2 {
