@@ -13,6 +13,7 @@ import (
 // (warm process) over 100k entries: the latency an agent sees.
 func BenchmarkMCPSearch100k(b *testing.B) {
 	dir := repoWith(b, scale(100000))
+	run(b, dir, "embed") // searches then measure the warm model, not embedding
 	cmd := exec.Command(bin, "mcp")
 	cmd.Dir = dir
 	in, _ := cmd.StdinPipe()
