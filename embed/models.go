@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -214,54 +215,30 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	out, err := os.Create(dst)
+	return writeFrom(dst, in)
+}
+
+// writeFrom writes r to path through a temporary file renamed into place.
+func writeFrom(path string, r io.Reader) error {
+	out, err := os.Create(path + ".tmp")
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
+	if _, err := io.Copy(out, io.LimitReader(r, 1<<31)); err != nil {
 		out.Close()
 		return err
 	}
-	return out.Close()
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Rename(path+".tmp", path)
 }
 
 // extractModel unpacks the model files of a .tar.gz, wherever they sit in it.
 func extractModel(archive, dst string) error {
-	f, err := os.Open(archive)
+	found, err := untar(archive, dst, func(name string) bool { return contains(modelFiles, path.Base(name)) })
 	if err != nil {
-		return err
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return fmt.Errorf("%s: not a .tar.gz archive or model folder: %w", archive, err)
-	}
-	tr := tar.NewReader(gz)
-	found := map[string]bool{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", archive, err)
-		}
-		base := filepath.Base(h.Name)
-		if h.Typeflag != tar.TypeReg || !contains(modelFiles, base) || found[base] {
-			continue
-		}
-		out, err := os.Create(filepath.Join(dst, base))
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, io.LimitReader(tr, 1<<30)); err != nil {
-			out.Close()
-			return err
-		}
-		if err := out.Close(); err != nil {
-			return err
-		}
-		found[base] = true
+		return fmt.Errorf("%s: not a .tar.gz model archive: %w", archive, err)
 	}
 	for _, f := range modelFiles {
 		if !found[f] {
@@ -269,6 +246,43 @@ func extractModel(archive, dst string) error {
 		}
 	}
 	return nil
+}
+
+// untar extracts the regular files of a .tar.gz that keep accepts into
+// dst, flattened (the first of each base name wins), and returns their
+// base names.
+func untar(archive, dst string, keep func(name string) bool) (map[string]bool, error) {
+	f, err := os.Open(archive)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return nil, err
+	}
+	tr := tar.NewReader(gz)
+	found := map[string]bool{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return found, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		base := path.Base(h.Name)
+		if h.Typeflag != tar.TypeReg || !keep(h.Name) || found[base] || base == "." || base == ".." {
+			continue
+		}
+		if err := writeFrom(filepath.Join(dst, base), tr); err != nil {
+			return nil, err
+		}
+		found[base] = true
+	}
 }
 
 func contains(list []string, s string) bool {
@@ -441,52 +455,14 @@ func checkIntegrity(path, integrity string) error {
 	return nil
 }
 
-// untarPrefix extracts the regular files of a .tar.gz whose names start
-// with prefix into dst, flattened.
+// untarPrefix extracts the files of a .tar.gz whose names start with
+// prefix into dst, flattened.
 func untarPrefix(archive, prefix, dst string) error {
-	f, err := os.Open(archive)
+	found, err := untar(archive, dst, func(name string) bool { return strings.HasPrefix(name, prefix) })
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", archive, err)
 	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	tr := tar.NewReader(gz)
-	n := 0
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", archive, err)
-		}
-		if h.Typeflag != tar.TypeReg || !strings.HasPrefix(h.Name, prefix) {
-			continue
-		}
-		name := filepath.Base(h.Name)
-		out, err := os.Create(filepath.Join(dst, name+".tmp"))
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, tr); err != nil {
-			out.Close()
-			return err
-		}
-		if err := out.Close(); err != nil {
-			return err
-		}
-		if err := os.Rename(filepath.Join(dst, name+".tmp"), filepath.Join(dst, name)); err != nil {
-			return err
-		}
-		n++
-	}
-	if n == 0 {
+	if len(found) == 0 {
 		return fmt.Errorf("%s has no %s", archive, prefix)
 	}
 	return nil
