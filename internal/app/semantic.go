@@ -80,14 +80,11 @@ func (s *Service) embedPending(ctx context.Context, c *cache.Cache, m *embed.Mod
 		return 0, err
 	}
 	done := 0
-	total := 0
-	if progress != nil {
-		have, all, err := c.VectorCounts(ctx)
-		if err != nil {
-			return 0, err
-		}
-		total = all - have
+	have, all, err := c.VectorCounts(ctx)
+	if err != nil || have == all {
+		return 0, err // every entry has its vector: the common case, no scan
 	}
+	total := all - have
 	for budget < 0 || done < budget {
 		n := 256
 		if budget >= 0 {
@@ -117,7 +114,7 @@ func (s *Service) embedPending(ctx context.Context, c *cache.Cache, m *embed.Mod
 			progress(min(done, total), total)
 		}
 	}
-	have, all, err := c.VectorCounts(ctx)
+	have, all, err = c.VectorCounts(ctx)
 	return all - have, err
 }
 

@@ -390,6 +390,6 @@ func explainHit(info app.SearchInfo, h cache.Hit) string {
 		}
 		return fmt.Sprint(r)
 	}
-	return fmt.Sprintf("score %.4f = rrf %.4f (bm25 rank %s, vector rank %s, cosine %.3f) × weight %.3f (%s tier, %d recalls)  (%s, by %s)",
-		h.Score, h.Fused, rank(h.LexRank), rank(h.VecRank), h.Cosine, h.Weight, h.Tier, h.Accesses, flagsOf(h.Row), app.AuthorName(h.Author))
+	return fmt.Sprintf("score %.4f = fused %.4f (bm25 %.3f rank %s, cosine %.3f rank %s) × weight %.3f (%s tier, %d recalls)  (%s, by %s)",
+		h.Score, h.Fused, -h.BM25, rank(h.LexRank), h.Cosine, rank(h.VecRank), h.Weight, h.Tier, h.Accesses, flagsOf(h.Row), app.AuthorName(h.Author))
 }

@@ -140,7 +140,7 @@ func run(dataDir string) error {
 			results[m].score(queries[conv], ranked[m])
 		}
 	}
-	fmt.Printf("LoCoMo dev (%d conversations, %d questions with evidence) in %s (embedding %s)\nmodel: %s; fusion: reciprocal rank (k=60) of the top 50 of each; seed weights off (one tier, synthetic dates)\n",
+	fmt.Printf("LoCoMo dev (%d conversations, %d questions with evidence) in %s (embedding %s)\nmodel: %s; fusion: 0.5 × bm25/max + 0.5 × cosine over the top 50 of each; seed weights off (one tier, synthetic dates)\n",
 		len(convs), results["bm25"].all.n, time.Since(start).Round(time.Millisecond), embedTime.Round(time.Millisecond), model)
 	for _, m := range modes {
 		fmt.Printf("\nretriever: %s\n", map[string]string{"bm25": "BM25 (FTS5, porter, stopwords dropped)", "vector": "vectors only (cosine)", "hybrid": "hybrid (BM25 + vectors, RRF)"}[m])
