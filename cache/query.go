@@ -164,6 +164,9 @@ type Hit struct {
 	Fused    float64 `json:"fused,omitempty"`
 	Weight   float64 `json:"weight,omitempty"`
 	Accesses int     `json:"accesses,omitempty"`
+	// Pattern labels an issue that recurs ("[Pattern: seen N times since
+	// DATE]"); set by the application.
+	Pattern string `json:"pattern,omitempty"`
 }
 
 var wordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[\p{L}\p{N}_]+`) })

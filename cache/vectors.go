@@ -515,3 +515,38 @@ func Weight(r Row, accesses int, now time.Time) float64 {
 	}
 	return w * (1 + r.Relevance)
 }
+
+// Nearest returns the n entries f admits that are most similar to q, with
+// their cosine similarity.
+func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hit, error) {
+	return c.vectorCandidates(ctx, q, f, n)
+}
+
+// VectorRows returns the entries f admits that have a vector for the
+// active model, newest first (f.Limit of them, 0: 500), with the vectors.
+func (c *Cache) VectorRows(ctx context.Context, f Filter) ([]Row, [][]float32, error) {
+	w, args := f.where()
+	lim := f.Limit
+	if lim <= 0 {
+		lim = 500
+	}
+	rows, err := c.db.QueryContext(ctx, `SELECT `+rowCols+`, v.vec FROM entries e
+		JOIN vec_state s ON s.rowid = e.rowid JOIN vs.vectors v ON v.hash = s.hash
+		WHERE `+w+` AND v.model = ? ORDER BY e.created DESC, e.id LIMIT ?`, append(args, c.vecModel, lim)...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cache: vectors: %w", err)
+	}
+	defer rows.Close()
+	var out []Row
+	var vecs [][]float32
+	for rows.Next() {
+		var blob []byte
+		r, err := scanRow(rows, &blob)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, r)
+		vecs = append(vecs, decodeVec(blob))
+	}
+	return out, vecs, rows.Err()
+}

@@ -39,6 +39,8 @@ type Memory interface {
 	Index(ctx context.Context, opt app.IndexOptions) (app.IndexReport, error)
 	Cochanges(ctx context.Context, file string, n int, progress func(done, total int)) ([]cochange.Suggestion, int, error)
 	Identity(ctx context.Context) string
+	NearDuplicates(ctx context.Context, content string, semantic bool) ([]app.Similar, error)
+	ResolvePattern(ctx context.Context, id string) (app.Group, error)
 	Stale()
 }
 
@@ -175,6 +177,10 @@ func (h *handlers) tools() []tool {
 			mcpgo.WithString("reason", mcpgo.Description("why it helped")),
 			mcpgo.WithString("objective", mcpgo.Description("the task it is relevant to")),
 		), h.relevant},
+		{mcpgo.NewTool("context_resolve_pattern",
+			mcpgo.WithDescription("Mark a recurring-issue pattern (search shows '[Pattern: seen N times since DATE]') as resolved once its cause is fixed: its issues stop being surfaced as a pattern. Give the pattern id or any of its issues' ids."),
+			mcpgo.WithString("id", mcpgo.Required(), mcpgo.Description("pattern id or the id of an issue in it")),
+		), h.resolvePattern},
 		{mcpgo.NewTool("context_irrelevant",
 			mcpgo.WithDescription("Mark an entry irrelevant or misleading: it ranks lower and is left out of injected context."),
 			mcpgo.WithString("id", mcpgo.Required(), mcpgo.Description("entry id or unique prefix")),
@@ -345,12 +351,38 @@ func (h *handlers) save(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.Ca
 	req := app.SaveRequest{Content: content, Type: notes.Type(r.GetString("type", "insight")), Tags: r.GetStringSlice("tags", nil),
 		Tier: notes.Tier(r.GetString("tier", "")), Pinned: r.GetBool("pinned", false), Private: r.GetBool("private", false),
 		Related: r.GetStringSlice("related_ids", nil), AgentID: "mcp"}
+	// the server keeps the model loaded, so near-duplicates are found by
+	// meaning; they are linked and reported, never dropped
+	dups, _ := h.m.NearDuplicates(ctx, content, true)
+	var dupIDs []string
+	text := ""
+	for _, d := range dups {
+		dupIDs = append(dupIDs, d.ID)
+		text += fmt.Sprintf("\nnear-duplicate of %s (%s similarity %.2f), linked: %s", app.ShortID(d.ID), d.How, d.Similarity, app.FirstLine(d.Content, 80))
+	}
+	req.Duplicates = dupIDs
 	e, err := h.m.Save(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	return mcpgo.NewToolResultStructured(map[string]any{"id": e.ID, "type": e.Type, "tier": notes.DefaultTier(e.Type)},
-		fmt.Sprintf("saved %s %s", e.Type, e.ID)), nil
+	out := map[string]any{"id": e.ID, "type": e.Type, "tier": notes.DefaultTier(e.Type)}
+	if len(dupIDs) > 0 {
+		out["near_duplicates"] = dupIDs
+	}
+	return mcpgo.NewToolResultStructured(out, fmt.Sprintf("saved %s %s", e.Type, e.ID)+text), nil
+}
+
+func (h *handlers) resolvePattern(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	id, err := r.RequireString("id")
+	if err != nil {
+		return nil, err
+	}
+	g, err := h.m.ResolvePattern(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return mcpgo.NewToolResultStructured(map[string]any{"pattern": g.ID, "issues": len(g.Entries)},
+		fmt.Sprintf("resolved pattern %s (%d issues)", app.ShortID(g.ID), len(g.Entries))), nil
 }
 
 func (h *handlers) search(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
@@ -367,10 +399,14 @@ func (h *handlers) search(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.
 		return nil, err
 	}
 	rows := make([]cache.Row, len(hits))
+	labels := map[string]string{}
 	for i, x := range hits {
 		rows[i] = x.Row
+		if x.Pattern != "" {
+			labels[x.ID] = x.Pattern
+		}
 	}
-	return h.rowsResult(ctx, rows, fmt.Sprintf("%d results for %q", len(rows), q)), nil
+	return h.labelledResult(ctx, rows, labels, fmt.Sprintf("%d results for %q", len(rows), q)), nil
 }
 
 func (h *handlers) list(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
@@ -398,6 +434,7 @@ type provenance struct {
 	Tags    []string `json:"tags,omitempty"`
 	Pinned  bool     `json:"pinned,omitempty"`
 	Content string   `json:"content"`
+	Pattern string   `json:"pattern,omitempty"`
 }
 
 func (h *handlers) provenance(me string, r cache.Row) provenance {
@@ -406,13 +443,22 @@ func (h *handlers) provenance(me string, r cache.Row) provenance {
 }
 
 func (h *handlers) rowsResult(ctx context.Context, rows []cache.Row, head string) *mcpgo.CallToolResult {
+	return h.labelledResult(ctx, rows, nil, head)
+}
+
+// labelledResult is rowsResult with recurring-pattern labels by entry id.
+func (h *handlers) labelledResult(ctx context.Context, rows []cache.Row, labels map[string]string, head string) *mcpgo.CallToolResult {
 	me := h.m.Identity(ctx)
 	items := make([]provenance, len(rows))
 	var b strings.Builder
 	b.WriteString(head + "\n")
 	for i, r := range rows {
 		p := h.provenance(me, r)
+		p.Pattern = labels[r.ID]
 		items[i] = p
+		if p.Pattern != "" {
+			b.WriteString("\n" + p.Pattern)
+		}
 		fmt.Fprintf(&b, "\n[%s] %s · %s · %s · by %s (%s)", app.ShortID(p.ID), p.Type, p.Tier, p.Age, p.Author, p.Origin)
 		if p.Pinned {
 			b.WriteString(" · pinned")

@@ -152,7 +152,7 @@ func TestMCPServerOverStdio(t *testing.T) {
 	}
 	json.Unmarshal(list.Result, &tools)
 	want := []string{"context_save", "context_search", "context_list", "context_status", "context_update", "context_pin", "context_archive", "context_delete", "context_related", "context_git_index", "context_cochanges",
-		"context_session", "context_save_rule", "context_list_rules", "context_delete_rule", "context_relevant", "context_irrelevant"}
+		"context_session", "context_save_rule", "context_list_rules", "context_delete_rule", "context_relevant", "context_irrelevant", "context_resolve_pattern"}
 	have := map[string]bool{}
 	for _, tl := range tools.Tools {
 		have[tl.Name] = true
@@ -250,6 +250,35 @@ func TestMCPServerOverStdio(t *testing.T) {
 	}
 	if r := c.tool("context_session", map[string]any{"session_id": "nobody"}); !strings.Contains(r.Content[0].Text, "0 entries") {
 		t.Fatalf("context_session of another session:\n%s", r.Content[0].Text)
+	}
+
+	// Recurring issues: the third similar issue makes a pattern, search
+	// labels it, resolving it stops that; a repeated save is reported as a
+	// near-duplicate (by meaning: the server has the model loaded).
+	var issueIDs []string
+	for _, text := range []string{"TestSync times out on CI under load", "TestSync timed out again on the CI runner", "TestSync times out on CI under heavy load"} {
+		r := c.tool("context_save", map[string]any{"content": text, "type": "issue"})
+		var e struct {
+			ID   string   `json:"id"`
+			Dups []string `json:"near_duplicates"`
+		}
+		json.Unmarshal(r.Structured, &e)
+		issueIDs = append(issueIDs, e.ID)
+		if len(issueIDs) == 3 && (len(e.Dups) == 0 || !strings.Contains(r.Content[0].Text, "near-duplicate of")) {
+			t.Fatalf("near-duplicate not reported: %s", r.Content[0].Text)
+		}
+	}
+	if r := c.tool("context_search", map[string]any{"query": "TestSync timeout", "types": []string{"issue"}}); !strings.Contains(r.Content[0].Text, "[Pattern: seen 3 times since") {
+		t.Fatalf("pattern label missing:\n%s", r.Content[0].Text)
+	}
+	if r := c.tool("context_resolve_pattern", map[string]any{"id": issueIDs[1]}); r.IsError || !strings.Contains(r.Content[0].Text, "3 issues") {
+		t.Fatalf("context_resolve_pattern: %+v", r)
+	}
+	if r := c.tool("context_search", map[string]any{"query": "TestSync timeout", "types": []string{"issue"}}); strings.Contains(r.Content[0].Text, "[Pattern:") {
+		t.Fatalf("resolved pattern still labelled:\n%s", r.Content[0].Text)
+	}
+	if r := c.tool("context_resolve_pattern", map[string]any{"id": issueIDs[1]}); !r.IsError {
+		t.Fatalf("resolving twice: %+v", r)
 	}
 
 	// Bad calls are tool errors, and the server keeps serving.

@@ -126,3 +126,54 @@ func TestModelInstallFromFolder(t *testing.T) {
 		t.Fatalf("unknown model: exit %d", r.code)
 	}
 }
+
+func TestIntelligenceCommands(t *testing.T) {
+	modelHome(t)
+	dir := testrepo.NewRepo(t)
+	var ids []string
+	for _, s := range []string{"TestSync times out on CI under load", "TestSync timed out again on the CI runner", "TestSync times out on CI under heavy load"} {
+		ids = append(ids, save(t, dir, s, "--type", "issue"))
+	}
+	// a repeat is saved, linked and reported (by words: save never loads the model)
+	r := run(t, dir, "", "save", "TestSync times out on CI under load", "--type", "issue")
+	if r.code != 0 || !strings.Contains(r.err, "near-duplicate of "+ids[0][:8]) {
+		t.Fatalf("near-duplicate save: exit %d\n%s", r.code, r.err)
+	}
+	out := ok(t, dir, "patterns")
+	if !strings.Contains(out, "[Pattern: seen 4 times since") {
+		t.Fatalf("patterns:\n%s", out)
+	}
+	if out := ok(t, dir, "search", "TestSync"); !strings.Contains(out, "[Pattern: seen 4 times") {
+		t.Fatalf("search lacks the pattern label:\n%s", out)
+	}
+	if out := ok(t, dir, "consolidate"); !strings.Contains(out, "group 1 (4 entries)") || !strings.Contains(out, "longterm summary") {
+		t.Fatalf("consolidate:\n%s", out)
+	}
+	if out := ok(t, dir, "patterns", "resolve", ids[1][:8]); !strings.Contains(out, "4 issues") {
+		t.Fatalf("resolve:\n%s", out)
+	}
+	if out := ok(t, dir, "patterns", "--json"); strings.TrimSpace(out) != "[]" {
+		t.Fatalf("patterns after resolve: %s", out)
+	}
+	if r := run(t, dir, "", "patterns", "resolve", "abcd1234"); r.code != 3 {
+		t.Fatalf("resolve unknown: exit %d", r.code)
+	}
+
+	save(t, dir, "always run go vet before committing", "--type", "rule")
+	corr := save(t, dir, "stop running go vet before committing, it is too slow", "--tag", "correction")
+	out = ok(t, dir, "rules", "pending")
+	if !strings.Contains(out, corr[:8]) || !strings.Contains(out, "may conflict with rule") {
+		t.Fatalf("rules pending:\n%s", out)
+	}
+	rule := strings.TrimSpace(ok(t, dir, "rules", "accept", corr[:8]))
+	if out := ok(t, dir, "rules"); !strings.Contains(out, rule[:8]) {
+		t.Fatalf("accepted rule not listed:\n%s", out)
+	}
+	if out := ok(t, dir, "rules", "pending"); !strings.Contains(out, "no pending rules") {
+		t.Fatalf("still pending:\n%s", out)
+	}
+	// without a model the vector features say why
+	if r := runEnv(t, dir, []string{"GIT_SYNAPTIC_HOME=" + t.TempDir()}, "patterns"); r.code != 3 || !strings.Contains(r.err, "model install") {
+		t.Fatalf("patterns without a model: exit %d %s", r.code, r.err)
+	}
+}

@@ -65,7 +65,37 @@ func (s *Service) SessionContext(ctx context.Context, budget int) (string, error
 	rules := list(cache.Filter{Types: []notes.Type{notes.TypeRule}, Limit: 50})
 	pinnedFirst(rules)
 	section("Rules", rules)
+	if pending, err := s.PendingRules(ctx); err == nil && len(pending) > 0 {
+		b.raw("\n## Pending rules (corrections: ask the user, then git synaptic rules accept|dismiss ID)\n")
+		for i, p := range pending {
+			if i == 5 {
+				break
+			}
+			line := item(p.Row)
+			for _, c := range p.Conflicts {
+				line += fmt.Sprintf("\n  - CONFLICT with rule %s (similarity %.2f): %s", ShortID(c.ID), c.Similarity, FirstLine(c.Content, 100))
+			}
+			b.item(line)
+		}
+	}
 	section("Last handoffs", list(cache.Filter{Types: []notes.Type{notes.TypeHandoff}, Limit: 3}))
+	if patterns, err := s.Patterns(ctx); err == nil && len(patterns) > 0 {
+		b.raw("\n## Recurring issues (resolve with git synaptic patterns resolve ID or context_resolve_pattern)\n")
+		for _, g := range patterns {
+			last := g.Entries[len(g.Entries)-1]
+			b.item(fmt.Sprintf("- %s pattern %s: %s", PatternLabel(g), ShortID(g.ID), FirstLine(last.Content, 160)))
+		}
+	}
+	if groups, err := s.Consolidation(ctx); err == nil && len(groups) > 0 {
+		b.raw("\n## Consolidation candidates\n" + ConsolidationHowTo + "\n")
+		for i, g := range groups {
+			ids := make([]string, len(g.Entries))
+			for j, r := range g.Entries {
+				ids[j] = ShortID(r.ID)
+			}
+			b.item(fmt.Sprintf("- group %d (%s): %s", i+1, strings.Join(ids, ", "), FirstLine(g.Entries[0].Content, 120)))
+		}
+	}
 	recent := list(cache.Filter{Types: []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue, notes.TypeReference}, Limit: 30})
 	var kept []cache.Row
 	for _, r := range recent {

@@ -17,10 +17,11 @@ const (
 	hotWindowHours = 24
 	maxHot         = 5
 	maxWarm        = 2
-	// warmOverlap is the share of the prompt's content words an entry must
-	// hold to be injected as a match: a lexical stand-in for the 0.4
-	// similarity that vector search will give.
-	warmOverlap = 0.4
+	// warmSimilarity is the cosine similarity to the prompt an entry needs
+	// to be injected as a match; without a model, warmOverlap, the share of
+	// the prompt's content words it must hold, stands in.
+	warmSimilarity = 0.4
+	warmOverlap    = 0.4
 )
 
 var (
@@ -38,7 +39,8 @@ func hasCues(prompt string) bool {
 
 // PromptContext is what an agent gets with each prompt: always the hot
 // items (memory of the last 24 hours, at most 5), and when the prompt has
-// cues, at most 2 entries that share enough of its words. Each item decays
+// cues, at most 2 entries similar to it (cosine ≥ 0.4, or without a model
+// enough shared words). Each item decays
 // in view over the session: shown in full the first 3 times, as a one-line
 // digest up to 10, then as a stub, so a long session is not flooded with the
 // same text. It returns "" when there is nothing to add.
@@ -57,15 +59,17 @@ func (s *Service) PromptContext(ctx context.Context, sessionID, prompt string) (
 	var warm []cache.Row
 	if hasCues(prompt) {
 		if q := contentWords(prompt); len(q) > 0 {
-			hits, err := s.Search(ctx, prompt, cache.Filter{Types: append(memTypes, notes.TypeNote), Limit: 10})
+			hits, info, err := s.SearchWith(ctx, prompt, cache.Filter{Types: append(memTypes, notes.TypeNote), Limit: 10}, "auto")
 			if err != nil && err != cache.ErrNoWords {
 				return "", err
 			}
+			semantic := info.Mode != cache.ModeBM25
 			for _, h := range hits {
 				if len(warm) == maxWarm {
 					break
 				}
-				if !seen[h.ID] && !h.Irrelevant && overlap(q, h.Content) >= warmOverlap {
+				near := (semantic && h.Cosine >= warmSimilarity) || (!semantic && overlap(q, h.Content) >= warmOverlap)
+				if !seen[h.ID] && !h.Irrelevant && near {
 					seen[h.ID] = true
 					warm = append(warm, h.Row)
 				}

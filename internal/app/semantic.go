@@ -199,6 +199,9 @@ func (s *Service) SearchWith(ctx context.Context, query string, f cache.Filter, 
 		}
 		return err
 	})
+	if err == nil && m != nil {
+		s.annotatePatterns(ctx, hits)
+	}
 	return hits, info, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
@@ -22,9 +23,13 @@ type SaveRequest struct {
 	Private     bool // stored under refs/synaptic-local/, never pushed
 	AllowSecret bool // store content that looks like a credential anyway
 	Related     []string
-	SessionID   string // "" = $GIT_SYNAPTIC_SESSION
-	AgentID     string // "" = $GIT_SYNAPTIC_AGENT
-	Created     time.Time
+	// Duplicates are full ids of near-duplicates found just before the
+	// save; they are linked like Related but not looked up again (a
+	// concurrent writer may be rebuilding the cache).
+	Duplicates []string
+	SessionID  string // "" = $GIT_SYNAPTIC_SESSION
+	AgentID    string // "" = $GIT_SYNAPTIC_AGENT
+	Created    time.Time
 }
 
 // secretHint tells the user what to do instead of pushing a credential.
@@ -87,6 +92,11 @@ func (s *Service) Save(ctx context.Context, req SaveRequest) (notes.Entry, error
 	for i, r := range req.Related {
 		if req.Related[i], err = s.Resolve(ctx, r); err != nil {
 			return notes.Entry{}, err
+		}
+	}
+	for _, d := range req.Duplicates {
+		if !slices.Contains(req.Related, d) {
+			req.Related = append(req.Related, d)
 		}
 	}
 	e, err := s.newEntry(ctx, req, author, s.Project(ctx), s.repo.CurrentBranch())

@@ -354,6 +354,9 @@ BM25 alone and says so. Entries saved since the last search are embedded first
 				}
 				for _, h := range hits {
 					fmt.Fprintf(e.io.Out, "%s  %-9s %-8s %s\n", colour(e.io.TTY, yellow, app.ShortID(h.ID)), h.Type, app.Age(now, h.Created), app.FirstLine(h.Content, 90))
+					if h.Pattern != "" {
+						fmt.Fprintf(e.io.Out, "          %s\n", colour(e.io.TTY, yellow, h.Pattern))
+					}
 					if o.explain {
 						fmt.Fprintf(e.io.Out, "          %s\n", colour(e.io.TTY, dim, explainHit(info, h)))
 					}

@@ -1,0 +1,132 @@
+package app
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// needModel fails (never skips) without the model 'make model' installs.
+func needModel(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(os.Getenv("GIT_SYNAPTIC_HOME") + "/models/use-lite/manifest.json"); err != nil {
+		t.Fatalf("no embedding model in GIT_SYNAPTIC_HOME=%q; run 'make model'", os.Getenv("GIT_SYNAPTIC_HOME"))
+	}
+}
+
+func TestPatternsConsolidationAndRules(t *testing.T) {
+	needModel(t)
+	ctx := context.Background()
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	s, err := Open(testrepo.NewRepo(t), Options{Now: func() time.Time { return now }, Warn: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	days := func(d int) time.Time { return now.AddDate(0, 0, -d) }
+	ents, err := s.Import(ctx, []SaveRequest{
+		{Content: "TestSync times out on CI under load", Type: notes.TypeIssue, Created: days(5)},
+		{Content: "TestSync timed out again on the CI runner", Type: notes.TypeIssue, Created: days(3)},
+		{Content: "TestSync times out on CI under heavy load", Type: notes.TypeIssue, Created: days(1)},
+		{Content: "TestSync times out on CI under load once more", Type: notes.TypeIssue, Created: days(45)}, // too old
+		{Content: "the billing page shows the wrong currency", Type: notes.TypeIssue, Created: days(2)},
+		{Content: "always run go vet before committing", Type: notes.TypeRule, Created: days(10)},
+		{Content: "stop running go vet before committing, it is too slow", Type: notes.TypeInsight, Tags: []string{TagCorrection}, Created: days(1)},
+		{Content: "Never push directly to the main branch.", Type: notes.TypeInsight, Created: days(1)},
+		{Content: "we looked at the logs", Type: notes.TypeInsight, Created: days(1)},
+	}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	patterns, err := s.Patterns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(patterns) != 1 || len(patterns[0].Entries) != 3 || patterns[0].ID != ents[0].ID || !patterns[0].Since.Equal(days(5)) {
+		t.Fatalf("patterns: %+v", patterns)
+	}
+	if label := PatternLabel(patterns[0]); !strings.HasPrefix(label, "[Pattern: seen 3 times since 2026-05-27") {
+		t.Errorf("label %q", label)
+	}
+	hits, _, err := s.SearchWith(ctx, "TestSync", cache.Filter{Types: []notes.Type{notes.TypeIssue}, Limit: 10}, "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelled := 0
+	for _, h := range hits {
+		if h.Pattern != "" {
+			labelled++
+		}
+	}
+	if labelled != 3 {
+		t.Errorf("%d search hits carry the pattern label, want 3: %+v", labelled, hits)
+	}
+	groups, err := s.Consolidation(ctx)
+	if err != nil || len(groups) != 1 || len(groups[0].Entries) != 3 {
+		t.Fatalf("consolidation: %+v %v", groups, err)
+	}
+
+	md, err := s.SessionContext(ctx, 8000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Recurring issues", "[Pattern: seen 3 times", "## Consolidation candidates", "## Pending rules", "CONFLICT with rule " + ShortID(ents[5].ID), "Never push directly"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("session context lacks %q:\n%s", want, md)
+		}
+	}
+
+	pending, err := s.PendingRules(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != 2 {
+		t.Fatalf("pending rules: %+v", pending)
+	}
+	for _, p := range pending {
+		if p.ID == ents[6].ID && (len(p.Conflicts) != 1 || p.Conflicts[0].ID != ents[5].ID) {
+			t.Errorf("the correction should conflict with the vet rule: %+v", p.Conflicts)
+		}
+	}
+	rule, err := s.AcceptRule(ctx, ents[7].ID)
+	if err != nil || rule.Type != notes.TypeRule || len(rule.RelatedIDs) != 1 {
+		t.Fatalf("accept: %+v %v", rule, err)
+	}
+	if _, err := s.DismissRule(ctx, ents[6].ID); err != nil {
+		t.Fatal(err)
+	}
+	if pending, _ := s.PendingRules(ctx); len(pending) != 0 {
+		t.Fatalf("still pending: %+v", pending)
+	}
+
+	// resolved patterns stop surfacing; a month later the issues age out
+	if _, err := s.ResolvePattern(ctx, ents[2].ID[:8]); err != nil {
+		t.Fatal(err)
+	}
+	if patterns, _ := s.Patterns(ctx); len(patterns) != 0 {
+		t.Fatalf("resolved pattern still listed: %+v", patterns)
+	}
+	if _, err := s.ResolvePattern(ctx, ents[4].ID); err == nil {
+		t.Fatal("an issue outside any pattern resolved")
+	}
+
+	// near-duplicates: by words without the model, by meaning with it
+	dups, err := s.NearDuplicates(ctx, "TestSync times out on CI under load", false)
+	if err != nil || len(dups) == 0 || dups[0].How != "lexical" {
+		t.Fatalf("lexical near-duplicates: %+v %v", dups, err)
+	}
+	dups, err = s.NearDuplicates(ctx, "TestSync times out on the CI under load", true)
+	if err != nil || len(dups) == 0 || dups[0].How != "vector" || dups[0].Similarity < duplicateCosine {
+		t.Fatalf("vector near-duplicates: %+v %v", dups, err)
+	}
+	if dups, _ := s.NearDuplicates(ctx, "lunch is at noon on fridays", true); len(dups) != 0 {
+		t.Fatalf("unrelated text has near-duplicates: %+v", dups)
+	}
+}

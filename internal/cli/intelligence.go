@@ -1,0 +1,212 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// printGroup lists a group's entries, one line each.
+func printGroup(e *env, now time.Time, g app.Group) {
+	for _, r := range g.Entries {
+		fmt.Fprintf(e.io.Out, "  %s  %-8s %-8s %s\n", colour(e.io.TTY, yellow, app.ShortID(r.ID)), r.Type, app.Age(now, r.Created), app.FirstLine(r.Content, 80))
+	}
+}
+
+func newPatterns(e *env) *cobra.Command {
+	var asJSON bool
+	c := withJSON(&cobra.Command{
+		Use:   "patterns",
+		Short: "Recurring issues: three or more similar issues in the last 30 days",
+		Long: `An issue with two or more similar issues (cosine similarity of their
+embeddings ≥ 0.75) saved in the last 30 days forms a recurring-issue
+pattern. Search results carry "[Pattern: seen N times since DATE]" on its
+issues, and session-start context lists it, until 'patterns resolve' marks
+it solved (each issue gets the tag pattern-resolved, which syncs). Needs the
+embedding model.`,
+		Example: `  git synaptic patterns
+  git synaptic patterns resolve 3f2a9c1d`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			return e.withService(func(s *app.Service) error {
+				groups, err := s.Patterns(contextOf(e))
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(e.io.Out, nonNil(groups))
+				}
+				if len(groups) == 0 {
+					fmt.Fprintln(e.io.Out, "no recurring issues in the last 30 days")
+				}
+				now := time.Now()
+				for _, g := range groups {
+					fmt.Fprintf(e.io.Out, "pattern %s %s\n", app.ShortID(g.ID), app.PatternLabel(g))
+					printGroup(e, now, g)
+				}
+				return nil
+			})
+		},
+	}, &asJSON)
+	c.AddCommand(&cobra.Command{
+		Use:   "resolve ID",
+		Short: "Mark the pattern holding an issue as resolved",
+		Args:  exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return e.withService(func(s *app.Service) error {
+				g, err := s.ResolvePattern(contextOf(e), args[0])
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(e.io.Out, "resolved pattern %s (%d issues)\n", app.ShortID(g.ID), len(g.Entries))
+				return nil
+			})
+		},
+	})
+	return c
+}
+
+func nonNil[T any](v []T) []T {
+	if v == nil {
+		return []T{}
+	}
+	return v
+}
+
+func newConsolidate(e *env) *cobra.Command {
+	var asJSON bool
+	return withJSON(&cobra.Command{
+		Use:   "consolidate",
+		Short: "Groups of similar issues and decisions worth merging into one longterm entry",
+		Long: `Lists groups of three or more issues and decisions of the last 30 days whose
+embeddings are alike (cosine ≥ 0.75; shared tags count a little). Nothing is
+changed: write one summary per group and archive the originals.`,
+		Example: `  git synaptic consolidate
+  git synaptic save "summary..." --tier longterm --related ID1,ID2,ID3 && git synaptic archive ID1 ID2 ID3`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			return e.withService(func(s *app.Service) error {
+				groups, err := s.Consolidation(contextOf(e))
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(e.io.Out, nonNil(groups))
+				}
+				if len(groups) == 0 {
+					fmt.Fprintln(e.io.Out, "nothing to consolidate")
+					return nil
+				}
+				now := time.Now()
+				for i, g := range groups {
+					fmt.Fprintf(e.io.Out, "group %d (%d entries)\n", i+1, len(g.Entries))
+					printGroup(e, now, g)
+				}
+				fmt.Fprintln(e.io.Out, "\n"+app.ConsolidationHowTo)
+				return nil
+			})
+		},
+	}, &asJSON)
+}
+
+func newRules(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "rules",
+		Short: "Rules, and corrections waiting to become rules",
+		Long: `Rules are entries of type rule: standing instructions agents get first at
+session start. A saved entry tagged 'correction', or phrased as a directive
+("always ...", "never ...", "stop ...", "remember ...", "prefer ...",
+"that's wrong ..."), is a pending rule until accepted (a rule is saved,
+linked to it) or dismissed. A pending rule similar to an existing rule
+(cosine ≥ 0.7) is shown as a possible conflict.`,
+		Example: `  git synaptic rules
+  git synaptic rules pending
+  git synaptic rules accept 3f2a9c1d
+  git synaptic rules dismiss 3f2a9c1d`,
+	}
+	var asJSON bool
+	list := withJSON(&cobra.Command{
+		Use:   "list",
+		Short: "List rules",
+		Args:  exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			return e.withService(func(s *app.Service) error {
+				rows, err := s.List(contextOf(e), cache.Filter{Types: []notes.Type{notes.TypeRule}, Limit: 200})
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(e.io.Out, nonNil(rows))
+				}
+				now := time.Now()
+				for _, r := range rows {
+					fmt.Fprintf(e.io.Out, "%s  %-8s %s\n", colour(e.io.TTY, yellow, app.ShortID(r.ID)), app.Age(now, r.Created), app.FirstLine(r.Content, 90))
+				}
+				return nil
+			})
+		},
+	}, &asJSON)
+	var pendingJSON bool
+	pending := withJSON(&cobra.Command{
+		Use:   "pending",
+		Short: "Corrections waiting to be accepted as rules or dismissed, with conflicts",
+		Args:  exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			return e.withService(func(s *app.Service) error {
+				list, err := s.PendingRules(contextOf(e))
+				if err != nil {
+					return err
+				}
+				if pendingJSON {
+					return writeJSON(e.io.Out, nonNil(list))
+				}
+				if len(list) == 0 {
+					fmt.Fprintln(e.io.Out, "no pending rules")
+				}
+				now := time.Now()
+				for _, p := range list {
+					fmt.Fprintf(e.io.Out, "%s  %-8s %s\n", colour(e.io.TTY, yellow, app.ShortID(p.ID)), app.Age(now, p.Created), app.FirstLine(p.Content, 90))
+					for _, r := range p.Conflicts {
+						fmt.Fprintf(e.io.Out, "          may conflict with rule %s (similarity %.2f): %s\n", app.ShortID(r.ID), r.Similarity, app.FirstLine(r.Content, 60))
+					}
+				}
+				return nil
+			})
+		},
+	}, &pendingJSON)
+	accept := &cobra.Command{
+		Use:   "accept ID",
+		Short: "Save a correction as a rule",
+		Args:  exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return e.withService(func(s *app.Service) error {
+				rule, err := s.AcceptRule(contextOf(e), args[0])
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(e.io.Out, rule.ID)
+				return nil
+			})
+		},
+	}
+	dismiss := &cobra.Command{
+		Use:   "dismiss ID",
+		Short: "Mark a correction as not a rule",
+		Args:  exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return e.withService(func(s *app.Service) error {
+				_, err := s.DismissRule(contextOf(e), args[0])
+				return err
+			})
+		},
+	}
+	c.AddCommand(list, pending, accept, dismiss)
+	c.RunE = list.RunE
+	c.Args = exactArgs(0)
+	return c
+}
