@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -185,5 +186,41 @@ func TestOpenFindsRepositoriesLikeGit(t *testing.T) {
 	t.Setenv("GIT_DIR", filepath.Join(dir, ".git"))
 	if r := open(t, t.TempDir()); r.WorkTree() != dir {
 		t.Fatalf("GIT_DIR: %s", r.WorkTree())
+	}
+}
+
+func TestRewriteDropsPathsAndKeepsTheRest(t *testing.T) {
+	ctx := context.Background()
+	dir := testrepo.NewRepo(t)
+	r := open(t, dir)
+	ref := "refs/synaptic/memory"
+	r.Append(ctx, ref, []File{{"entries/aa/a.json", []byte("a")}, {"entries/bb/b.json", []byte("b")}}, sig, "one a")
+	tip, _, _ := r.Append(ctx, ref, []File{{"ops/cc/c.json", []byte("c")}}, sig, "two")
+
+	// nothing to drop: history unchanged, same hashes
+	old, same, err := r.Rewrite(ctx, ref, map[string]bool{"entries/zz/z.json": true}, nil, nil, sig, "")
+	if err != nil || old != tip || same != tip {
+		t.Fatalf("no-op rewrite: %v %v %v", old, same, err)
+	}
+	_, nt, err := r.Rewrite(ctx, ref, map[string]bool{"entries/aa/a.json": true}, func(m string) string { return strings.ReplaceAll(m, " a", "") },
+		[]File{{"purged/aa/a.json", []byte("{}")}}, sig, "purge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := r.Diff(ZeroHash, nt)
+	if fmt.Sprint(paths(all)) != "[entries/bb/b.json ops/cc/c.json purged/aa/a.json]" {
+		t.Fatalf("after rewrite: %v", paths(all))
+	}
+	if !r.HasPath(nt, "purged/aa/a.json") || r.HasPath(nt, "entries/aa/a.json") {
+		t.Fatal("HasPath")
+	}
+	files, err := r.FilesUnder(nt, "purged")
+	if err != nil || len(files) != 1 {
+		t.Fatalf("FilesUnder: %v %v", files, err)
+	}
+	// every commit of the new history lacks the path; messages scrubbed
+	out := testrepo.Git(t, dir, "log", "--format=%s", "--name-only", nt.String())
+	if strings.Contains(out, "entries/aa") || strings.Contains(out, "one a") || !strings.Contains(out, "one") {
+		t.Fatalf("history still holds the path:\n%s", out)
 	}
 }

@@ -8,16 +8,54 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 )
 
 // Paths inside a memory ref's tree (see docs/FORMAT.md):
 //
 //	entries/<id[0:2]>/<id>.json   one Entry
 //	ops/<id[0:2]>/<id>.json       one Op (sharded by the op's own id)
+//	purged/<id[0:2]>/<id>.json    a Tombstone: the entry was purged
 const (
 	EntriesDir = "entries"
 	OpsDir     = "ops"
+	PurgedDir  = "purged"
 )
+
+// PurgedPath is where the tombstone of purged entry id lives.
+func PurgedPath(id string) string { return path.Join(PurgedDir, id[:2], id+".json") }
+
+// Tombstone records a purge: the entry and operation files that were
+// removed from history, which every clone removes from its own history
+// when it sees the tombstone (git synaptic sync).
+type Tombstone struct {
+	V     int       `json:"v"`
+	ID    string    `json:"id"`
+	Paths []string  `json:"paths"`
+	By    string    `json:"by"`
+	At    time.Time `json:"at"`
+}
+
+// DecodeTombstone parses a tombstone and checks that it only names entry
+// and operation files.
+func DecodeTombstone(data []byte, id string) (Tombstone, error) {
+	var t Tombstone
+	if err := json.Unmarshal(data, &t); err != nil {
+		return t, fmt.Errorf("%w: tombstone: %v", ErrInvalid, err)
+	}
+	if t.V > FormatVersion {
+		return t, fmt.Errorf("%w: tombstone v%d", ErrUnsupportedVersion, t.V)
+	}
+	if t.ID != id {
+		return t, fmt.Errorf("%w: tombstone for %q stored as %q", ErrInvalid, t.ID, id)
+	}
+	for _, p := range t.Paths {
+		if k, _ := PathKind(p); k != "entry" && k != "op" {
+			return t, fmt.Errorf("%w: tombstone names %q", ErrInvalid, p)
+		}
+	}
+	return t, nil
+}
 
 // EntryPath is where entry id lives in a memory tree.
 func EntryPath(id string) string { return path.Join(EntriesDir, id[:2], id+".json") }
@@ -25,7 +63,7 @@ func EntryPath(id string) string { return path.Join(EntriesDir, id[:2], id+".jso
 // OpPath is where op id lives in a memory tree.
 func OpPath(id string) string { return path.Join(OpsDir, id[:2], id+".json") }
 
-// PathKind classifies a tree path: "entry" or "op" with the id the name
+// PathKind classifies a tree path: "entry", "op" or "purged" with the id the name
 // promises, or "" for a path that is not part of the format.
 func PathKind(p string) (kind, id string) {
 	parts := strings.Split(p, "/")
@@ -41,6 +79,8 @@ func PathKind(p string) (kind, id string) {
 		return "entry", id
 	case OpsDir:
 		return "op", id
+	case PurgedDir:
+		return "purged", id
 	}
 	return "", ""
 }

@@ -86,6 +86,11 @@ func (s *Service) mergeRef(ctx context.Context, local string, h gitstore.Hash) (
 		return s.repo.MergeNotes(ctx, h)
 	}
 	res, _, err := s.repo.MergeInto(ctx, local, h, s.sig(ctx))
+	if err != nil || res == gitstore.MergeUpToDate {
+		return res, err
+	}
+	// a purge elsewhere: cut what its tombstones name out of this history
+	_, err = s.applyTombstones(ctx, local)
 	return res, err
 }
 
@@ -256,8 +261,11 @@ func (s *Service) applyRef(tx *cache.Tx, ref string, old, tip gitstore.Hash) ([]
 			}
 			continue
 		}
+		if kind == "purged" { // applied to the history by sync and purge, nothing to index
+			continue
+		}
 		if kind == "" {
-			if err := problem(ch.Path, ch.Hash, errors.New("not part of the memory format (want entries/xx/<id>.json or ops/xx/<id>.json)")); err != nil {
+			if err := problem(ch.Path, ch.Hash, errors.New("not part of the memory format (want entries/xx/<id>.json, ops/xx/<id>.json or purged/xx/<id>.json)")); err != nil {
 				return nil, err
 			}
 			continue

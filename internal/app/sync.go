@@ -175,7 +175,7 @@ func (s *Service) Sync(ctx context.Context, remote string) (SyncReport, error) {
 		if len(push) == 0 {
 			break
 		}
-		err = s.repo.Push(ctx, remote, push...)
+		err = s.repo.Push(ctx, remote, append(s.leases(ctx, remote, push), push...)...)
 		if errors.Is(err, gitstore.ErrPushRejected) && attempt < 5 {
 			rep.Retries++
 			continue
@@ -204,6 +204,31 @@ func (s *Service) Sync(ctx context.Context, remote string) (SyncReport, error) {
 	}
 	rep.After = st.Total
 	return rep, nil
+}
+
+// leases returns --force-with-lease options for the refs a purge rewrote:
+// where the local ref no longer contains what the remote had, the push
+// replaces the remote's history, and only if it is still what we fetched.
+func (s *Service) leases(ctx context.Context, remote string, specs []string) []string {
+	var out []string
+	for _, spec := range specs {
+		local, dst, _ := strings.Cut(spec, ":")
+		if dst == "" {
+			dst = local
+		}
+		theirs, err := s.repo.Tip(remotePrefix + remote + "/" + strings.TrimPrefix(local, "refs/"))
+		if err != nil || theirs.IsZero() {
+			continue
+		}
+		ours, err := s.repo.Tip(local)
+		if err != nil || ours.IsZero() {
+			continue
+		}
+		if ok, err := s.repo.IsAncestor(ctx, theirs, ours); err == nil && !ok {
+			out = append(out, "--force-with-lease="+dst+":"+theirs.String())
+		}
+	}
+	return out
 }
 
 // pushable lists push refspecs for local memory refs the remote lacks.

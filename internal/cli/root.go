@@ -109,7 +109,7 @@ without conflicts, and is indexed in a disposable local cache for search.`,
 		newPin(e, true), newPin(e, false), newArchive(e, true), newArchive(e, false),
 		newEdit(e), newStatus(e), newNote(e), newSync(e), newReindex(e), newImport(e),
 		newIndex(e), newCochanges(e), newSuggest(e), newHooks(e), newHook(e), newMCP(e), newMaintain(e), newFeedback(e, true), newFeedback(e, false),
-		newModel(e), newEmbed(e), newPatterns(e), newConsolidate(e), newRules(e),
+		newModel(e), newEmbed(e), newPatterns(e), newConsolidate(e), newRules(e), newDelete(e),
 	)
 	return root
 }

@@ -440,3 +440,42 @@ func newFeedback(e *env, relevant bool) *cobra.Command {
 	c.Flags().StringVar(&objective, "objective", "", "the task it is (ir)relevant to")
 	return c
 }
+
+func newDelete(e *env) *cobra.Command {
+	var purge bool
+	c := &cobra.Command{
+		Use:   "delete ID...",
+		Short: "Delete entries: archive them (history keeps them), or --purge them from history",
+		Long: `Without --purge, delete is archive: the entries leave search, list and agents'
+context, and git history keeps them (unarchive brings them back).
+
+--purge removes them for good: the entry and every operation on it are cut
+out of the memory ref's whole history (commits are rewritten; authors, dates
+and messages kept) and a tombstone naming the removed files, not their
+content, is committed. Any clone that merges the tombstone cuts the same
+files out of its own history, and 'git synaptic sync' then replaces the
+remote's history (git push --force-with-lease). Until git gc prunes them, the
+objects stay in .git/objects of each clone; run
+'git reflog expire --expire=now --all && git gc --prune=now' to drop them
+now. Use it for content that must not be shared, such as a leaked secret.`,
+		Example: `  git synaptic delete 3f2a9c1d
+  git synaptic delete 3f2a9c1d --purge && git synaptic sync`,
+		Args: minArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if !purge {
+				return eachID(e, args, func(s *app.Service, id string) (notes.Op, error) {
+					return s.SetArchived(contextOf(e), id, true)
+				})
+			}
+			return e.withService(func(s *app.Service) error {
+				stones, err := s.Purge(contextOf(e), args)
+				for _, t := range stones {
+					fmt.Fprintf(e.io.Out, "purged %s (%d files cut from history); run 'git synaptic sync' to purge it from the remote\n", app.ShortID(t.ID), len(t.Paths))
+				}
+				return err
+			})
+		},
+	}
+	c.Flags().BoolVar(&purge, "purge", false, "rewrite the memory history without the entries (see above)")
+	return c
+}

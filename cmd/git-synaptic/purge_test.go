@@ -1,0 +1,72 @@
+package main_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+)
+
+// memoryHistoryHolds reports whether the memory ref's history in dir (a
+// clone or a bare remote), messages and file contents, holds text.
+func memoryHistoryHolds(t *testing.T, dir, text string) bool {
+	t.Helper()
+	return strings.Contains(testrepo.Git(t, dir, "log", "-p", "refs/synaptic/memory"), text)
+}
+
+func TestPurgeRemovesAnEntryFromEveryHistory(t *testing.T) {
+	clones, remote := testrepo.NewReposAndRemote(t, 2)
+	a, b := clones[0], clones[1]
+	ok(t, a, "init")
+	ok(t, b, "init")
+	leak := "the staging password is hunter2-but-longer"
+	bad := save(t, a, leak, "--allow-secret")
+	keep := save(t, a, "we chose postgres for billing")
+	ok(t, a, "edit", bad, "--add-tag", "oops")
+	ok(t, a, "sync")
+	ok(t, b, "sync")
+	if !strings.Contains(ok(t, b, "list"), "staging password") {
+		t.Fatal("b did not get the entry")
+	}
+
+	if r := run(t, a, "", "delete", "--purge", "abcd1234"); r.code != 3 {
+		t.Fatalf("purging an unknown id: exit %d", r.code)
+	}
+	out := ok(t, a, "delete", "--purge", bad[:8])
+	if !strings.Contains(out, "purged "+bad[:8]+" (2 files") {
+		t.Fatalf("purge output: %s", out)
+	}
+	if l := ok(t, a, "list", "--include-archived"); strings.Contains(l, "staging password") || !strings.Contains(l, keep[:8]) {
+		t.Fatalf("a after purge:\n%s", l)
+	}
+	if memoryHistoryHolds(t, a, "hunter2") {
+		t.Fatal("a's memory history still holds the purged text")
+	}
+	if r := run(t, a, "", "show", bad); r.code != 3 {
+		t.Fatalf("show purged: exit %d", r.code)
+	}
+
+	// sync replaces the remote's history (with a lease)
+	ok(t, a, "sync")
+	if memoryHistoryHolds(t, remote, "hunter2") {
+		t.Fatal("the remote's memory history still holds the purged text")
+	}
+	// b still has it in its own history; its next sync merges the tombstone,
+	// cuts the entry out of its history too, and pushes nothing back
+	other := save(t, b, "b's own note about redis")
+	ok(t, b, "sync")
+	if l := ok(t, b, "list", "--include-archived"); strings.Contains(l, "staging password") || !strings.Contains(l, keep[:8]) || !strings.Contains(l, other[:8]) {
+		t.Fatalf("b after sync:\n%s", l)
+	}
+	for _, dir := range []string{b, remote} {
+		if memoryHistoryHolds(t, dir, "hunter2") {
+			t.Fatalf("%s's memory history holds the purged text after b's sync", dir)
+		}
+	}
+	ok(t, a, "sync")
+	if l := ok(t, a, "list"); !strings.Contains(l, other[:8]) || strings.Contains(l, "staging password") {
+		t.Fatalf("a after the second sync:\n%s", l)
+	}
+	testrepo.Git(t, a, "fsck", "--no-progress")
+	testrepo.Git(t, remote, "fsck", "--no-progress")
+}

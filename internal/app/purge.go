@@ -1,0 +1,137 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// Purge removes entries for good: their files (the entry and every
+// operation on it) are cut out of the memory ref's whole history, and a
+// tombstone (purged/xx/<id>.json, naming the removed paths and nothing of
+// their content) is committed in their place. Every clone that merges the
+// tombstone cuts the same paths out of its own history (see mergeRef), and
+// sync then force-pushes (with a lease) so that remotes lose them too.
+// Objects stay in .git/objects until git gc prunes them. Use archive
+// (delete) for anything that may stay in history; purge is for content
+// that must not.
+func (s *Service) Purge(ctx context.Context, idPrefixes []string) ([]notes.Tombstone, error) {
+	byRef := map[string][]notes.Tombstone{}
+	by := s.Identity(ctx)
+	for _, p := range idPrefixes {
+		id, err := s.Resolve(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		var row cache.Row
+		var ops []notes.Op
+		err = s.withCache(ctx, func(c *cache.Cache) error {
+			var err error
+			if row, err = c.Get(ctx, id); err != nil {
+				return err
+			}
+			ops, err = c.Ops(ctx, id)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if row.Source != SharedRef && row.Source != PrivateRef {
+			return nil, fmt.Errorf("%w: %s is %s, not a memory entry (purge removes saved entries)", notes.ErrInvalid, ShortID(id), row.Source)
+		}
+		t := notes.Tombstone{V: notes.FormatVersion, ID: id, Paths: []string{notes.EntryPath(id)}, By: by, At: s.now().UTC()}
+		for _, o := range ops {
+			t.Paths = append(t.Paths, notes.OpPath(o.ID))
+		}
+		byRef[row.Source] = append(byRef[row.Source], t)
+	}
+	var out []notes.Tombstone
+	refs := make([]string, 0, len(byRef))
+	for ref := range byRef {
+		refs = append(refs, ref)
+	}
+	sort.Strings(refs)
+	for _, ref := range refs {
+		drop := map[string]bool{}
+		var files []gitstore.File
+		var ids []string
+		for _, t := range byRef[ref] {
+			for _, p := range t.Paths {
+				drop[p] = true
+			}
+			doc, _ := json.Marshal(t)
+			files = append(files, gitstore.File{Path: notes.PurgedPath(t.ID), Data: append(doc, '\n')})
+			ids = append(ids, ShortID(t.ID))
+		}
+		msg := "purge " + strings.Join(ids, " ")
+		if _, _, err := s.repo.Rewrite(ctx, ref, drop, scrubMessages(byRef[ref]), files, s.sig(ctx), msg); err != nil {
+			return out, fmt.Errorf("purge: %w", err)
+		}
+		out = append(out, byRef[ref]...)
+	}
+	s.fresh = false
+	return out, s.withCache(ctx, func(*cache.Cache) error { return nil }) // re-index now
+}
+
+// applyTombstones cuts the paths that tombstones in ref's tree name out of
+// ref's history when the tree still holds any of them (a merge brought
+// them back from a clone that had not seen the purge). It reports whether
+// it rewrote.
+func (s *Service) applyTombstones(ctx context.Context, ref string) (bool, error) {
+	tip, err := s.repo.Tip(ref)
+	if err != nil || tip.IsZero() {
+		return false, err
+	}
+	stones, err := s.repo.FilesUnder(tip, notes.PurgedDir)
+	if err != nil || len(stones) == 0 {
+		return false, err
+	}
+	drop := map[string]bool{}
+	var applied []notes.Tombstone
+	for path, h := range stones {
+		kind, id := notes.PathKind(path)
+		if kind != "purged" {
+			continue
+		}
+		data, err := s.repo.ReadBlob(h, notes.MaxDocumentBytes)
+		if err != nil {
+			continue
+		}
+		t, err := notes.DecodeTombstone(data, id)
+		if err != nil {
+			s.warnf("skipped tombstone %s: %v", path, err)
+			continue
+		}
+		for _, p := range t.Paths {
+			if s.repo.HasPath(tip, p) {
+				drop[p] = true
+			}
+		}
+		applied = append(applied, t)
+	}
+	if len(drop) == 0 {
+		return false, nil
+	}
+	_, _, err = s.repo.Rewrite(ctx, ref, drop, scrubMessages(applied), nil, s.sig(ctx), "")
+	return err == nil, err
+}
+
+// scrubMessages cuts commit messages that name a purged entry down to their
+// first line: a save's message carries the first line of its content.
+func scrubMessages(stones []notes.Tombstone) func(string) string {
+	return func(msg string) string {
+		for _, t := range stones {
+			if strings.Contains(msg, t.ID) {
+				first, _, _ := strings.Cut(msg, "\n")
+				return first + "\n"
+			}
+		}
+		return msg
+	}
+}
