@@ -33,6 +33,8 @@ type Cache struct {
 	// vector store state (vectors.go)
 	vsAttached bool
 	vecModel   string
+	keepIndex  bool      // hold sign bits in memory (bitindex.go)
+	index      *bitIndex // loaded on first use when keepIndex
 }
 
 const schema = `

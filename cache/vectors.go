@@ -66,7 +66,7 @@ func (c *Cache) UseModel(ctx context.Context, id string, dim int) error {
 		defer tx.Rollback()
 		for _, q := range []string{`DROP TABLE IF EXISTS vec_bits`, `DELETE FROM vec_state`,
 			fmt.Sprintf(`CREATE VIRTUAL TABLE vec_bits USING vec0(e bit[%d])`, dim),
-			`INSERT INTO meta(key, value) VALUES('vec_model', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value`} {
+			`INSERT INTO meta(key, value) VALUES('vec_model', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value`, bumpGen} {
 			var args []any
 			if strings.Contains(q, "?") {
 				args = []any{id}
@@ -82,6 +82,9 @@ func (c *Cache) UseModel(ctx context.Context, id string, dim int) error {
 	c.vecModel = id
 	return nil
 }
+
+// bumpGen marks the vector index changed (bitindex.go reloads on it).
+const bumpGen = `INSERT INTO meta(key, value) VALUES('vec_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`
 
 // PendingText is an entry whose text has no vector yet.
 type PendingText struct {
@@ -185,6 +188,9 @@ func (c *Cache) StoreVectors(ctx context.Context, items []PendingText, vecs [][]
 		defer st.Close()
 		stmts = append(stmts, st)
 	}
+	if _, err := tx.ExecContext(ctx, bumpGen); err != nil {
+		return err
+	}
 	for i, p := range items {
 		blob := encodeVec(vecs[i])
 		for j, args := range [][]any{{c.vecModel, p.hash, blob}, {p.RowID, p.hash}, {p.RowID}, {p.RowID, blob}} {
@@ -221,20 +227,13 @@ func (c *Cache) vectorCandidates(ctx context.Context, q []float32, f Filter, n i
 	// sqlite-vec's KNN costs about rows × k: k = 200 keeps 98.8% of the
 	// exact top 10 at 20k entries (k = 100: 96.3%, 400: 100%).
 	coarse := min(max(200, 4*n), 4096)
-	rows, err := c.db.QueryContext(ctx, `SELECT rowid FROM vec_bits WHERE e MATCH vec_quantize_binary(?) AND k = ?`, encodeVec(q), coarse)
+	if c.keepIndex {
+		coarse = max(400, 8*n) // the scan costs the same for any k; re-scoring does not
+	}
+	ids, err := c.coarseIDs(ctx, q, coarse)
 	if err != nil {
-		return nil, fmt.Errorf("cache: vector search: %w", err)
+		return nil, err
 	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
 	idJSON, _ := json.Marshal(ids)
 	scored, err := c.cosines(ctx, q, `json_each(?) j CROSS JOIN`, `e.rowid = j.value AND `+w, append([]any{string(idJSON)}, args...))
 	if err != nil {
@@ -254,7 +253,7 @@ func (c *Cache) vectorCandidates(ctx context.Context, q []float32, f Filter, n i
 		best[i] = s.rowid
 	}
 	idJSON, _ = json.Marshal(best)
-	rows, err = c.db.QueryContext(ctx, `SELECT `+rowCols+`, e.rowid FROM entries e WHERE e.rowid IN (SELECT value FROM json_each(?))`, string(idJSON))
+	rows, err := c.db.QueryContext(ctx, `SELECT `+rowCols+`, e.rowid FROM entries e WHERE e.rowid IN (SELECT value FROM json_each(?))`, string(idJSON))
 	if err != nil {
 		return nil, fmt.Errorf("cache: vector results: %w", err)
 	}

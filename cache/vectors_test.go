@@ -2,6 +2,8 @@ package cache
 
 import (
 	"context"
+	"fmt"
+	"math/rand"
 	"testing"
 	"time"
 
@@ -93,3 +95,62 @@ func TestWeight(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// TestInMemoryIndexMatchesSQLite: a long-lived process's in-memory sign-bit
+// index finds what sqlite-vec finds, and picks up vectors stored later.
+func TestInMemoryIndexMatchesSQLite(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	var entries []notes.Entry
+	for i := 0; i < 40; i++ {
+		entries = append(entries, mk(notes.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
+	}
+	put(t, c, entries)
+	if err := c.UseModel(ctx, "m@1", 16); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(1))
+	vec := func() []float32 {
+		v := make([]float32, 16)
+		for i := range v {
+			v[i] = rng.Float32() - 0.5
+		}
+		return v
+	}
+	pending, _, _ := c.PendingVectors(ctx, 100)
+	vecs := make([][]float32, len(pending))
+	for i := range vecs {
+		vecs[i] = vec()
+	}
+	if err := c.StoreVectors(ctx, pending[:30], vecs[:30]); err != nil {
+		t.Fatal(err)
+	}
+	q := vec()
+	search := func() []string {
+		hits, err := c.SemanticSearch(ctx, SemanticQuery{Vector: q, Mode: ModeVector}, Filter{Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, h := range hits {
+			ids = append(ids, h.ID)
+		}
+		return ids
+	}
+	want := search()
+	c.KeepVectorIndex()
+	if got := search(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("in-memory index: %v, sqlite-vec: %v", got, want)
+	}
+	if err := c.StoreVectors(ctx, pending[30:], vecs[30:]); err != nil {
+		t.Fatal(err)
+	}
+	got := search()
+	c.keepIndex = false
+	if want := search(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after more vectors: in-memory %v, sqlite-vec %v", got, want)
+	}
+	if len(c.index.ids) != 40 {
+		t.Fatalf("index holds %d rows, want 40", len(c.index.ids))
+	}
+}

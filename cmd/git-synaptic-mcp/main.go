@@ -19,7 +19,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, err := app.Open(".", app.Options{Warn: os.Stderr})
+	s, err := app.Open(".", app.Options{Warn: os.Stderr, LongLived: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "git-synaptic mcp:", err)
 		os.Exit(cli.ExitCode(err))

@@ -139,8 +139,7 @@ func groups(rows []cache.Row, vecs [][]float32, min float64, size int) []Group {
 	}
 	for i := range rows {
 		for j := i + 1; j < len(rows); j++ {
-			sim := float64(embed.Cosine(vecs[i], vecs[j])) + sharedTagBonus*float64(sharedTags(rows[i].Tags, rows[j].Tags))
-			if sim >= min {
+			if similarity(rows, vecs, i, j) >= min {
 				parent[find(i)] = find(j)
 			}
 		}
@@ -154,12 +153,7 @@ func groups(rows []cache.Row, vecs [][]float32, min float64, size int) []Group {
 		if len(m) < size {
 			continue
 		}
-		sort.Slice(m, func(i, j int) bool {
-			if !m[i].Created.Equal(m[j].Created) {
-				return m[i].Created.Before(m[j].Created)
-			}
-			return m[i].ID < m[j].ID
-		})
+		sortOldestFirst(m)
 		out = append(out, Group{ID: m[0].ID, Entries: m, Since: m[0].Created, Last: m[len(m)-1].Created})
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -378,25 +372,84 @@ func (s *Service) DismissRule(ctx context.Context, idPrefix string) (notes.Op, e
 }
 
 // annotatePatterns labels issue hits that belong to a recurring pattern.
+// It explores only the hits' own neighbourhoods (breadth-first over the
+// similarity links), not every pair of recent issues, so a search stays
+// cheap with hundreds of them.
 func (s *Service) annotatePatterns(ctx context.Context, hits []cache.Hit) {
-	any := false
+	want := map[string]bool{}
 	for _, h := range hits {
-		any = any || h.Type == notes.TypeIssue
-	}
-	if !any {
-		return
-	}
-	patterns, err := s.Patterns(ctx)
-	if err != nil {
-		return
-	}
-	in := map[string]string{}
-	for _, g := range patterns {
-		for _, r := range g.Entries {
-			in[r.ID] = PatternLabel(g)
+		if h.Type == notes.TypeIssue && !hasTag(h.Row, TagPatternResolved) {
+			want[h.ID] = true
 		}
 	}
-	for i := range hits {
-		hits[i].Pattern = in[hits[i].ID]
+	if len(want) == 0 {
+		return
 	}
+	_ = s.withVectors(ctx, func(c *cache.Cache, _ *embed.Model) error {
+		rows, vecs, err := s.recentVectors(ctx, c, notes.TypeIssue)
+		if err != nil {
+			return err
+		}
+		var keepR []cache.Row
+		var keepV [][]float32
+		for i, r := range rows {
+			if !hasTag(r, TagPatternResolved) {
+				keepR, keepV = append(keepR, r), append(keepV, vecs[i])
+			}
+		}
+		labels := map[string]string{}
+		for i, r := range keepR {
+			if !want[r.ID] || labels[r.ID] != "" {
+				continue
+			}
+			comp := component(keepR, keepV, i, patternCosine)
+			if len(comp) < 3 {
+				continue
+			}
+			g := Group{ID: comp[0].ID, Entries: comp, Since: comp[0].Created, Last: comp[len(comp)-1].Created}
+			for _, m := range comp {
+				labels[m.ID] = PatternLabel(g)
+			}
+		}
+		for i := range hits {
+			hits[i].Pattern = labels[hits[i].ID]
+		}
+		return nil
+	})
+}
+
+// component returns the entries linked to rows[start] (the same links as
+// groups), oldest first.
+func component(rows []cache.Row, vecs [][]float32, start int, min float64) []cache.Row {
+	seen := map[int]bool{start: true}
+	queue := []int{start}
+	for len(queue) > 0 {
+		i := queue[0]
+		queue = queue[1:]
+		for j := range rows {
+			if !seen[j] && similarity(rows, vecs, i, j) >= min {
+				seen[j] = true
+				queue = append(queue, j)
+			}
+		}
+	}
+	out := make([]cache.Row, 0, len(seen))
+	for i := range seen {
+		out = append(out, rows[i])
+	}
+	sortOldestFirst(out)
+	return out
+}
+
+func similarity(rows []cache.Row, vecs [][]float32, i, j int) float64 {
+	return float64(embed.Cosine(vecs[i], vecs[j])) + sharedTagBonus*float64(sharedTags(rows[i].Tags, rows[j].Tags))
+}
+
+func sortOldestFirst(m []cache.Row) {
+	sort.Slice(m, func(i, j int) bool {
+		if !m[i].Created.Equal(m[j].Created) {
+			return m[i].Created.Before(m[j].Created)
+		}
+		return m[i].ID < m[j].ID
+	})
 }

@@ -45,6 +45,9 @@ type Options struct {
 	// RawScores turns off the tier, recency and access weights of
 	// semantic search (retrieval benchmarks only).
 	RawScores bool
+	// LongLived is set by servers: the cache keeps its vector index in
+	// memory between searches.
+	LongLived bool
 }
 
 // Service is an open repository with its memory cache.
@@ -60,6 +63,7 @@ type Service struct {
 	emb       *embed.Model
 	embErr    error
 	rawScores bool
+	longLived bool
 }
 
 // Open opens the repository containing dir. The cache is opened lazily.
@@ -68,7 +72,7 @@ func Open(dir string, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{repo: repo, now: opts.Now, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores}
+	s := &Service{repo: repo, now: opts.Now, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores, longLived: opts.LongLived}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -114,6 +118,9 @@ func (s *Service) openCache() (*cache.Cache, error) {
 	}
 	if rebuilt {
 		s.warnf("the cache at %s was unreadable or of another version; rebuilding it from the memory refs", s.CachePath())
+	}
+	if s.longLived {
+		c.KeepVectorIndex()
 	}
 	s.cache = c
 	return c, nil
