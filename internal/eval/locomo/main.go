@@ -143,7 +143,7 @@ func run(dataDir string) error {
 	fmt.Printf("LoCoMo dev (%d conversations, %d questions with evidence) in %s (embedding %s)\nmodel: %s; fusion: 0.5 × bm25/max + 0.5 × cosine over the top 50 of each; seed weights off (one tier, synthetic dates)\n",
 		len(convs), results["bm25"].all.n, time.Since(start).Round(time.Millisecond), embedTime.Round(time.Millisecond), model)
 	for _, m := range modes {
-		fmt.Printf("\nretriever: %s\n", map[string]string{"bm25": "BM25 (FTS5, porter, stopwords dropped)", "vector": "vectors only (cosine)", "hybrid": "hybrid (BM25 + vectors, RRF)"}[m])
+		fmt.Printf("\nretriever: %s\n", map[string]string{"bm25": "BM25 (FTS5, porter, stopwords dropped)", "vector": "vectors only (cosine)", "hybrid": "hybrid (0.5 × normalised BM25 + 0.5 × cosine)"}[m])
 		if err := results[m].print(); err != nil {
 			return err
 		}
