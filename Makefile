@@ -66,8 +66,8 @@ fmt-check:
 
 # Benchmarks with the figures the issues ask for (save, log, search, sync,
 # rebuild). BENCH_SCALE=small runs them at a tenth of the size.
-bench:
-	$(GO) test -count=1 -timeout 60m -run '^$$' -bench . -benchtime 1x ./internal/bench/
+bench: model
+	$(GO) test -count=1 -timeout 90m -run '^$$' -bench . -benchtime 1x ./embed/ ./internal/bench/
 
 # Evaluations on the shared data sets (../shared/eval, beside the repository).
 SHARED ?= ../shared
@@ -79,7 +79,7 @@ eval-cochange:
 	$(GO) run ./internal/eval/cochange -log $(SHARED)/eval/cochange/hugo.nameonly.log.gz
 
 # Retrieval on the LoCoMo dev conversations (turn-level recall@k, MRR).
-eval-locomo:
+eval-locomo: model
 	$(GO) run ./internal/eval/locomo -data $(SHARED)/eval/locomo-dev
 
 clean:
