@@ -43,14 +43,16 @@ func (c *Cache) UseModel(ctx context.Context, id string, dim int) error {
 		return fmt.Errorf("cache: vectors of %d dimensions: sign-bit indexing needs a multiple of 8", dim)
 	}
 	if !c.vsAttached {
-		if _, err := c.db.ExecContext(ctx, `ATTACH DATABASE ? AS vs`, VectorsPath(c.path)); err != nil {
-			return fmt.Errorf("open vector store: %w", err)
-		}
-		for _, q := range []string{`PRAGMA vs.journal_mode=WAL`, `PRAGMA vs.synchronous=OFF`,
-			`CREATE TABLE IF NOT EXISTS vs.vectors(model TEXT NOT NULL, hash BLOB NOT NULL, vec BLOB NOT NULL, PRIMARY KEY(model, hash)) WITHOUT ROWID`} {
-			if _, err := c.db.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("vector store: %w", err)
+		err := c.attachVectors(ctx)
+		if IsCorrupt(err) {
+			// derived data like the cache: start it again
+			c.db.ExecContext(ctx, `DETACH DATABASE vs`)
+			if err = Remove(VectorsPath(c.path)); err == nil {
+				err = c.attachVectors(ctx)
 			}
+		}
+		if err != nil {
+			return fmt.Errorf("open vector store %s: %w", VectorsPath(c.path), err)
 		}
 		c.vsAttached = true
 	}
@@ -85,6 +87,19 @@ func (c *Cache) UseModel(ctx context.Context, id string, dim int) error {
 
 // bumpGen marks the vector index changed (bitindex.go reloads on it).
 const bumpGen = `INSERT INTO meta(key, value) VALUES('vec_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`
+
+func (c *Cache) attachVectors(ctx context.Context) error {
+	if _, err := c.db.ExecContext(ctx, `ATTACH DATABASE ? AS vs`, VectorsPath(c.path)); err != nil {
+		return err
+	}
+	for _, q := range []string{`PRAGMA vs.journal_mode=WAL`, `PRAGMA vs.synchronous=OFF`,
+		`CREATE TABLE IF NOT EXISTS vs.vectors(model TEXT NOT NULL, hash BLOB NOT NULL, vec BLOB NOT NULL, PRIMARY KEY(model, hash)) WITHOUT ROWID`} {
+		if _, err := c.db.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // PendingText is an entry whose text has no vector yet.
 type PendingText struct {

@@ -134,13 +134,14 @@ func (s *Service) Embed(ctx context.Context, progress func(done, total int)) (Mo
 	return s.VectorStatus(ctx)
 }
 
-// searchEmbedBudget bounds the entries a search embeds before it runs:
-// the rest stay BM25-only until 'git synaptic embed' or a later search.
+// searchEmbedBudget bounds the entries a search (or an agent hook) embeds
+// before it runs, about half a second of work: the rest stay BM25-only
+// until 'git synaptic embed' or later searches.
 func searchEmbedBudget(backend string) int {
 	if backend == "ort" {
-		return 512
+		return 128
 	}
-	return 32
+	return 8
 }
 
 // SearchWith searches in mode ("auto", "hybrid", "vector" or "bm25"). Auto
