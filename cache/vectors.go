@@ -42,13 +42,15 @@ func (c *Cache) UseModel(ctx context.Context, id string, dim int) error {
 	if dim <= 0 || dim%8 != 0 {
 		return fmt.Errorf("cache: vectors of %d dimensions: sign-bit indexing needs a multiple of 8", dim)
 	}
+	created := false
 	if !c.vsAttached {
-		err := c.attachVectors(ctx)
+		var err error
+		created, err = c.attachVectors(ctx)
 		if IsCorrupt(err) {
 			// derived data like the cache: start it again
 			c.db.ExecContext(ctx, `DETACH DATABASE vs`)
 			if err = Remove(VectorsPath(c.path)); err == nil {
-				err = c.attachVectors(ctx)
+				created, err = c.attachVectors(ctx)
 			}
 		}
 		if err != nil {
@@ -60,7 +62,7 @@ func (c *Cache) UseModel(ctx context.Context, id string, dim int) error {
 	if err != nil {
 		return err
 	}
-	if cur != id {
+	if cur != id || created { // a new vector store: the index points nowhere
 		tx, err := c.db.BeginTx(ctx, nil)
 		if err != nil {
 			return err
@@ -88,17 +90,23 @@ func (c *Cache) UseModel(ctx context.Context, id string, dim int) error {
 // bumpGen marks the vector index changed (bitindex.go reloads on it).
 const bumpGen = `INSERT INTO meta(key, value) VALUES('vec_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`
 
-func (c *Cache) attachVectors(ctx context.Context) error {
+// attachVectors opens the vector store and reports whether it was new
+// (deleted or never created).
+func (c *Cache) attachVectors(ctx context.Context) (created bool, err error) {
 	if _, err := c.db.ExecContext(ctx, `ATTACH DATABASE ? AS vs`, VectorsPath(c.path)); err != nil {
-		return err
+		return false, err
+	}
+	var n int
+	if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM vs.sqlite_master WHERE name = 'vectors'`).Scan(&n); err != nil {
+		return false, err
 	}
 	for _, q := range []string{`PRAGMA vs.journal_mode=WAL`, `PRAGMA vs.synchronous=OFF`,
 		`CREATE TABLE IF NOT EXISTS vs.vectors(model TEXT NOT NULL, hash BLOB NOT NULL, vec BLOB NOT NULL, PRIMARY KEY(model, hash)) WITHOUT ROWID`} {
 		if _, err := c.db.ExecContext(ctx, q); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return n == 0, nil
 }
 
 // PendingText is an entry whose text has no vector yet.

@@ -75,6 +75,12 @@ func TestHybridSearchFindsParaphrases(t *testing.T) {
 	if out := ok(t, dir, "search", "compilation error: library not found"); !strings.Contains(out, build[:8]) {
 		t.Fatalf("after a corrupt vector store:\n%s", out)
 	}
+	// so is a deleted one
+	os.Remove(filepath.Join(dir, ".git", "synaptic", "vectors.db"))
+	os.Remove(filepath.Join(dir, ".git", "synaptic", "vectors.db-wal"))
+	if out := ok(t, dir, "search", "compilation error: library not found"); !strings.Contains(out, build[:8]) {
+		t.Fatalf("after a deleted vector store:\n%s", out)
+	}
 	// and the pure-Go runtime ranks the same way
 	r = runEnv(t, dir, []string{"GIT_SYNAPTIC_EMBED_BACKEND=go"}, "search", "compilation error: library not found", "--explain")
 	if r.code != 0 || !strings.Contains(r.out, "(go runtime)") || !strings.Contains(r.out, build[:8]) {
