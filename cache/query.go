@@ -387,3 +387,31 @@ func (c *Cache) Stats(ctx context.Context) (Stats, error) {
 	}
 	return s, rows.Err()
 }
+
+// WithAllWords returns up to limit entries (archived ones excluded) whose
+// text holds every one of words: an FTS5 AND query, cheap because it
+// intersects posting lists instead of ranking every match.
+func (c *Cache) WithAllWords(ctx context.Context, words []string, limit int) ([]Row, error) {
+	if len(words) == 0 {
+		return nil, ErrNoWords
+	}
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
+	}
+	rows, err := c.db.QueryContext(ctx, `SELECT `+rowCols+` FROM entries e WHERE e.rowid IN (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?) AND NOT `+effArchived,
+		strings.Join(q, " AND "), limit)
+	if err != nil {
+		return nil, fmt.Errorf("cache: search: %w", err)
+	}
+	defer rows.Close()
+	var out []Row
+	for rows.Next() {
+		r, err := scanRow(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

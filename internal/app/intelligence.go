@@ -60,8 +60,8 @@ type Similar struct {
 // NearDuplicates finds entries that say what content says. With semantic
 // set it embeds content (worth it where the model is loaded anyway, as in
 // the MCP server) and reports cosine ≥ 0.90; otherwise, and without a
-// model, it compares words (Jaccard ≥ 0.8 among the best BM25 matches),
-// which costs a single full-text query.
+// model, it compares words (Jaccard ≥ 0.8 with entries holding its four
+// longest words), which costs one cheap full-text query.
 func (s *Service) NearDuplicates(ctx context.Context, content string, semantic bool) ([]Similar, error) {
 	var out []Similar
 	if semantic {
@@ -86,18 +86,32 @@ func (s *Service) NearDuplicates(ctx context.Context, content string, semantic b
 	if len(q) == 0 {
 		return nil, nil
 	}
-	err := s.withCache(ctx, func(c *cache.Cache) error {
-		hits, err := c.Search(ctx, content, cache.Filter{Limit: 3})
-		if err == cache.ErrNoWords {
-			return nil
+	// A near-duplicate shares at least 80% of the words, so it almost
+	// surely holds the four longest: find those entries, then compare.
+	words := make([]string, 0, len(q))
+	for w := range q {
+		words = append(words, w)
+	}
+	sort.Slice(words, func(i, j int) bool {
+		if len(words[i]) != len(words[j]) {
+			return len(words[i]) > len(words[j])
 		}
-		for _, h := range hits {
-			if j := jaccard(q, contentWords(h.Content)); j >= 0.8 {
-				out = append(out, Similar{Row: h.Row, Similarity: j, How: "lexical"})
+		return words[i] < words[j]
+	})
+	words = words[:min(4, len(words))]
+	err := s.withCache(ctx, func(c *cache.Cache) error {
+		rows, err := c.WithAllWords(ctx, words, 20)
+		for _, r := range rows {
+			if j := jaccard(q, contentWords(r.Content)); j >= 0.8 {
+				out = append(out, Similar{Row: r, Similarity: j, How: "lexical"})
 			}
 		}
 		return err
 	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Similarity > out[j].Similarity })
+	if len(out) > 3 {
+		out = out[:3]
+	}
 	return out, err
 }
 
