@@ -69,6 +69,7 @@ func (c *Cache) UseModel(ctx context.Context, id string, dim int) error {
 		}
 		defer tx.Rollback()
 		for _, q := range []string{`DROP TABLE IF EXISTS vec_bits`, `DELETE FROM vec_state`,
+			`INSERT OR IGNORE INTO vec_pending(rowid) SELECT rowid FROM entries`,
 			fmt.Sprintf(`CREATE VIRTUAL TABLE vec_bits USING vec0(e bit[%d])`, dim),
 			`INSERT INTO meta(key, value) VALUES('vec_model', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value`, bumpGen} {
 			var args []any
@@ -131,7 +132,7 @@ func (c *Cache) PendingVectors(ctx context.Context, limit int) (pending []Pendin
 	}
 	after := int64(0)
 	for len(pending) < limit {
-		rows, err := c.db.QueryContext(ctx, `SELECT e.rowid, e.content FROM entries e WHERE e.rowid > ? AND NOT EXISTS (SELECT 1 FROM vec_state s WHERE s.rowid=e.rowid) ORDER BY e.rowid LIMIT 2000`, after)
+		rows, err := c.db.QueryContext(ctx, `SELECT e.rowid, e.content FROM vec_pending p JOIN entries e ON e.rowid = p.rowid WHERE p.rowid > ? ORDER BY p.rowid LIMIT 2000`, after)
 		if err != nil {
 			return nil, reused, fmt.Errorf("cache: pending vectors: %w", err)
 		}
@@ -180,6 +181,14 @@ func (c *Cache) PendingVectors(ctx context.Context, limit int) (pending []Pendin
 	return pending, reused, nil
 }
 
+// HasPending reports whether any entry waits for a vector: one lookup,
+// for the hot path of every search.
+func (c *Cache) HasPending(ctx context.Context) (bool, error) {
+	var n int
+	err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM vec_pending LIMIT 1)`).Scan(&n)
+	return n > 0, err
+}
+
 // VectorCounts returns how many entries have a vector for the active
 // model and how many entries there are.
 func (c *Cache) VectorCounts(ctx context.Context) (have, total int, err error) {
@@ -201,6 +210,7 @@ func (c *Cache) StoreVectors(ctx context.Context, items []PendingText, vecs [][]
 	for _, q := range []string{
 		`INSERT OR REPLACE INTO vs.vectors(model, hash, vec) VALUES(?, ?, ?)`,
 		`INSERT OR REPLACE INTO vec_state(rowid, hash) VALUES(?, ?)`,
+		`DELETE FROM vec_pending WHERE rowid=?`,
 		`DELETE FROM vec_bits WHERE rowid=?`,
 		`INSERT INTO vec_bits(rowid, e) VALUES(?, vec_quantize_binary(?))`,
 	} {
@@ -216,7 +226,7 @@ func (c *Cache) StoreVectors(ctx context.Context, items []PendingText, vecs [][]
 	}
 	for i, p := range items {
 		blob := encodeVec(vecs[i])
-		for j, args := range [][]any{{c.vecModel, p.hash, blob}, {p.RowID, p.hash}, {p.RowID}, {p.RowID, blob}} {
+		for j, args := range [][]any{{c.vecModel, p.hash, blob}, {p.RowID, p.hash}, {p.RowID}, {p.RowID}, {p.RowID, blob}} {
 			if _, err := stmts[j].ExecContext(ctx, args...); err != nil {
 				return fmt.Errorf("cache: store vector: %w", err)
 			}

@@ -80,9 +80,12 @@ func (s *Service) embedPending(ctx context.Context, c *cache.Cache, m *embed.Mod
 		return 0, err
 	}
 	done := 0
+	if pending, err := c.HasPending(ctx); err != nil || !pending {
+		return 0, err // every entry has its vector: the common case
+	}
 	have, all, err := c.VectorCounts(ctx)
-	if err != nil || have == all {
-		return 0, err // every entry has its vector: the common case, no scan
+	if err != nil {
+		return 0, err
 	}
 	total := all - have
 	for budget < 0 || done < budget {
