@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -120,31 +121,39 @@ func (m *Model) Close() error { return m.r.close() }
 // Embed implements Embedder. Texts are cut to MaxTokens tokens; an empty
 // text gets the vector of a single space.
 func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, 0, len(texts))
-	for start := 0; start < len(texts); start += batchSize {
+	ids := make([][]int64, len(texts))
+	order := make([]int, len(texts))
+	for i, t := range texts {
+		ids[i] = m.tok.Encode(t)
+		if len(ids[i]) == 0 {
+			ids[i] = m.tok.Encode(" ")
+		}
+		order[i] = i
+	}
+	// batches of similar lengths: less padding to compute
+	sort.SliceStable(order, func(a, b int) bool { return len(ids[order[a]]) < len(ids[order[b]]) })
+	out := make([][]float32, len(texts))
+	for start := 0; start < len(order); start += batchSize {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		chunk := texts[start:min(start+batchSize, len(texts))]
-		ids := make([][]int64, len(chunk))
-		for i, t := range chunk {
-			ids[i] = m.tok.Encode(t)
-			if len(ids[i]) == 0 {
-				ids[i] = m.tok.Encode(" ")
-			}
+		chunk := order[start:min(start+batchSize, len(order))]
+		batch := make([][]int64, len(chunk))
+		for i, k := range chunk {
+			batch[i] = ids[k]
 		}
-		vecs, err := m.r.run(ids)
+		vecs, err := m.r.run(batch)
 		if err != nil {
 			return nil, fmt.Errorf("embed: %w", err)
 		}
 		if len(vecs) != len(chunk) {
 			return nil, fmt.Errorf("embed: model returned %d vectors for %d texts", len(vecs), len(chunk))
 		}
-		for _, v := range vecs {
+		for i, v := range vecs {
 			if len(v) != m.info.Dim {
 				return nil, fmt.Errorf("embed: model returned %d dimensions, manifest says %d", len(v), m.info.Dim)
 			}
-			out = append(out, normalize(v))
+			out[chunk[i]] = normalize(v)
 		}
 	}
 	return out, nil
