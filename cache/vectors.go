@@ -261,7 +261,7 @@ func (c *Cache) vectorCandidates(ctx context.Context, q []float32, f Filter, n i
 	// exact top 10 at 20k entries (k = 100: 96.3%, 400: 100%).
 	coarse := min(max(200, 4*n), 4096)
 	if c.keepIndex {
-		coarse = max(400, 8*n) // the scan costs the same for any k; re-scoring does not
+		coarse = max(300, 6*n) // the scan costs the same for any k; re-scoring does not
 	}
 	ids, err := c.coarseIDs(ctx, q, coarse)
 	if err != nil {
@@ -581,4 +581,13 @@ func (c *Cache) VectorRows(ctx context.Context, f Filter) ([]Row, [][]float32, e
 		vecs = append(vecs, decodeVec(blob))
 	}
 	return out, vecs, rows.Err()
+}
+
+// Stamp changes whenever entries or vectors change (triggers and
+// StoreVectors bump it), so a long-lived process can keep what it derived
+// from them until then.
+func (c *Cache) Stamp(ctx context.Context) (string, error) {
+	var s string
+	err := c.db.QueryRowContext(ctx, `SELECT coalesce((SELECT value FROM meta WHERE key='entries_gen'), '') || '/' || coalesce((SELECT value FROM meta WHERE key='vec_gen'), '') || '/' || coalesce((SELECT value FROM meta WHERE key='vec_model'), '')`).Scan(&s)
+	return s, err
 }

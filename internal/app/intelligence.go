@@ -201,9 +201,39 @@ func hasTag(r cache.Row, tag string) bool {
 }
 
 // recentVectors returns the entries of types saved in the last 30 days,
-// with their vectors.
+// with their vectors. A long-lived process keeps the answer until entries
+// or vectors change (and for at most a minute, as the window moves).
 func (s *Service) recentVectors(ctx context.Context, c *cache.Cache, types ...notes.Type) ([]cache.Row, [][]float32, error) {
-	return c.VectorRows(ctx, cache.Filter{Types: types, Since: s.now().Add(-intelligenceDays * 24 * time.Hour), Limit: 500})
+	f := cache.Filter{Types: types, Since: s.now().Add(-intelligenceDays * 24 * time.Hour), Limit: 500}
+	if !s.longLived {
+		return c.VectorRows(ctx, f)
+	}
+	stamp, err := c.Stamp(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	key := fmt.Sprint(stamp, types)
+	if r, ok := s.recent[key]; ok && s.now().Sub(r.at) < time.Minute {
+		return r.rows, r.vecs, nil
+	}
+	rows, vecs, err := c.VectorRows(ctx, f)
+	if err == nil {
+		if len(s.recent) > 8 {
+			s.recent = nil
+		}
+		if s.recent == nil {
+			s.recent = map[string]recentSet{}
+		}
+		s.recent[key] = recentSet{at: s.now(), rows: rows, vecs: vecs}
+	}
+	return rows, vecs, err
+}
+
+// recentSet is a remembered answer of recentVectors.
+type recentSet struct {
+	at   time.Time
+	rows []cache.Row
+	vecs [][]float32
 }
 
 // Patterns returns recurring issues: three or more issues of the last 30
