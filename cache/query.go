@@ -134,9 +134,14 @@ func (c *Cache) List(ctx context.Context, f Filter) ([]Row, error) {
 		w += " AND e.type != '" + string(notes.TypeGitCommit) + "'"
 	}
 	q := `SELECT ` + rowCols + ` FROM entries e WHERE ` + w + ` ORDER BY e.created DESC, e.id LIMIT ?`
-	rows, err := c.db.QueryContext(ctx, q, append(args, f.limit())...)
+	return c.queryRows(ctx, "list", q, append(args, f.limit())...)
+}
+
+// queryRows runs a query selecting rowCols and scans the rows.
+func (c *Cache) queryRows(ctx context.Context, what, q string, args ...any) ([]Row, error) {
+	rows, err := c.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("cache: list: %w", err)
+		return nil, fmt.Errorf("cache: %s: %w", what, err)
 	}
 	defer rows.Close()
 	var out []Row
@@ -399,19 +404,6 @@ func (c *Cache) WithAllWords(ctx context.Context, words []string, limit int) ([]
 	for i, w := range words {
 		q[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
 	}
-	rows, err := c.db.QueryContext(ctx, `SELECT `+rowCols+` FROM entries e WHERE e.rowid IN (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?) AND NOT `+effArchived,
+	return c.queryRows(ctx, "search", `SELECT `+rowCols+` FROM entries e WHERE e.rowid IN (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?) AND NOT `+effArchived,
 		strings.Join(q, " AND "), limit)
-	if err != nil {
-		return nil, fmt.Errorf("cache: search: %w", err)
-	}
-	defer rows.Close()
-	var out []Row
-	for rows.Next() {
-		r, err := scanRow(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
 }

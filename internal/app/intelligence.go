@@ -242,21 +242,31 @@ type recentSet struct {
 func (s *Service) Patterns(ctx context.Context) ([]Group, error) {
 	var out []Group
 	err := s.withVectors(ctx, func(c *cache.Cache, _ *embed.Model) error {
-		rows, vecs, err := s.recentVectors(ctx, c, notes.TypeIssue)
+		keepR, keepV, err := s.openIssues(ctx, c)
 		if err != nil {
 			return err
-		}
-		var keepR []cache.Row
-		var keepV [][]float32
-		for i, r := range rows {
-			if !hasTag(r, TagPatternResolved) {
-				keepR, keepV = append(keepR, r), append(keepV, vecs[i])
-			}
 		}
 		out = groups(keepR, keepV, patternCosine, 3)
 		return nil
 	})
 	return out, err
+}
+
+// openIssues returns the issues of the last 30 days whose pattern was not
+// resolved, with their vectors.
+func (s *Service) openIssues(ctx context.Context, c *cache.Cache) ([]cache.Row, [][]float32, error) {
+	rows, vecs, err := s.recentVectors(ctx, c, notes.TypeIssue)
+	if err != nil {
+		return nil, nil, err
+	}
+	var keepR []cache.Row
+	var keepV [][]float32
+	for i, r := range rows {
+		if !hasTag(r, TagPatternResolved) {
+			keepR, keepV = append(keepR, r), append(keepV, vecs[i])
+		}
+	}
+	return keepR, keepV, nil
 }
 
 // PatternLabel is how search results and context show a pattern.
@@ -430,16 +440,9 @@ func (s *Service) annotatePatterns(ctx context.Context, hits []cache.Hit) {
 		return
 	}
 	_ = s.withVectors(ctx, func(c *cache.Cache, _ *embed.Model) error {
-		rows, vecs, err := s.recentVectors(ctx, c, notes.TypeIssue)
+		keepR, keepV, err := s.openIssues(ctx, c)
 		if err != nil {
 			return err
-		}
-		var keepR []cache.Row
-		var keepV [][]float32
-		for i, r := range rows {
-			if !hasTag(r, TagPatternResolved) {
-				keepR, keepV = append(keepR, r), append(keepV, vecs[i])
-			}
 		}
 		labels := map[string]string{}
 		for i, r := range keepR {
