@@ -99,6 +99,9 @@ func TestSearchWithoutModelFallsBackLexically(t *testing.T) {
 	if r := runEnv(t, dir, empty, "search", "postgres", "--mode", "vector"); r.code != 3 || !strings.Contains(r.err, "model install") {
 		t.Fatalf("vector mode without a model: exit %d %s", r.code, r.err)
 	}
+	if r := runEnv(t, dir, empty, "status"); r.code != 0 || !strings.Contains(r.out, "search: lexical (BM25 only)") {
+		t.Fatalf("status without a model: exit %d %s %s", r.code, r.out, r.err)
+	}
 	if r := runEnv(t, dir, empty, "model", "status"); r.code != 0 || !strings.Contains(r.out, "lexical") {
 		t.Fatalf("model status without a model: exit %d %s %s", r.code, r.out, r.err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/gitstore"
 )
 
@@ -287,11 +288,14 @@ type Status struct {
 	Problems   []cache.Problem `json:"problems"`
 	// Hooks maps each git hook git-synaptic uses to its state.
 	Hooks map[string]string `json:"hooks,omitempty"`
+	// Search is how search ranks here: "hybrid (MODEL, RUNTIME)" or
+	// "lexical (BM25 only): WHY" (model status has the details).
+	Search string `json:"search"`
 }
 
 // Status reports counts, cache state, ref tips and remote sync state.
 func (s *Service) Status(ctx context.Context) (Status, error) {
-	st := Status{Project: s.Project(ctx), CachePath: s.CachePath()}
+	st := Status{Project: s.Project(ctx), CachePath: s.CachePath(), Search: searchDescription()}
 	var err error
 	if st.Stats, err = s.stats(ctx); err != nil {
 		return st, err
@@ -366,4 +370,17 @@ func syncState(ahead, behind int) string {
 		return fmt.Sprintf("behind by %d (git synaptic sync to merge)", behind)
 	}
 	return fmt.Sprintf("diverged: %d ahead, %d behind (git synaptic sync)", ahead, behind)
+}
+
+// searchDescription says how search will rank without loading the model.
+func searchDescription() string {
+	m, err := embed.Find(ModelName())
+	if err != nil {
+		return "lexical (BM25 only): " + err.Error()
+	}
+	runtime := "pure-Go runtime"
+	if embed.FindORTLibrary() != "" {
+		runtime = "ONNX Runtime"
+	}
+	return fmt.Sprintf("hybrid (BM25 + %s vectors, %s)", m.ID(), runtime)
 }

@@ -96,6 +96,7 @@ func newStatus(e *env) *cobra.Command {
 				}
 				fmt.Fprintf(w, "  by tier: %s\n", strings.Join(parts, ", "))
 				fmt.Fprintf(w, "cache %s (%.1f MiB)\n", st.CachePath, float64(st.CacheBytes)/(1<<20))
+				fmt.Fprintf(w, "search: %s\n", st.Search)
 				if len(st.Hooks) > 0 {
 					var parts []string
 					for _, name := range hooks.Names {
