@@ -1,4 +1,4 @@
-package embed
+package embed_test
 
 import (
 	"context"
@@ -6,13 +6,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-synaptic/git-synaptic/embed"
+	_ "github.com/git-synaptic/git-synaptic/embed/purego" // the pure-Go runtime in process
 )
 
 // BenchmarkBackends reports, for each runtime, the model load time, the
 // throughput at batch 32 on memory-sized sentences (about 25 tokens) and
 // the latency of one short query (make bench).
 func BenchmarkBackends(b *testing.B) {
-	m, err := Find(DefaultModel)
+	m, err := embed.Find(embed.DefaultModel)
 	if err != nil {
 		b.Fatalf("%v; run 'make model'", err)
 	}
@@ -23,7 +26,7 @@ func BenchmarkBackends(b *testing.B) {
 	for _, backend := range []string{"ort", "go"} {
 		b.Run(backend, func(b *testing.B) {
 			start := time.Now()
-			model, err := Load(m, Options{Backend: backend})
+			model, err := embed.Load(m, embed.Options{Backend: backend})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -33,20 +33,34 @@ var ErrNoModel = errors.New("no embedding model installed")
 // MaxTokens is the longest input the model reads; the rest is cut.
 const MaxTokens = 128
 
-// batchSize bounds the texts in one forward pass.
-const batchSize = 32
+// BatchSize bounds the texts in one forward pass.
+const BatchSize = 32
 
-// runner executes the graph on token ids.
-type runner interface {
-	run(ids [][]int64) ([][]float32, error)
-	close() error
+// Runner executes the graph on token ids (padded by the runner).
+type Runner interface {
+	Run(ids [][]int64) ([][]float32, error)
+	Close() error
+}
+
+var goRuntime func(Installed) (Runner, error)
+
+// RegisterGoRuntime installs the in-process pure-Go runtime (package
+// purego does, where it is linked). Without it the "go" backend runs in a
+// git-synaptic-mcp --embed-worker process.
+func RegisterGoRuntime(f func(Installed) (Runner, error)) { goRuntime = f }
+
+func newGoRunner(m Installed) (Runner, error) {
+	if goRuntime != nil {
+		return goRuntime(m)
+	}
+	return newWorkerRunner(m)
 }
 
 // Model is a loaded model: an Embedder backed by one runtime.
 type Model struct {
 	info    Installed
 	tok     *Tokenizer
-	r       runner
+	r       Runner
 	backend string
 	load    time.Duration
 }
@@ -76,7 +90,7 @@ func Load(m Installed, opt Options) (*Model, error) {
 	if lib == "" {
 		lib = FindORTLibrary()
 	}
-	var r runner
+	var r Runner
 	switch backend {
 	case "auto":
 		if lib != "" {
@@ -116,7 +130,7 @@ func (m *Model) Backend() string { return m.backend }
 func (m *Model) LoadTime() time.Duration { return m.load }
 
 // Close releases the runtime.
-func (m *Model) Close() error { return m.r.close() }
+func (m *Model) Close() error { return m.r.Close() }
 
 // Embed implements Embedder. Texts are cut to MaxTokens tokens; an empty
 // text gets the vector of a single space.
@@ -133,16 +147,16 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 	// batches of similar lengths: less padding to compute
 	sort.SliceStable(order, func(a, b int) bool { return len(ids[order[a]]) < len(ids[order[b]]) })
 	out := make([][]float32, len(texts))
-	for start := 0; start < len(order); start += batchSize {
+	for start := 0; start < len(order); start += BatchSize {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		chunk := order[start:min(start+batchSize, len(order))]
+		chunk := order[start:min(start+BatchSize, len(order))]
 		batch := make([][]int64, len(chunk))
 		for i, k := range chunk {
 			batch[i] = ids[k]
 		}
-		vecs, err := m.r.run(batch)
+		vecs, err := m.r.Run(batch)
 		if err != nil {
 			return nil, fmt.Errorf("embed: %w", err)
 		}

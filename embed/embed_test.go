@@ -1,4 +1,4 @@
-package embed
+package embed_test
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/git-synaptic/git-synaptic/embed"
+	_ "github.com/git-synaptic/git-synaptic/embed/purego" // the pure-Go runtime in process
 )
 
 type reference struct {
@@ -34,9 +37,9 @@ func loadReference(t *testing.T) reference {
 
 // installedModel returns the model 'make model' installed. Tests fail,
 // never skip, without it.
-func installedModel(t *testing.T) Installed {
+func installedModel(t *testing.T) embed.Installed {
 	t.Helper()
-	m, err := Find(DefaultModel)
+	m, err := embed.Find(embed.DefaultModel)
 	if err != nil {
 		t.Fatalf("%v; run 'make model' (GIT_SYNAPTIC_HOME=%q)", err, os.Getenv("GIT_SYNAPTIC_HOME"))
 	}
@@ -45,7 +48,7 @@ func installedModel(t *testing.T) Installed {
 
 func TestTokenizerMatchesReference(t *testing.T) {
 	m := installedModel(t)
-	tok, err := LoadTokenizer(filepath.Join(m.Dir, "tokenizer.json"), MaxTokens)
+	tok, err := embed.LoadTokenizer(filepath.Join(m.Dir, "tokenizer.json"), embed.MaxTokens)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +59,8 @@ func TestTokenizerMatchesReference(t *testing.T) {
 		}
 	}
 	long := tok.Encode(string(make([]byte, 0)) + repeat("word ", 500))
-	if len(long) != MaxTokens {
-		t.Errorf("long text: %d tokens, want the cap %d", len(long), MaxTokens)
+	if len(long) != embed.MaxTokens {
+		t.Errorf("long text: %d tokens, want the cap %d", len(long), embed.MaxTokens)
 	}
 	for _, bad := range []string{"", "\xff\xfe", "\x00", "🚀🚀🚀"} {
 		_ = tok.Encode(bad) // must not panic
@@ -91,10 +94,10 @@ func TestBackendsMatchOriginal(t *testing.T) {
 	ref := loadReference(t)
 	for _, backend := range []string{"go", "ort"} {
 		t.Run(backend, func(t *testing.T) {
-			if backend == "ort" && FindORTLibrary() == "" {
+			if backend == "ort" && embed.FindORTLibrary() == "" {
 				t.Fatal("ONNX Runtime library not installed; run 'make model'")
 			}
-			model, err := Load(m, Options{Backend: backend})
+			model, err := embed.Load(m, embed.Options{Backend: backend})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,7 +114,7 @@ func TestBackendsMatchOriginal(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, s := range ref.Single {
-				if c := Cosine(got[i], s.Emb); c < 0.9999 {
+				if c := embed.Cosine(got[i], s.Emb); c < 0.9999 {
 					t.Errorf("%q: cosine to the original %.6f", s.Text, c)
 				}
 			}
@@ -119,12 +122,12 @@ func TestBackendsMatchOriginal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c := Cosine(one[0], ref.Batch[0]); c < 0.9999 {
+			if c := embed.Cosine(one[0], ref.Batch[0]); c < 0.9999 {
 				t.Errorf("single vs batch: cosine %.6f", c)
 			}
 			// sanity: paraphrase closer than unrelated
-			if Cosine(got[0], got[1]) <= Cosine(got[0], got[2]) {
-				t.Errorf("paraphrase %.3f not above unrelated %.3f", Cosine(got[0], got[1]), Cosine(got[0], got[2]))
+			if embed.Cosine(got[0], got[1]) <= embed.Cosine(got[0], got[2]) {
+				t.Errorf("paraphrase %.3f not above unrelated %.3f", embed.Cosine(got[0], got[1]), embed.Cosine(got[0], got[2]))
 			}
 		})
 	}
@@ -134,7 +137,7 @@ func TestBackendsMatchOriginal(t *testing.T) {
 // several small independent matmuls: many batch shapes, concurrently.
 func TestGoBackendNoHang(t *testing.T) {
 	m := installedModel(t)
-	model, err := Load(m, Options{Backend: "go"})
+	model, err := embed.Load(m, embed.Options{Backend: "go"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,18 +174,18 @@ func TestGoBackendNoHang(t *testing.T) {
 func TestInstallFromRejectsBadInput(t *testing.T) {
 	t.Setenv("GIT_SYNAPTIC_HOME", t.TempDir())
 	empty := t.TempDir()
-	if _, err := InstallFrom(empty, "x", "test"); err == nil {
+	if _, err := embed.InstallFrom(empty, "x", "test"); err == nil {
 		t.Error("empty folder installed")
 	}
 	junk := filepath.Join(t.TempDir(), "junk.tar.gz")
 	os.WriteFile(junk, []byte("not gzip"), 0o644)
-	if _, err := InstallFrom(junk, "x", "test"); err == nil {
+	if _, err := embed.InstallFrom(junk, "x", "test"); err == nil {
 		t.Error("junk archive installed")
 	}
-	if _, err := InstallFrom(empty, "../evil", "test"); err == nil {
+	if _, err := embed.InstallFrom(empty, "../evil", "test"); err == nil {
 		t.Error("path in name accepted")
 	}
-	if list, _ := List(); len(list) != 0 {
+	if list, _ := embed.List(); len(list) != 0 {
 		t.Errorf("failed installs left %v", list)
 	}
 }

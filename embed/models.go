@@ -128,8 +128,8 @@ var modelFiles = []string{"model.onnx", "tokenizer.json", "config.json"}
 
 // InstallFrom installs a model from a folder or a .tar.gz archive holding
 // model.onnx, tokenizer.json and config.json. The model is written to a
-// temporary folder, checked by loading it and embedding a sentence with
-// the pure-Go runtime, and renamed into place, so a failed install leaves
+// temporary folder, checked by loading it and embedding a sentence, and
+// renamed into place, so a failed install leaves
 // the old model untouched.
 func InstallFrom(src, name, source string) (Installed, error) {
 	if err := validName(name); err != nil {
@@ -194,7 +194,7 @@ func InstallFrom(src, name, source string) (Installed, error) {
 }
 
 func smokeTest(m Installed) error {
-	model, err := Load(m, Options{Backend: "go"})
+	model, err := Load(m, Options{})
 	if err != nil {
 		return err
 	}

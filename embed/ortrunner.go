@@ -62,7 +62,8 @@ func newORTRunner(m Installed, lib string) (*ortRunner, error) {
 	return &ortRunner{session: s}, nil
 }
 
-func (r *ortRunner) run(ids [][]int64) ([][]float32, error) {
+// Run implements Runner.
+func (r *ortRunner) Run(ids [][]int64) ([][]float32, error) {
 	T := 0
 	for _, s := range ids {
 		T = max(T, len(s))
@@ -109,4 +110,5 @@ func (r *ortRunner) run(ids [][]int64) ([][]float32, error) {
 	return out, nil
 }
 
-func (r *ortRunner) close() error { return r.session.Destroy() }
+// Close implements Runner.
+func (r *ortRunner) Close() error { return r.session.Destroy() }

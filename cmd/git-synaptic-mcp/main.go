@@ -1,7 +1,9 @@
 // Command git-synaptic-mcp is git-synaptic's MCP server on stdio. It is a
 // separate binary so that the MCP library's start-up cost (JSON schema
-// compilers) is paid by the long-running server only, not by every
-// git-synaptic command and git hook; `git synaptic mcp` runs it.
+// compilers) and hugot's (the pure-Go embedding runtime) are paid by the
+// long-running server only, not by every git-synaptic command and git
+// hook; `git synaptic mcp` runs it. With --embed-worker MODEL_DIR it serves
+// the CLI's pure-Go embedding instead (package purego).
 package main
 
 import (
@@ -11,12 +13,21 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/git-synaptic/git-synaptic/embed"
+	"github.com/git-synaptic/git-synaptic/embed/purego"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/cli"
 	"github.com/git-synaptic/git-synaptic/mcp"
 )
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == embed.WorkerFlag {
+		if err := purego.Serve(os.Args[2], os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "git-synaptic embedding worker:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	s, err := app.Open(".", app.Options{Warn: os.Stderr, LongLived: true})
