@@ -367,7 +367,11 @@ func InstallNamed(name string, progress func(done, total int64), python string) 
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return Installed{}, fmt.Errorf("convert the TF.js weights to ONNX with %s: %v\n%s\n(needs numpy and onnx: on Debian, apt-get install python3-numpy python3-onnx)", python, err, strings.TrimSpace(string(msg)))
 	}
-	return InstallFrom(out, name, useLiteWeights.URL)
+	m, err := InstallFrom(out, name, useLiteWeights.URL)
+	if err == nil {
+		os.Remove(tgz) // installed: the download is no longer needed
+	}
+	return m, err
 }
 
 // InstallORT downloads ONNX Runtime's shared library into DataDir()/lib.
@@ -380,11 +384,13 @@ func InstallORT(progress func(done, total int64)) (string, error) {
 	if err := untarPrefix(tgz, "package/bin/napi-v6/linux/x64/libonnxruntime.so", lib); err != nil {
 		return "", err
 	}
+	os.Remove(tgz) // 113 MB, of which the library is what we keep
 	return filepath.Join(lib, "libonnxruntime.so.1"), nil
 }
 
-// fetch downloads d into DataDir()/downloads (kept while its checksum
-// holds, so a second install is offline) and returns the path.
+// fetch downloads d into DataDir()/downloads (reused while its checksum
+// holds, so an install that failed later is retried offline) and returns
+// the path.
 func fetch(d Download, progress func(done, total int64)) (string, error) {
 	dir := filepath.Join(DataDir(), "downloads")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
