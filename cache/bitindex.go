@@ -3,14 +3,16 @@ package cache
 import (
 	"container/heap"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"sort"
 )
 
 // A long-lived process (the MCP server) keeps the sign bits of every
-// vector in memory: a scan of 100k entries is then about a millisecond
-// instead of sqlite-vec's rows × k. The index reloads when vec_gen in meta
+// vector and an int8 copy of it in memory (about 0.6 KB an entry): a scan
+// of 100k entries is then about a millisecond instead of sqlite-vec's
+// rows × k, and the candidates are narrowed with the int8 copies before
+// the exact re-scoring reads float vectors from SQLite. The index reloads when vec_gen in meta
 // changes (every StoreVectors and model switch bumps it): rows added since
 // are appended, a model switch reloads everything. Entries deleted since
 // are dropped by the join on vec_state, and an edited entry's old bits only
@@ -18,8 +20,11 @@ import (
 type bitIndex struct {
 	gen, model string
 	ids        []int64
-	bits       []uint64
+	bits       []uint64 // sign bits, words per row
 	words      int
+	q8         []int8    // the vector scaled to int8, dim per row
+	scale      []float32 // q8 × scale ≈ the vector
+	dim        int
 	maxID      int64
 }
 
@@ -57,45 +62,55 @@ func (c *Cache) coarseIDs(ctx context.Context, q []float32, k int) ([]int64, err
 			return nil, err
 		}
 	}
-	var qb []byte
-	if err := c.db.QueryRowContext(ctx, `SELECT vec_quantize_binary(?)`, encodeVec(q)).Scan(&qb); err != nil {
-		return nil, fmt.Errorf("cache: quantize query: %w", err)
-	}
-	return c.index.nearest(toWords(qb), k), nil
+	return c.index.nearest(q, k), nil
 }
 
-func toWords(b []byte) []uint64 {
-	w := make([]uint64, (len(b)+7)/8)
-	for i := range w {
-		var buf [8]byte
-		copy(buf[:], b[i*8:min(len(b), i*8+8)])
-		w[i] = binary.LittleEndian.Uint64(buf[:])
+// signBits packs x > 0 per dimension, 64 to a word.
+func signBits(v []float32) []uint64 {
+	w := make([]uint64, (len(v)+63)/64)
+	for i, x := range v {
+		if x > 0 {
+			w[i/64] |= 1 << (i % 64)
+		}
 	}
 	return w
 }
 
 // load appends the rows added since the last load.
 func (ix *bitIndex) load(ctx context.Context, c *Cache, gen string) error {
-	rows, err := c.db.QueryContext(ctx, `SELECT rowid, e FROM vec_bits WHERE rowid > ?`, ix.maxID)
+	rows, err := c.db.QueryContext(ctx, `SELECT s.rowid, v.vec FROM vec_state s JOIN vs.vectors v ON v.hash = s.hash
+		WHERE v.model = ? AND s.rowid > ? ORDER BY s.rowid`, c.vecModel, ix.maxID)
 	if err != nil {
 		return fmt.Errorf("cache: load vector index: %w", err)
 	}
 	defer rows.Close()
+	var blob []byte
 	for rows.Next() {
 		var id int64
-		var b []byte
-		if err := rows.Scan(&id, &b); err != nil {
+		if err := rows.Scan(&id, &blob); err != nil {
 			return err
 		}
-		w := toWords(b)
-		if ix.words == 0 {
-			ix.words = len(w)
+		v := decodeVec(blob)
+		if ix.dim == 0 {
+			ix.dim, ix.words = len(v), (len(v)+63)/64
 		}
-		if len(w) != ix.words {
+		if len(v) != ix.dim {
 			continue
 		}
 		ix.ids = append(ix.ids, id)
-		ix.bits = append(ix.bits, w...)
+		ix.bits = append(ix.bits, signBits(v)...)
+		var m float32
+		for _, x := range v {
+			m = max(m, x, -x)
+		}
+		sc := m / 127
+		if sc == 0 {
+			sc = 1
+		}
+		for _, x := range v {
+			ix.q8 = append(ix.q8, int8(x/sc))
+		}
+		ix.scale = append(ix.scale, sc)
 		ix.maxID = max(ix.maxID, id)
 	}
 	ix.maxID = max(ix.maxID, 0)
@@ -103,28 +118,46 @@ func (ix *bitIndex) load(ctx context.Context, c *Cache, gen string) error {
 	return rows.Err()
 }
 
-// nearest returns the ids of the k smallest Hamming distances to q.
-func (ix *bitIndex) nearest(q []uint64, k int) []int64 {
-	if len(q) != ix.words || k <= 0 {
+// nearest returns about k candidates nearest q: the 8k smallest Hamming
+// distances, narrowed to k by their int8 dot products.
+func (ix *bitIndex) nearest(q []float32, k int) []int64 {
+	if len(q) != ix.dim || k <= 0 {
 		return nil
 	}
+	qb := signBits(q)
 	h := &distHeap{}
-	for i, id := range ix.ids {
+	wide := 8 * k
+	for i := range ix.ids {
 		row := ix.bits[i*ix.words : (i+1)*ix.words]
 		d := 0
 		for j, w := range row {
-			d += bits.OnesCount64(w ^ q[j])
+			d += bits.OnesCount64(w ^ qb[j])
 		}
-		if h.Len() < k {
-			heap.Push(h, distID{d, id})
+		if h.Len() < wide {
+			heap.Push(h, distID{d, int64(i)})
 		} else if d < (*h)[0].d {
-			(*h)[0] = distID{d, id}
+			(*h)[0] = distID{d, int64(i)}
 			heap.Fix(h, 0)
 		}
 	}
-	out := make([]int64, h.Len())
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(h).(distID).id
+	type cand struct {
+		id  int64
+		dot float32
+	}
+	cands := make([]cand, 0, h.Len())
+	for _, c := range *h {
+		i := int(c.id)
+		row := ix.q8[i*ix.dim : (i+1)*ix.dim]
+		var dot float32
+		for j, x := range row {
+			dot += float32(x) * q[j]
+		}
+		cands = append(cands, cand{ix.ids[i], dot * ix.scale[i]})
+	}
+	sort.Slice(cands, func(a, b int) bool { return cands[a].dot > cands[b].dot })
+	out := make([]int64, 0, k)
+	for i := 0; i < len(cands) && i < k; i++ {
+		out = append(out, cands[i].id)
 	}
 	return out
 }

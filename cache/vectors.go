@@ -261,18 +261,27 @@ func (c *Cache) vectorCandidates(ctx context.Context, q []float32, f Filter, n i
 	// exact top 10 at 20k entries (k = 100: 96.3%, 400: 100%).
 	coarse := min(max(200, 4*n), 4096)
 	if c.keepIndex {
-		coarse = max(300, 6*n) // the scan costs the same for any k; re-scoring does not
+		coarse = 3 * n // already narrowed in memory (bitindex.go)
 	}
-	ids, err := c.coarseIDs(ctx, q, coarse)
-	if err != nil {
-		return nil, err
-	}
-	idJSON, _ := json.Marshal(ids)
-	scored, err := c.cosines(ctx, q, `json_each(?) j CROSS JOIN`, `e.rowid = j.value AND `+w, append([]any{string(idJSON)}, args...))
-	if err != nil {
-		return nil, err
+	var ids []int64
+	var scored []scoredRow
+	for {
+		var err error
+		if ids, err = c.coarseIDs(ctx, q, coarse); err != nil {
+			return nil, err
+		}
+		idJSON, _ := json.Marshal(ids)
+		if scored, err = c.cosines(ctx, q, `json_each(?) j CROSS JOIN`, `e.rowid = j.value AND `+w, append([]any{string(idJSON)}, args...)); err != nil {
+			return nil, err
+		}
+		// a selective filter: widen the in-memory candidates first
+		if !c.keepIndex || len(scored) >= n || len(ids) < coarse || coarse >= 4096 {
+			break
+		}
+		coarse *= 8
 	}
 	if len(scored) < n && len(ids) >= coarse {
+		var err error
 		if scored, err = c.cosines(ctx, q, "", w, args); err != nil {
 			return nil, err
 		}
@@ -285,7 +294,7 @@ func (c *Cache) vectorCandidates(ctx context.Context, q []float32, f Filter, n i
 	for i, s := range scored {
 		best[i] = s.rowid
 	}
-	idJSON, _ = json.Marshal(best)
+	idJSON, _ := json.Marshal(best)
 	rows, err := c.db.QueryContext(ctx, `SELECT `+rowCols+`, e.rowid FROM entries e WHERE e.rowid IN (SELECT value FROM json_each(?))`, string(idJSON))
 	if err != nil {
 		return nil, fmt.Errorf("cache: vector results: %w", err)
