@@ -11,12 +11,12 @@ import (
 // A long-lived process (the MCP server) keeps the sign bits of every
 // vector and an int8 copy of it in memory (about 0.6 KB an entry): a scan
 // of 100k entries is then about a millisecond instead of sqlite-vec's
-// rows × k, and the candidates are narrowed with the int8 copies before
-// the exact re-scoring reads float vectors from SQLite. The index reloads when vec_gen in meta
-// changes (every StoreVectors and model switch bumps it): rows added since
-// are appended, a model switch reloads everything. Entries deleted since
-// are dropped by the join on vec_state, and an edited entry's old bits only
-// make it a little more or less likely to be re-scored exactly.
+// rows × k, and the int8 copies narrow the candidates before the exact
+// re-scoring reads float vectors from SQLite. When vec_gen in meta changes
+// (every StoreVectors and model switch bumps it) rows added since are
+// appended; a model switch reloads everything. Entries deleted since are
+// dropped by the join on vec_state, and an edited entry's old copy only
+// makes it a little more or less likely to be re-scored exactly.
 type bitIndex struct {
 	gen, model string
 	ids        []int64
@@ -28,10 +28,11 @@ type bitIndex struct {
 	maxID      int64
 }
 
-// KeepVectorIndex makes this cache keep the in-memory sign-bit index.
+// KeepVectorIndex makes this cache keep the in-memory vector index.
 func (c *Cache) KeepVectorIndex() { c.keepIndex = true }
 
-// coarseIDs returns the k entries whose sign bits are nearest q's.
+// coarseIDs returns about k candidate entries nearest q: from sqlite-vec's
+// sign-bit KNN, or from the in-memory index when kept.
 func (c *Cache) coarseIDs(ctx context.Context, q []float32, k int) ([]int64, error) {
 	if !c.keepIndex {
 		rows, err := c.db.QueryContext(ctx, `SELECT rowid FROM vec_bits WHERE e MATCH vec_quantize_binary(?) AND k = ?`, encodeVec(q), min(k, 4096))
