@@ -381,6 +381,9 @@ const lexicalShare = 0.5
 type SemanticQuery struct {
 	Text   string
 	Vector []float32
+	// VectorFunc, when Vector is nil, supplies it once the lexical stage
+	// has run (the caller embeds the query meanwhile).
+	VectorFunc func() ([]float32, error)
 	Mode   Mode
 	// Weights applies tier, recency, access and feedback weights to the
 	// fused score (off only for retrieval benchmarks).
@@ -421,6 +424,13 @@ func (c *Cache) SemanticSearch(ctx context.Context, q SemanticQuery, f Filter) (
 			p := add(h)
 			p.LexRank = i + 1
 		}
+	}
+	if q.Vector == nil && q.VectorFunc != nil {
+		v, err := q.VectorFunc()
+		if err != nil {
+			return nil, err
+		}
+		q.Vector = v
 	}
 	if q.Mode != ModeBM25 {
 		vh, err := c.vectorCandidates(ctx, q.Vector, f, max(20, 2*lim))
