@@ -384,7 +384,7 @@ type SemanticQuery struct {
 	// VectorFunc, when Vector is nil, supplies it once the lexical stage
 	// has run (the caller embeds the query meanwhile).
 	VectorFunc func() ([]float32, error)
-	Mode   Mode
+	Mode       Mode
 	// Weights applies tier, recency, access and feedback weights to the
 	// fused score (off only for retrieval benchmarks).
 	Weights bool
