@@ -112,9 +112,7 @@ New commits of the current branch are indexed first.`, cochange.DefaultMaxFiles)
 					return err
 				}
 				if js {
-					if list == nil {
-						list = []cochange.Suggestion{}
-					}
+					list = nonNil(list)
 					return writeJSON(e.io.Out, map[string]any{"file": args[0], "commits": commits, "cochanges": list})
 				}
 				if commits == 0 {
@@ -165,12 +163,7 @@ and ROSE association rules).`,
 					return err
 				}
 				if js {
-					if list == nil {
-						list = []cochange.Suggestion{}
-					}
-					if query == nil {
-						query = []string{}
-					}
+					list, query = nonNil(list), nonNil(query)
 					return writeJSON(e.io.Out, map[string]any{"changed": query, "suggestions": list})
 				}
 				if len(query) == 0 {

@@ -71,13 +71,6 @@ embedding model.`,
 	return c
 }
 
-func nonNil[T any](v []T) []T {
-	if v == nil {
-		return []T{}
-	}
-	return v
-}
-
 func newConsolidate(e *env) *cobra.Command {
 	var asJSON bool
 	return withJSON(&cobra.Command{

@@ -99,10 +99,7 @@ func newModelList(e *env) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				if list == nil {
-					list = []embed.Installed{}
-				}
-				return writeJSON(e.io.Out, list)
+				return writeJSON(e.io.Out, nonNil(list))
 			}
 			installed := map[string]bool{}
 			for _, m := range list {

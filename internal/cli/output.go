@@ -114,3 +114,11 @@ func colour(on bool, code, s string) string {
 	}
 	return code + s + reset
 }
+
+// nonNil makes a nil list print as [] in JSON, not null.
+func nonNil[T any](v []T) []T {
+	if v == nil {
+		return []T{}
+	}
+	return v
+}

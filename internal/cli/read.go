@@ -137,9 +137,7 @@ func runLog(e *env, o *logOptions, table bool) error {
 			return err
 		}
 		if o.json {
-			if rows == nil {
-				rows = []cache.Row{}
-			}
+			rows = nonNil(rows)
 			return writeJSON(e.io.Out, rows)
 		}
 		if table {
@@ -237,9 +235,7 @@ func newShow(e *env) *cobra.Command {
 					return err
 				}
 				if o.json {
-					if d.Ops == nil {
-						d.Ops = []notes.Op{}
-					}
+					d.Ops = nonNil(d.Ops)
 					return writeJSON(e.io.Out, d)
 				}
 				printEntry(e.io.Out, d.Row, e.io.TTY)
@@ -340,10 +336,7 @@ BM25 alone and says so. Entries saved since the last search are embedded first
 					fmt.Fprintln(e.io.Err, "note: "+info.Fallback)
 				}
 				if o.json {
-					if hits == nil {
-						hits = []cache.Hit{}
-					}
-					return writeJSON(e.io.Out, hits)
+					return writeJSON(e.io.Out, nonNil(hits))
 				}
 				if o.explain {
 					fmt.Fprintf(e.io.Out, "%s\n", colour(e.io.TTY, dim, explainHeader(info)))
