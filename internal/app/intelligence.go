@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 
 	"sync"
@@ -141,37 +142,18 @@ type Group struct {
 }
 
 // groups links entries whose similarity (cosine, plus a bonus per shared
-// tag) reaches min, and returns the connected groups of at least size.
+// tag) reaches min, and returns the connected groups of at least size,
+// largest first.
 func groups(rows []cache.Row, vecs [][]float32, min float64, size int) []Group {
-	parent := make([]int, len(rows))
-	for i := range parent {
-		parent[i] = i
-	}
-	var find func(int) int
-	find = func(i int) int {
-		if parent[i] != i {
-			parent[i] = find(parent[i])
-		}
-		return parent[i]
-	}
-	for i := range rows {
-		for j := i + 1; j < len(rows); j++ {
-			if similarity(rows, vecs, i, j) >= min {
-				parent[find(i)] = find(j)
-			}
-		}
-	}
-	members := map[int][]cache.Row{}
-	for i, r := range rows {
-		members[find(i)] = append(members[find(i)], r)
-	}
+	seen := map[int]bool{}
 	var out []Group
-	for _, m := range members {
-		if len(m) < size {
+	for i := range rows {
+		if seen[i] {
 			continue
 		}
-		sortOldestFirst(m)
-		out = append(out, Group{ID: m[0].ID, Entries: m, Since: m[0].Created, Last: m[len(m)-1].Created})
+		if g := component(rows, vecs, i, min, seen); len(g.Entries) >= size {
+			out = append(out, g)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if len(out[i].Entries) != len(out[j].Entries) {
@@ -192,15 +174,6 @@ func sharedTags(a, b []string) int {
 		}
 	}
 	return n
-}
-
-func hasTag(r cache.Row, tag string) bool {
-	for _, t := range r.Tags {
-		if t == tag {
-			return true
-		}
-	}
-	return false
 }
 
 // recentVectors returns the entries of types saved in the last 30 days,
@@ -265,7 +238,7 @@ func (s *Service) openIssues(ctx context.Context, c *cache.Cache) ([]cache.Row, 
 	var keepR []cache.Row
 	var keepV [][]float32
 	for i, r := range rows {
-		if !hasTag(r, TagPatternResolved) {
+		if !slices.Contains(r.Tags, TagPatternResolved) {
 			keepR, keepV = append(keepR, r), append(keepV, vecs[i])
 		}
 	}
@@ -332,7 +305,7 @@ var directiveRE = sync.OnceValue(func() *regexp.Regexp {
 // IsCorrection reports whether an entry reads as a correction: tagged so,
 // or phrased as a standing directive.
 func IsCorrection(r cache.Row) bool {
-	return r.Type != notes.TypeRule && (hasTag(r, TagCorrection) || directiveRE().MatchString(r.Content))
+	return r.Type != notes.TypeRule && (slices.Contains(r.Tags, TagCorrection) || directiveRE().MatchString(r.Content))
 }
 
 // PendingRule is a correction not yet accepted as a rule or dismissed,
@@ -350,7 +323,7 @@ func (s *Service) PendingRules(ctx context.Context) ([]PendingRule, error) {
 	var cands []cache.Row
 	add := func(rows []cache.Row) {
 		for _, r := range rows {
-			if !seen[r.ID] && IsCorrection(r) && !hasTag(r, TagRuleAccepted) && !hasTag(r, TagRuleDismissed) {
+			if !seen[r.ID] && IsCorrection(r) && !slices.Contains(r.Tags, TagRuleAccepted) && !slices.Contains(r.Tags, TagRuleDismissed) {
 				seen[r.ID] = true
 				cands = append(cands, r)
 			}
@@ -428,67 +401,63 @@ func (s *Service) DismissRule(ctx context.Context, idPrefix string) (notes.Op, e
 	return s.Edit(ctx, idPrefix, EditRequest{AddTags: []string{TagRuleDismissed}})
 }
 
-// annotatePatterns labels issue hits that belong to a recurring pattern.
-// It explores only the hits' own neighbourhoods (breadth-first over the
+// annotatePatterns labels issue hits that belong to a recurring pattern,
+// from the vectors a semantic search has just brought up to date. It
+// explores only the hits' own neighbourhoods (breadth-first over the
 // similarity links), not every pair of recent issues, so a search stays
 // cheap with hundreds of them.
-func (s *Service) annotatePatterns(ctx context.Context, hits []cache.Hit) {
+func (s *Service) annotatePatterns(ctx context.Context, c *cache.Cache, hits []cache.Hit) {
 	want := map[string]bool{}
 	for _, h := range hits {
-		if h.Type == notes.TypeIssue && !hasTag(h.Row, TagPatternResolved) {
+		if h.Type == notes.TypeIssue && !slices.Contains(h.Tags, TagPatternResolved) {
 			want[h.ID] = true
 		}
 	}
 	if len(want) == 0 {
 		return
 	}
-	_ = s.withVectors(ctx, func(c *cache.Cache, _ *embed.Model) error {
-		keepR, keepV, err := s.openIssues(ctx, c)
-		if err != nil {
-			return err
+	keepR, keepV, err := s.openIssues(ctx, c)
+	if err != nil {
+		return
+	}
+	labels := map[string]string{}
+	seen := map[int]bool{}
+	for i, r := range keepR {
+		if !want[r.ID] || seen[i] {
+			continue
 		}
-		labels := map[string]string{}
-		for i, r := range keepR {
-			if !want[r.ID] || labels[r.ID] != "" {
-				continue
-			}
-			comp := component(keepR, keepV, i, patternCosine)
-			if len(comp) < 3 {
-				continue
-			}
-			g := Group{ID: comp[0].ID, Entries: comp, Since: comp[0].Created, Last: comp[len(comp)-1].Created}
-			for _, m := range comp {
+		if g := component(keepR, keepV, i, patternCosine, seen); len(g.Entries) >= 3 {
+			for _, m := range g.Entries {
 				labels[m.ID] = PatternLabel(g)
 			}
 		}
-		for i := range hits {
-			hits[i].Pattern = labels[hits[i].ID]
-		}
-		return nil
-	})
+	}
+	for i := range hits {
+		hits[i].Pattern = labels[hits[i].ID]
+	}
 }
 
-// component returns the entries linked to rows[start] (the same links as
-// groups), oldest first.
-func component(rows []cache.Row, vecs [][]float32, start int, min float64) []cache.Row {
-	seen := map[int]bool{start: true}
-	queue := []int{start}
-	for len(queue) > 0 {
-		i := queue[0]
-		queue = queue[1:]
+// component returns the group of entries linked to rows[start],
+// breadth-first, oldest first; it marks them in seen, so that callers
+// exploring several starts visit each group once.
+func component(rows []cache.Row, vecs [][]float32, start int, min float64, seen map[int]bool) Group {
+	seen[start] = true
+	members := []int{start}
+	for k := 0; k < len(members); k++ {
+		i := members[k]
 		for j := range rows {
 			if !seen[j] && similarity(rows, vecs, i, j) >= min {
 				seen[j] = true
-				queue = append(queue, j)
+				members = append(members, j)
 			}
 		}
 	}
-	out := make([]cache.Row, 0, len(seen))
-	for i := range seen {
-		out = append(out, rows[i])
+	m := make([]cache.Row, len(members))
+	for k, i := range members {
+		m[k] = rows[i]
 	}
-	sortOldestFirst(out)
-	return out
+	sortOldestFirst(m)
+	return Group{ID: m[0].ID, Entries: m, Since: m[0].Created, Last: m[len(m)-1].Created}
 }
 
 func similarity(rows []cache.Row, vecs [][]float32, i, j int) float64 {

@@ -76,7 +76,8 @@ func (s *Service) Purge(ctx context.Context, idPrefixes []string) ([]notes.Tombs
 		out = append(out, byRef[ref]...)
 	}
 	s.fresh = false
-	return out, s.withCache(ctx, func(*cache.Cache) error { return nil }) // re-index now
+	_, err := s.ready(ctx) // re-index now: the entries leave the cache
+	return out, err
 }
 
 // applyTombstones cuts the paths that tombstones in ref's tree name out of

@@ -210,6 +210,9 @@ func (s *Service) SearchWith(ctx context.Context, query string, f cache.Filter, 
 				return r.v[0], nil
 			}
 			hits, err = c.SemanticSearch(ctx, cache.SemanticQuery{Text: query, VectorFunc: vector, Mode: info.Mode, Weights: !s.rawScores, Now: s.now(), MinCosine: minCosine(s.rawScores)}, f)
+			if err == nil {
+				s.annotatePatterns(ctx, c, hits)
+			}
 		}
 		if err == nil {
 			ids := make([]string, len(hits))
@@ -220,9 +223,6 @@ func (s *Service) SearchWith(ctx context.Context, query string, f cache.Filter, 
 		}
 		return err
 	})
-	if err == nil && m != nil {
-		s.annotatePatterns(ctx, hits)
-	}
 	return hits, info, err
 }
 
