@@ -251,11 +251,11 @@ func decodeVec(b []byte) []float32 {
 	return v
 }
 
-// vectorCandidates returns entries passing f, ranked by cosine to q:
-// sign-bit KNN for candidates, exact cosine on their float vectors, and
-// only then the rows of the best n. When the filter leaves too few of the
+// Nearest returns the n entries f admits most similar to q, with their
+// cosine similarity: sign-bit KNN for candidates, exact cosine on their
+// float vectors, and only then the rows of the best n. When the filter leaves too few of the
 // coarse candidates, it scores every entry the filter admits.
-func (c *Cache) vectorCandidates(ctx context.Context, q []float32, f Filter, n int) ([]Hit, error) {
+func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hit, error) {
 	w, args := f.where()
 	// sqlite-vec's KNN costs about rows × k: k = 200 keeps 98.8% of the
 	// exact top 10 at 20k entries (k = 100: 96.3%, 400: 100%).
@@ -323,12 +323,15 @@ type scoredRow struct {
 	cos   float32
 }
 
+// vectorJoin joins entries e to their float vectors v (v.model = the
+// active model must be in the WHERE clause).
+const vectorJoin = `JOIN vec_state s ON s.rowid = e.rowid JOIN vs.vectors v ON v.hash = s.hash`
+
 // cosines scores the entries matching where by their float vectors. from,
 // if set, is a table joined before entries that drives the loop (the
 // candidate rowids), so that SQLite looks them up instead of scanning.
 func (c *Cache) cosines(ctx context.Context, q []float32, from, where string, args []any) ([]scoredRow, error) {
-	rows, err := c.db.QueryContext(ctx, `SELECT e.rowid, v.vec FROM `+from+` entries e
-		JOIN vec_state s ON s.rowid = e.rowid JOIN vs.vectors v ON v.hash = s.hash
+	rows, err := c.db.QueryContext(ctx, `SELECT e.rowid, v.vec FROM `+from+` entries e `+vectorJoin+`
 		WHERE `+where+` AND v.model = ?`, append(args[:len(args):len(args)], c.vecModel)...)
 	if err != nil {
 		return nil, fmt.Errorf("cache: vector scoring: %w", err)
@@ -433,7 +436,7 @@ func (c *Cache) SemanticSearch(ctx context.Context, q SemanticQuery, f Filter) (
 		q.Vector = v
 	}
 	if q.Mode != ModeBM25 {
-		vh, err := c.vectorCandidates(ctx, q.Vector, f, max(20, 2*lim))
+		vh, err := c.Nearest(ctx, q.Vector, f, max(20, 2*lim))
 		if err != nil {
 			return nil, err
 		}
@@ -499,9 +502,8 @@ func (c *Cache) completeHits(ctx context.Context, q SemanticQuery, ids []string,
 	}
 	idJSON, _ := json.Marshal(ids)
 	if q.Vector != nil {
-		rows, err := c.db.QueryContext(ctx, `SELECT e.id, v.vec FROM entries e
-			JOIN vec_state s ON s.rowid = e.rowid JOIN vs.vectors v ON v.model = ? AND v.hash = s.hash
-			WHERE e.id IN (SELECT value FROM json_each(?))`, c.vecModel, string(idJSON))
+		rows, err := c.db.QueryContext(ctx, `SELECT e.id, v.vec FROM entries e `+vectorJoin+`
+			WHERE e.id IN (SELECT value FROM json_each(?)) AND v.model = ?`, string(idJSON), c.vecModel)
 		if err != nil {
 			return fmt.Errorf("cache: vector scoring: %w", err)
 		}
@@ -567,12 +569,6 @@ func Weight(r Row, accesses int, now time.Time) float64 {
 	return w * (1 + r.Relevance)
 }
 
-// Nearest returns the n entries f admits that are most similar to q, with
-// their cosine similarity.
-func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hit, error) {
-	return c.vectorCandidates(ctx, q, f, n)
-}
-
 // VectorRows returns the entries f admits that have a vector for the
 // active model, newest first (f.Limit of them, 0: 500), with the vectors.
 func (c *Cache) VectorRows(ctx context.Context, f Filter) ([]Row, [][]float32, error) {
@@ -581,8 +577,7 @@ func (c *Cache) VectorRows(ctx context.Context, f Filter) ([]Row, [][]float32, e
 	if lim <= 0 {
 		lim = 500
 	}
-	rows, err := c.db.QueryContext(ctx, `SELECT `+rowCols+`, v.vec FROM entries e
-		JOIN vec_state s ON s.rowid = e.rowid JOIN vs.vectors v ON v.hash = s.hash
+	rows, err := c.db.QueryContext(ctx, `SELECT `+rowCols+`, v.vec FROM entries e `+vectorJoin+`
 		WHERE `+w+` AND v.model = ? ORDER BY e.created DESC, e.id LIMIT ?`, append(args, c.vecModel, lim)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cache: vectors: %w", err)

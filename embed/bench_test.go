@@ -3,6 +3,7 @@ package embed_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,13 +58,7 @@ func BenchmarkBackends(b *testing.B) {
 }
 
 func median(ds []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	for i := range s {
-		for j := i + 1; j < len(s); j++ {
-			if s[j] < s[i] {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
 	return s[len(s)/2]
 }

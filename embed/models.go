@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -236,7 +237,7 @@ func writeFrom(path string, r io.Reader) error {
 
 // extractModel unpacks the model files of a .tar.gz, wherever they sit in it.
 func extractModel(archive, dst string) error {
-	found, err := untar(archive, dst, func(name string) bool { return contains(modelFiles, path.Base(name)) })
+	found, err := untar(archive, dst, func(name string) bool { return slices.Contains(modelFiles, path.Base(name)) })
 	if err != nil {
 		return fmt.Errorf("%s: not a .tar.gz model archive: %w", archive, err)
 	}
@@ -283,15 +284,6 @@ func untar(archive, dst string, keep func(name string) bool) (map[string]bool, e
 		}
 		found[base] = true
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func fileDigest(path string, h hash.Hash) ([]byte, error) {
