@@ -12,6 +12,7 @@ import (
 	"math"
 	"path"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -39,7 +40,12 @@ const (
 	Rose Method = "rose"
 	// Weighted sums, over query files q, the confidence of q ⇒ y where each
 	// past commit counts with a weight that decays with its age and with its
-	// size (a 2-file commit says more about its pair than a 20-file one).
+	// size (a 2-file commit says more about its pair than a 20-file one),
+	// plus small boosts for pairs that changed together in the last few
+	// commits (work in progress), for files changed lately and for files
+	// sharing q's name stem (x.go, x_test.go). Files with no co-change
+	// evidence (the query's stem twins, recently changed files of its
+	// directory) follow below every file with evidence.
 	Weighted Method = "weighted"
 )
 
@@ -61,6 +67,7 @@ type Options struct {
 
 type pair struct {
 	count int
+	seq   int32   // the last learned commit holding both
 	w     float64 // Σ recency·size weight, scaled by exp(t/τ) (see Model.scale)
 	last  int64   // unix seconds of the last commit holding both
 }
@@ -80,6 +87,7 @@ type Model struct {
 	ids     map[string]int32
 	names   []string
 	dirs    map[string][]int32 // files by directory, for files with no history
+	stems   map[string][]int32 // files by name stem (see stem)
 	files   []*fileStat
 	commits int32
 	t0      int64 // time origin for the weights, so exp() stays in range
@@ -100,7 +108,7 @@ func New(opt Options) *Model {
 	if opt.SameDir == 0 {
 		opt.SameDir = 1
 	}
-	return &Model{opt: opt, ids: map[string]int32{}, dirs: map[string][]int32{}, t0: math.MinInt64, tau: opt.HalfLife.Seconds() / math.Ln2}
+	return &Model{opt: opt, ids: map[string]int32{}, dirs: map[string][]int32{}, stems: map[string][]int32{}, t0: math.MinInt64, tau: opt.HalfLife.Seconds() / math.Ln2}
 }
 
 // MaxFiles is the largest commit the model learns pairs from.
@@ -122,6 +130,8 @@ func (m *Model) id(name string, create bool) (int32, bool) {
 	m.files = append(m.files, &fileStat{partners: map[int32]*pair{}})
 	d := path.Dir(name)
 	m.dirs[d] = append(m.dirs[d], id)
+	st := stem(name)
+	m.stems[st] = append(m.stems[st], id)
 	return id, true
 }
 
@@ -167,6 +177,7 @@ func (m *Model) Learn(c Commit) bool {
 				fa.partners[b] = p
 			}
 			p.count++
+			p.seq = idx
 			p.w += w
 			p.last = max(p.last, t)
 		}
@@ -186,6 +197,7 @@ func (m *Model) Rename(from, to string) {
 	dst.count += src.count
 	dst.w += src.w
 	dst.last = max(dst.last, src.last)
+	dst.seq = max(dst.seq, src.seq)
 	dst.commits = mergeSorted(dst.commits, src.commits)
 	for other, p := range src.partners {
 		if other == tid {
@@ -199,6 +211,7 @@ func (m *Model) Rename(from, to string) {
 		q.count += p.count
 		q.w += p.w
 		q.last = max(q.last, p.last)
+		q.seq = max(q.seq, p.seq)
 		// the partner's view of the pair moves too
 		op := m.files[other].partners
 		if back := op[fid]; back != nil {
@@ -206,6 +219,7 @@ func (m *Model) Rename(from, to string) {
 				fwd.count += back.count
 				fwd.w += back.w
 				fwd.last = max(fwd.last, back.last)
+				fwd.seq = max(fwd.seq, back.seq)
 			} else {
 				op[tid] = back
 			}
@@ -230,23 +244,20 @@ type Suggestion struct {
 func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
 	q := make([]int32, 0, len(query))
 	inQuery := map[int32]bool{}
-	var unknown []string
 	for _, f := range dedupe(query) {
-		if id, ok := m.id(f, false); ok && m.files[id].count > 0 {
-			q = append(q, id)
+		if id, ok := m.id(f, false); ok {
 			inQuery[id] = true
-		} else {
-			unknown = append(unknown, f)
+			if m.files[id].count > 0 {
+				q = append(q, id)
+			}
 		}
-	}
-	if len(q) == 0 && (method != Weighted || len(unknown) == 0) {
-		return nil
 	}
 	type cand struct {
 		score, tie float64
 		count      int
 		conf       float64
 		last       int64
+		fallback   bool // no co-change evidence: ranked below every file with some
 	}
 	cands := map[int32]*cand{}
 	for _, a := range q {
@@ -277,28 +288,54 @@ func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
 				if m.opt.SameDir > 0 && path.Dir(m.names[a]) == path.Dir(m.names[b]) {
 					sc *= 1 + m.opt.SameDir
 				}
-				c.score += sc
+				c.score += sc + pairRecentBoost*m.recency(p.seq, pairRecentSpan)
 				c.tie = float64(p.last)
 			}
 		}
 	}
-	// Weighted: a file with no history yet (new) borrows its directory's
-	// recently changed files, below any real co-change evidence.
-	if method == Weighted && len(cands) == 0 {
-		for _, f := range unknown {
-			for _, b := range m.dirs[path.Dir(f)] {
+	if method == Weighted {
+		stems := map[string]bool{}
+		for _, f := range query {
+			stems[stem(f)] = true
+		}
+		for b, c := range cands {
+			c.score += fileRecentBoost * m.recency(m.files[b].seq, pairRecentSpan)
+			if stems[stem(m.names[b])] {
+				c.score += stemBoost
+			}
+		}
+		// Too little evidence: the query's stem twins, then the recently
+		// changed files of its directories (new files have only these).
+		if n <= 0 && len(cands) == 0 || n > 0 && len(cands) < n {
+			fallback := func(b int32, score float64) {
 				if inQuery[b] || m.files[b].count == 0 {
-					continue
+					return
 				}
 				c := cands[b]
 				if c == nil {
-					c = &cand{}
+					c = &cand{fallback: true, last: m.files[b].last}
 					cands[b] = c
 				}
-				c.score = math.Max(c.score, 1e-3*math.Exp(-float64(m.commits-1-m.files[b].seq)/50))
-				c.last = max(c.last, m.files[b].last)
+				if c.fallback {
+					c.score = math.Max(c.score, score)
+				}
+			}
+			for st := range stems {
+				for _, b := range m.stems[st] {
+					fallback(b, stemBoost+fileRecentBoost*m.recency(m.files[b].seq, pairRecentSpan))
+				}
+			}
+			for _, f := range dedupe(query) {
+				for _, b := range m.dirs[path.Dir(f)] {
+					if r := m.recency(m.files[b].seq, dirRecentSpan); r > 1e-3 {
+						fallback(b, fileRecentBoost*r)
+					}
+				}
 			}
 		}
+	}
+	if len(cands) == 0 {
+		return nil
 	}
 	if method == Rose && len(q) > 1 {
 		m.roseExact(q, func(b int32, conf float64, support int) {
@@ -307,27 +344,60 @@ func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
 			}
 		})
 	}
-	out := make([]Suggestion, 0, len(cands))
-	ties := make(map[string]float64, len(cands))
+	type ranked struct {
+		Suggestion
+		tie      float64
+		fallback bool
+	}
+	out := make([]ranked, 0, len(cands))
 	for b, c := range cands {
-		name := m.names[b]
-		out = append(out, Suggestion{File: name, Score: c.score, Count: c.count, Confidence: c.conf, Last: time.Unix(c.last, 0).UTC()})
-		ties[name] = c.tie
+		out = append(out, ranked{Suggestion{File: m.names[b], Score: c.score, Count: c.count, Confidence: c.conf, Last: time.Unix(c.last, 0).UTC()}, c.tie, c.fallback})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
+		if a.fallback != b.fallback {
+			return b.fallback
+		}
 		if a.Score != b.Score {
 			return a.Score > b.Score
 		}
-		if ties[a.File] != ties[b.File] {
-			return ties[a.File] > ties[b.File]
+		if a.tie != b.tie {
+			return a.tie > b.tie
 		}
 		return a.File < b.File
 	})
 	if n > 0 && len(out) > n {
 		out = out[:n]
 	}
-	return out
+	res := make([]Suggestion, len(out))
+	for i, r := range out {
+		res[i] = r.Suggestion
+	}
+	return res
+}
+
+// Weighted's boosts, chosen on the 2024 commits of the hugo history (train
+// before 2024, see internal/eval/cochange -until) and then measured on the
+// later commits.
+const (
+	pairRecentBoost = 0.15 // × recency of the pair's last commit together
+	fileRecentBoost = 0.08 // × recency of the candidate's last commit
+	stemBoost       = 0.08 // candidate shares a query file's name stem
+	pairRecentSpan  = 10   // commits: recency = exp(-commits since / span)
+	dirRecentSpan   = 50   // commits, for the directory fallback
+)
+
+// recency is exp(-(commits learned since commit seq)/span).
+func (m *Model) recency(seq int32, span float64) float64 {
+	return math.Exp(-float64(m.commits-1-seq) / span)
+}
+
+// stem is a file's base name without extension and test suffix, so that
+// x.go, x_test.go and x.md share one.
+func stem(name string) string {
+	b := path.Base(name)
+	b = strings.TrimSuffix(b, path.Ext(b))
+	return strings.TrimSuffix(b, "_test")
 }
 
 // roseExact reports, for every file y in a commit holding all of q, the

@@ -95,3 +95,34 @@ func TestWeightedPrefersRecentSmallCommits(t *testing.T) {
 		t.Fatalf("count ignores recency: %v", names(got))
 	}
 }
+
+func TestWeightedFallbackRanksBelowEvidence(t *testing.T) {
+	m := New(Options{})
+	m.Learn(Commit{Time: at(0), Files: []string{"docs/a.md", "docs/other.md"}})
+	for i := 1; i < 3; i++ {
+		m.Learn(Commit{Time: at(i), Files: []string{"a.go", "b.go"}})
+	}
+	m.Learn(Commit{Time: at(3), Files: []string{"lib/c.go", "lib/d.go"}})
+	got := m.Suggest([]string{"a.go"}, Weighted, 5)
+	if fmt.Sprint(names(got)) != "[b.go docs/a.md]" || got[0].Count != 2 || got[1].Count != 0 {
+		t.Fatalf("evidence, then the stem twin without evidence: %+v", got)
+	}
+	if got := m.Suggest([]string{"a.go"}, Weighted, 1); fmt.Sprint(names(got)) != "[b.go]" {
+		t.Fatalf("enough evidence needs no fallback: %v", names(got))
+	}
+	if got := m.Suggest([]string{"lib/new.go"}, Weighted, 5); fmt.Sprint(names(got)) != "[lib/c.go lib/d.go]" {
+		t.Fatalf("a new file borrows its directory: %v", names(got))
+	}
+}
+
+func TestWeightedPrefersPairsChangedTogetherLately(t *testing.T) {
+	m := New(Options{})
+	// Same commit sizes and counts; b.go changed with q.go most recently.
+	m.Learn(Commit{Time: at(0), Files: []string{"q.go", "b.go"}})
+	m.Learn(Commit{Time: at(0), Files: []string{"q.go", "a.go"}})
+	m.Learn(Commit{Time: at(0), Files: []string{"q.go", "b.go"}})
+	m.Learn(Commit{Time: at(0), Files: []string{"q.go", "a.go"}})
+	if got := m.Suggest([]string{"q.go"}, Weighted, 2); fmt.Sprint(names(got)) != "[a.go b.go]" || got[0].Score <= got[1].Score {
+		t.Fatalf("recent pair first: %+v", got)
+	}
+}

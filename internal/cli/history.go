@@ -86,6 +86,10 @@ post-commit and post-merge hooks keep it current.`,
 func printSuggestions(w io.Writer, list []cochange.Suggestion, now time.Time) {
 	fmt.Fprintf(w, "%-6s  %-6s  %-10s  %s\n", "COUNT", "CONF", "LAST SEEN", "FILE")
 	for _, s := range list {
+		if s.Count == 0 { // no shared commit: a stem twin or a recent neighbour
+			fmt.Fprintf(w, "%-6s  %6s  %-10s  %s  (no shared commit: same name or directory)\n", "-", "-", app.Age(now, s.Last), s.File)
+			continue
+		}
 		fmt.Fprintf(w, "%-6d  %5.0f%%  %-10s  %s\n", s.Count, 100*s.Confidence, app.Age(now, s.Last), s.File)
 	}
 }
@@ -143,7 +147,9 @@ only staged ones with --staged, or --files), list the files that usually
 change with them but are not part of the change: "you touched X; Y usually
 changes too". Ranked by the weighted co-change recommender (see
 'make eval-cochange' for how it compares with pair counts, code-maat's degree
-and ROSE association rules).`,
+and ROSE association rules). When shared commits run short, files with the
+same name stem (x_test.go for x.go) and recently changed files of the same
+directory follow, marked as having no shared commit.`,
 		Example: `  git synaptic suggest
   git synaptic suggest --staged
   git synaptic suggest --files hugolib/site.go,hugolib/page.go --json`,
