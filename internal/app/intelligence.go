@@ -207,9 +207,10 @@ func (s *Service) recentVectors(ctx context.Context, c *cache.Cache, types ...no
 
 // recentSet is a remembered answer of recentVectors.
 type recentSet struct {
-	at   time.Time
-	rows []cache.Row
-	vecs [][]float32
+	at     time.Time
+	rows   []cache.Row
+	vecs   [][]float32
+	labels map[string]string // pattern labels of issue sets (patternMemo)
 }
 
 // Patterns returns recurring issues: three or more issues of the last 30
@@ -420,14 +421,16 @@ func (s *Service) annotatePatterns(ctx context.Context, c *cache.Cache, hits []c
 	if err != nil {
 		return
 	}
-	labels := map[string]string{}
+	labels := s.patternMemo(ctx, c) // id → label, "" for none
 	seen := map[int]bool{}
 	for i, r := range keepR {
-		if !want[r.ID] || seen[i] {
+		if _, known := labels[r.ID]; !want[r.ID] || seen[i] || known {
 			continue
 		}
-		if g := component(keepR, keepV, i, patternCosine, seen); len(g.Entries) >= 3 {
-			for _, m := range g.Entries {
+		g := component(keepR, keepV, i, patternCosine, seen)
+		for _, m := range g.Entries {
+			labels[m.ID] = ""
+			if len(g.Entries) >= 3 {
 				labels[m.ID] = PatternLabel(g)
 			}
 		}
@@ -435,6 +438,30 @@ func (s *Service) annotatePatterns(ctx context.Context, c *cache.Cache, hits []c
 	for i := range hits {
 		hits[i].Pattern = labels[hits[i].ID]
 	}
+}
+
+// patternMemo is where pattern labels of the open issues are kept: in a
+// long-lived process, with the remembered issues themselves (so until the
+// memory changes or a minute passes), since exploring a pattern compares
+// its issues with every open issue; elsewhere a fresh map.
+func (s *Service) patternMemo(ctx context.Context, c *cache.Cache) map[string]string {
+	if !s.longLived {
+		return map[string]string{}
+	}
+	stamp, err := c.Stamp(ctx)
+	if err != nil {
+		return map[string]string{}
+	}
+	key := fmt.Sprint(stamp, []notes.Type{notes.TypeIssue})
+	r, ok := s.recent[key]
+	if !ok {
+		return map[string]string{}
+	}
+	if r.labels == nil {
+		r.labels = map[string]string{}
+		s.recent[key] = r
+	}
+	return r.labels
 }
 
 // component returns the group of entries linked to rows[start],
