@@ -162,11 +162,14 @@ type Hit struct {
 	Score float64 `json:"score"`
 	BM25  float64 `json:"bm25"`
 	// Set by SemanticSearch: ranks in each list (0: absent), cosine
-	// similarity, fused reciprocal-rank score, weight and access count.
+	// similarity, fused score (session context included), the part of it
+	// that came from the entries saved around it in its session, weight
+	// and access count.
 	LexRank  int     `json:"bm25_rank,omitempty"`
 	VecRank  int     `json:"vector_rank,omitempty"`
 	Cosine   float64 `json:"cosine,omitempty"`
 	Fused    float64 `json:"fused,omitempty"`
+	Context  float64 `json:"context,omitempty"`
 	Weight   float64 `json:"weight,omitempty"`
 	Accesses int     `json:"accesses,omitempty"`
 	// Pattern labels an issue that recurs ("[Pattern: seen N times since

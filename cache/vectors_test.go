@@ -154,3 +154,70 @@ func TestInMemoryIndexMatchesSQLite(t *testing.T) {
 		t.Fatalf("index holds %d rows, want 40", len(c.index.ids))
 	}
 }
+
+func TestSessionContextLiftsTheAnswerAfterAQuestion(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	inSession := func(typ notes.Type, content string, age time.Duration) notes.Entry {
+		e := mk(typ, content, age)
+		e.SessionID = "s1"
+		return e
+	}
+	question := inSession(notes.TypeInsight, "did the postgres migration finish", 3*time.Hour)
+	answer := inSession(notes.TypeProgress, "yes, after the retry fix", 2*time.Hour)
+	later := inSession(notes.TypeProgress, "lunch at noon", time.Hour) // after the answer: never a candidate
+	entries := []notes.Entry{question, answer, later}
+	vecs := map[string][]float32{question.Content: unit(0), answer.Content: unit(1), later.Content: unit(2)}
+	// Fillers closer to the query vector (cosine 0.8, the others 0.36)
+	// keep the answer out of the vector candidates: only its session
+	// neighbour can bring it in.
+	filler := []float32{0, 0, 0, 0.6, 0, 0.55, 0.581, 0}
+	for i := 0; i < 30; i++ {
+		f := mk(notes.TypeInsight, fmt.Sprintf("filler %d", i), time.Duration(i)*time.Minute)
+		entries = append(entries, f)
+		vecs[f.Content] = filler
+	}
+	put(t, c, entries)
+	if err := c.UseModel(ctx, "m@1", 8); err != nil {
+		t.Fatal(err)
+	}
+	pending, _, _ := c.PendingVectors(ctx, 100)
+	vs := make([][]float32, len(pending))
+	for i, p := range pending {
+		vs[i] = vecs[p.Text]
+	}
+	if err := c.StoreVectors(ctx, pending, vs); err != nil {
+		t.Fatal(err)
+	}
+	find := func(hits []Hit, id string) *Hit {
+		for i := range hits {
+			if hits[i].ID == id {
+				return &hits[i]
+			}
+		}
+		return nil
+	}
+	q := SemanticQuery{Text: "postgres migration", Vector: unit(5), Mode: ModeHybrid}
+	hits, err := c.SemanticSearch(ctx, q, Filter{Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qh, ah := find(hits, question.ID), find(hits, answer.ID)
+	if len(hits) != 5 || hits[0].ID != question.ID || hits[1].ID != answer.ID || ah.LexRank != 0 || ah.VecRank != 0 {
+		t.Fatalf("the answer should join through its session neighbour, second: %+v", hits)
+	}
+	base := qh.Fused - qh.Context
+	if want := contextBefore * base; ah.Context < want-1e-9 || ah.Context > want+1e-9 {
+		t.Fatalf("answer context %.4f, want %.4f", ah.Context, want)
+	}
+	// The filter applies to neighbours too; BM25 mode has no context.
+	hits, _ = c.SemanticSearch(ctx, q, Filter{Limit: 5, Types: []notes.Type{notes.TypeInsight}})
+	if find(hits, answer.ID) != nil {
+		t.Fatal("a filtered-out neighbour joined the results")
+	}
+	q.Mode = ModeBM25
+	hits, _ = c.SemanticSearch(ctx, q, Filter{Limit: 5})
+	if len(hits) != 1 || hits[0].Context != 0 {
+		t.Fatalf("bm25: %+v", hits)
+	}
+}

@@ -106,9 +106,15 @@ func importEntries(b *testing.B, dir string, n, batch int, seed int64) {
 	for done := 0; done < n; done += batch {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
+		var started time.Time
 		for i := 0; i < batch && done+i < n; i++ {
+			// agent sessions of 20 entries, a minute apart
+			k := done + i
+			if k%20 == 0 {
+				started = time.Now().Add(-time.Duration(rng.Intn(90*24)) * time.Hour)
+			}
 			enc.Encode(map[string]any{"content": sentence(rng, zipf), "type": types[rng.Intn(len(types))], "tags": []string{vocabulary[rng.Intn(len(vocabulary))]},
-				"created": time.Now().Add(-time.Duration(rng.Intn(90*24)) * time.Hour)})
+				"created": started.Add(time.Duration(k%20) * time.Minute), "session_id": fmt.Sprintf("bench-%d-%d", seed, k/20)})
 		}
 		os.WriteFile(f, buf.Bytes(), 0o644)
 		run(b, dir, "import", f)

@@ -386,6 +386,10 @@ func explainHit(info app.SearchInfo, h cache.Hit) string {
 		}
 		return fmt.Sprint(r)
 	}
-	return fmt.Sprintf("score %.4f = fused %.4f (bm25 %.3f rank %s, cosine %.3f rank %s) × weight %.3f (%s tier, %d recalls)  (%s, by %s)",
-		h.Score, h.Fused, -h.BM25, rank(h.LexRank), h.Cosine, rank(h.VecRank), h.Weight, h.Tier, h.Accesses, flagsOf(h.Row), app.AuthorName(h.Author))
+	context := ""
+	if h.Context != 0 {
+		context = fmt.Sprintf(", session context %.3f", h.Context)
+	}
+	return fmt.Sprintf("score %.4f = fused %.4f (bm25 %.3f rank %s, cosine %.3f rank %s%s) × weight %.3f (%s tier, %d recalls)  (%s, by %s)",
+		h.Score, h.Fused, -h.BM25, rank(h.LexRank), h.Cosine, rank(h.VecRank), context, h.Weight, h.Tier, h.Accesses, flagsOf(h.Row), app.AuthorName(h.Author))
 }

@@ -28,7 +28,7 @@ import (
 )
 
 type turn struct {
-	Conv, ID, DateTime, Speaker, Text string
+	Conv, ID, Session, DateTime, Speaker, Text string
 }
 
 type query struct {
@@ -101,13 +101,14 @@ func run(dataDir string) error {
 	os.Setenv("GIT_AUTHOR_EMAIL", "locomo@example.com")
 	turns := map[string][]turn{}
 	if err := readJSONL(filepath.Join(dataDir, "turns.jsonl"), func(t struct {
-		Conv     string `json:"conv"`
-		ID       string `json:"id"`
-		DateTime string `json:"date_time"`
-		Speaker  string `json:"speaker"`
-		Text     string `json:"text"`
+		Conv     string          `json:"conv"`
+		ID       string          `json:"id"`
+		Session  json.RawMessage `json:"session"`
+		DateTime string          `json:"date_time"`
+		Speaker  string          `json:"speaker"`
+		Text     string          `json:"text"`
 	}) {
-		turns[t.Conv] = append(turns[t.Conv], turn{t.Conv, t.ID, t.DateTime, t.Speaker, t.Text})
+		turns[t.Conv] = append(turns[t.Conv], turn{t.Conv, t.ID, string(t.Session), t.DateTime, t.Speaker, t.Text})
 	}); err != nil {
 		return err
 	}
@@ -140,10 +141,10 @@ func run(dataDir string) error {
 			results[m].score(queries[conv], ranked[m])
 		}
 	}
-	fmt.Printf("LoCoMo dev (%d conversations, %d questions with evidence) in %s (embedding %s)\nmodel: %s; fusion: 0.5 × bm25/max + 0.5 × cosine over the top 50 of each; seed weights off (one tier, synthetic dates)\n",
+	fmt.Printf("LoCoMo dev (%d conversations, %d questions with evidence) in %s (embedding %s)\nmodel: %s; fusion: 0.5 × bm25/max + 0.5 × cosine, plus session context; seed weights off (one tier, synthetic dates)\n",
 		len(convs), results["bm25"].all.n, time.Since(start).Round(time.Millisecond), embedTime.Round(time.Millisecond), model)
 	for _, m := range modes {
-		fmt.Printf("\nretriever: %s\n", map[string]string{"bm25": "BM25 (FTS5, porter, stopwords dropped)", "vector": "vectors only (cosine)", "hybrid": "hybrid (0.5 × normalised BM25 + 0.5 × cosine)"}[m])
+		fmt.Printf("\nretriever: %s\n", map[string]string{"bm25": "BM25 (FTS5, porter, stopwords dropped)", "vector": "vectors only (cosine)", "hybrid": "hybrid (0.5 × normalised BM25 + 0.5 × cosine; the 10 best lend 0.4 of it to the next entry of their session, 0.2 to the previous)"}[m])
 		if err := results[m].print(); err != nil {
 			return err
 		}
@@ -217,10 +218,14 @@ func searchConversation(ctx context.Context, turns []turn, qs []query, modes []s
 		return nil, "", 0, err
 	}
 	defer s.Close()
+	// Each LoCoMo session is a memory session; its turns are saved a
+	// second apart in the order they were spoken, as a live session would.
 	reqs := make([]app.SaveRequest, len(turns))
 	for i, t := range turns {
 		created, _ := time.Parse("3:04 pm on 2 January, 2006", t.DateTime)
-		reqs[i] = app.SaveRequest{Content: t.Speaker + ": " + t.Text, Type: notes.TypeReference, Tags: []string{strings.ToLower(t.ID)}, Created: created, AllowSecret: true}
+		created = created.Add(time.Duration(i) * time.Second)
+		reqs[i] = app.SaveRequest{Content: t.Speaker + ": " + t.Text, Type: notes.TypeReference, Tags: []string{strings.ToLower(t.ID)},
+			Created: created, SessionID: t.Conv + "-session-" + t.Session, AllowSecret: true}
 	}
 	if _, err := s.Import(ctx, reqs, false); err != nil {
 		return nil, "", 0, err
