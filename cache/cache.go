@@ -72,7 +72,7 @@ CREATE TABLE IF NOT EXISTS access(id TEXT PRIMARY KEY, count INTEGER NOT NULL, l
 CREATE TABLE IF NOT EXISTS injections(session TEXT NOT NULL, id TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(session, id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS entries_created ON entries(created);
 CREATE INDEX IF NOT EXISTS entries_type ON entries(type, created);
-CREATE INDEX IF NOT EXISTS entries_session ON entries(session_id, created);
+CREATE INDEX IF NOT EXISTS entries_session ON entries(session_id, created) WHERE session_id != '';
 CREATE TABLE IF NOT EXISTS entry_tags(tag TEXT NOT NULL, entry INTEGER NOT NULL, PRIMARY KEY(tag, entry)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS entry_tags_entry ON entry_tags(entry);
 CREATE TABLE IF NOT EXISTS ops(id TEXT PRIMARY KEY, entry TEXT NOT NULL, doc BLOB NOT NULL);

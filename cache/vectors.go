@@ -531,8 +531,8 @@ func (c *Cache) addSessionContext(ctx context.Context, q SemanticQuery, f Filter
 	}
 	idJSON, _ := json.Marshal(best)
 	rows, err := c.db.QueryContext(ctx, `SELECT c.id,
-			coalesce((SELECT p.id FROM entries p WHERE p.session_id = c.session_id AND p.created < c.created ORDER BY p.created DESC LIMIT 1), ''),
-			coalesce((SELECT n.id FROM entries n WHERE n.session_id = c.session_id AND n.created > c.created ORDER BY n.created LIMIT 1), '')
+			coalesce((SELECT p.id FROM entries p WHERE p.session_id != '' AND p.session_id = c.session_id AND p.created < c.created ORDER BY p.created DESC LIMIT 1), ''),
+			coalesce((SELECT n.id FROM entries n WHERE n.session_id != '' AND n.session_id = c.session_id AND n.created > c.created ORDER BY n.created LIMIT 1), '')
 		FROM entries c WHERE c.id IN (SELECT value FROM json_each(?)) AND c.session_id != ''`, string(idJSON))
 	if err != nil {
 		return nil, fmt.Errorf("cache: session neighbours: %w", err)
