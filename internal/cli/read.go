@@ -391,5 +391,5 @@ func explainHit(info app.SearchInfo, h cache.Hit) string {
 		context = fmt.Sprintf(", session context %.3f", h.Context)
 	}
 	return fmt.Sprintf("score %.4f = fused %.4f (bm25 %.3f rank %s, cosine %.3f rank %s%s) × weight %.3f (%s tier, %d recalls)  (%s, by %s)",
-		h.Score, h.Fused, -h.BM25, rank(h.LexRank), h.Cosine, rank(h.VecRank), context, h.Weight, h.Tier, h.Accesses, flagsOf(h.Row), app.AuthorName(h.Author))
+		h.Score, h.Fused, 0-h.BM25 /* not -0.000 when absent */, rank(h.LexRank), h.Cosine, rank(h.VecRank), context, h.Weight, h.Tier, h.Accesses, flagsOf(h.Row), app.AuthorName(h.Author))
 }
