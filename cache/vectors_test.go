@@ -207,7 +207,7 @@ func TestSessionContextLiftsTheAnswerAfterAQuestion(t *testing.T) {
 		t.Fatalf("the answer should join through its session neighbour, second: %+v", hits)
 	}
 	base := qh.Fused - qh.Context
-	if want := contextBefore * base; ah.Context < want-1e-9 || ah.Context > want+1e-9 {
+	if want := lendToNext * base; ah.Context < want-1e-9 || ah.Context > want+1e-9 {
 		t.Fatalf("answer context %.4f, want %.4f", ah.Context, want)
 	}
 	// The filter applies to neighbours too; BM25 mode has no context.
