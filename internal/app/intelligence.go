@@ -179,38 +179,44 @@ func sharedTags(a, b []string) int {
 // recentVectors returns the entries of types saved in the last 30 days,
 // with their vectors. A long-lived process keeps the answer until entries
 // or vectors change (and for at most a minute, as the window moves).
-func (s *Service) recentVectors(ctx context.Context, c *cache.Cache, types ...notes.Type) ([]cache.Row, [][]float32, error) {
+func (s *Service) recentVectors(ctx context.Context, c *cache.Cache, types ...notes.Type) (*recentSet, error) {
 	f := cache.Filter{Types: types, Since: s.now().Add(-intelligenceDays * 24 * time.Hour), Limit: 500}
 	if !s.longLived {
-		return c.VectorRows(ctx, f)
+		rows, vecs, err := c.VectorRows(ctx, f)
+		return &recentSet{rows: rows, vecs: vecs, labels: map[string]string{}}, err
 	}
 	stamp, err := c.Stamp(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	key := fmt.Sprint(stamp, types)
 	if r, ok := s.recent[key]; ok && s.now().Sub(r.at) < time.Minute {
-		return r.rows, r.vecs, nil
+		return r, nil
 	}
 	rows, vecs, err := c.VectorRows(ctx, f)
-	if err == nil {
-		if len(s.recent) > 8 {
-			s.recent = nil
-		}
-		if s.recent == nil {
-			s.recent = map[string]recentSet{}
-		}
-		s.recent[key] = recentSet{at: s.now(), rows: rows, vecs: vecs}
+	if err != nil {
+		return nil, err
 	}
-	return rows, vecs, err
+	if len(s.recent) > 8 {
+		s.recent = nil
+	}
+	if s.recent == nil {
+		s.recent = map[string]*recentSet{}
+	}
+	r := &recentSet{at: s.now(), rows: rows, vecs: vecs, labels: map[string]string{}}
+	s.recent[key] = r
+	return r, nil
 }
 
-// recentSet is a remembered answer of recentVectors.
+// recentSet is an answer of recentVectors, remembered in a long-lived
+// process. labels remembers, with it, the pattern labels found for its
+// issues (id → label, "" for none): exploring a pattern compares its issues
+// with every open issue, so each is explored once.
 type recentSet struct {
 	at     time.Time
 	rows   []cache.Row
 	vecs   [][]float32
-	labels map[string]string // pattern labels of issue sets (patternMemo)
+	labels map[string]string
 }
 
 // Patterns returns recurring issues: three or more issues of the last 30
@@ -219,31 +225,30 @@ type recentSet struct {
 func (s *Service) Patterns(ctx context.Context) ([]Group, error) {
 	var out []Group
 	err := s.withVectors(ctx, func(c *cache.Cache, _ *embed.Model) error {
-		keepR, keepV, err := s.openIssues(ctx, c)
+		open, err := s.openIssues(ctx, c)
 		if err != nil {
 			return err
 		}
-		out = groups(keepR, keepV, patternCosine, 3)
+		out = groups(open.rows, open.vecs, patternCosine, 3)
 		return nil
 	})
 	return out, err
 }
 
 // openIssues returns the issues of the last 30 days whose pattern was not
-// resolved, with their vectors.
-func (s *Service) openIssues(ctx context.Context, c *cache.Cache) ([]cache.Row, [][]float32, error) {
-	rows, vecs, err := s.recentVectors(ctx, c, notes.TypeIssue)
+// resolved, with their vectors (and the remembered labels).
+func (s *Service) openIssues(ctx context.Context, c *cache.Cache) (recentSet, error) {
+	all, err := s.recentVectors(ctx, c, notes.TypeIssue)
 	if err != nil {
-		return nil, nil, err
+		return recentSet{}, err
 	}
-	var keepR []cache.Row
-	var keepV [][]float32
-	for i, r := range rows {
+	open := recentSet{labels: all.labels}
+	for i, r := range all.rows {
 		if !slices.Contains(r.Tags, TagPatternResolved) {
-			keepR, keepV = append(keepR, r), append(keepV, vecs[i])
+			open.rows, open.vecs = append(open.rows, r), append(open.vecs, all.vecs[i])
 		}
 	}
-	return keepR, keepV, nil
+	return open, nil
 }
 
 // PatternLabel is how search results and context show a pattern.
@@ -284,11 +289,11 @@ func (s *Service) ResolvePattern(ctx context.Context, idPrefix string) (Group, e
 func (s *Service) Consolidation(ctx context.Context) ([]Group, error) {
 	var out []Group
 	err := s.withVectors(ctx, func(c *cache.Cache, _ *embed.Model) error {
-		rows, vecs, err := s.recentVectors(ctx, c, notes.TypeIssue, notes.TypeDecision)
+		recent, err := s.recentVectors(ctx, c, notes.TypeIssue, notes.TypeDecision)
 		if err != nil {
 			return err
 		}
-		out = groups(rows, vecs, consolidationCosine, 3)
+		out = groups(recent.rows, recent.vecs, consolidationCosine, 3)
 		return nil
 	})
 	return out, err
@@ -417,17 +422,17 @@ func (s *Service) annotatePatterns(ctx context.Context, c *cache.Cache, hits []c
 	if len(want) == 0 {
 		return
 	}
-	keepR, keepV, err := s.openIssues(ctx, c)
+	open, err := s.openIssues(ctx, c)
 	if err != nil {
 		return
 	}
-	labels := s.patternMemo(ctx, c) // id → label, "" for none
+	labels := open.labels
 	seen := map[int]bool{}
-	for i, r := range keepR {
+	for i, r := range open.rows {
 		if _, known := labels[r.ID]; !want[r.ID] || seen[i] || known {
 			continue
 		}
-		g := component(keepR, keepV, i, patternCosine, seen)
+		g := component(open.rows, open.vecs, i, patternCosine, seen)
 		for _, m := range g.Entries {
 			labels[m.ID] = ""
 			if len(g.Entries) >= 3 {
@@ -438,30 +443,6 @@ func (s *Service) annotatePatterns(ctx context.Context, c *cache.Cache, hits []c
 	for i := range hits {
 		hits[i].Pattern = labels[hits[i].ID]
 	}
-}
-
-// patternMemo is where pattern labels of the open issues are kept: in a
-// long-lived process, with the remembered issues themselves (so until the
-// memory changes or a minute passes), since exploring a pattern compares
-// its issues with every open issue; elsewhere a fresh map.
-func (s *Service) patternMemo(ctx context.Context, c *cache.Cache) map[string]string {
-	if !s.longLived {
-		return map[string]string{}
-	}
-	stamp, err := c.Stamp(ctx)
-	if err != nil {
-		return map[string]string{}
-	}
-	key := fmt.Sprint(stamp, []notes.Type{notes.TypeIssue})
-	r, ok := s.recent[key]
-	if !ok {
-		return map[string]string{}
-	}
-	if r.labels == nil {
-		r.labels = map[string]string{}
-		s.recent[key] = r
-	}
-	return r.labels
 }
 
 // component returns the group of entries linked to rows[start],

@@ -64,7 +64,7 @@ type Service struct {
 	embErr    error
 	rawScores bool
 	longLived bool
-	recent    map[string]recentSet // recentVectors' answers, when longLived
+	recent    map[string]*recentSet // recentVectors' answers, when longLived
 }
 
 // Open opens the repository containing dir. The cache is opened lazily.
