@@ -242,9 +242,10 @@ type Suggestion struct {
 // Suggest ranks up to n files (not in query) that changed with the query
 // files, by method, as of now (which only Weighted uses).
 func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
+	query = dedupe(query)
 	q := make([]int32, 0, len(query))
 	inQuery := map[int32]bool{}
-	for _, f := range dedupe(query) {
+	for _, f := range query {
 		if id, ok := m.id(f, false); ok {
 			inQuery[id] = true
 			if m.files[id].count > 0 {
@@ -288,7 +289,7 @@ func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
 				if m.opt.SameDir > 0 && path.Dir(m.names[a]) == path.Dir(m.names[b]) {
 					sc *= 1 + m.opt.SameDir
 				}
-				c.score += sc + pairRecentBoost*m.recency(p.seq, pairRecentSpan)
+				c.score += sc + pairRecentBoost*m.recency(p.seq, recentSpan)
 				c.tie = float64(p.last)
 			}
 		}
@@ -299,7 +300,7 @@ func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
 			stems[stem(f)] = true
 		}
 		for b, c := range cands {
-			c.score += fileRecentBoost * m.recency(m.files[b].seq, pairRecentSpan)
+			c.score += fileRecentBoost * m.recency(m.files[b].seq, recentSpan)
 			if stems[stem(m.names[b])] {
 				c.score += stemBoost
 			}
@@ -322,10 +323,10 @@ func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
 			}
 			for st := range stems {
 				for _, b := range m.stems[st] {
-					fallback(b, stemBoost+fileRecentBoost*m.recency(m.files[b].seq, pairRecentSpan))
+					fallback(b, stemBoost+fileRecentBoost*m.recency(m.files[b].seq, recentSpan))
 				}
 			}
-			for _, f := range dedupe(query) {
+			for _, f := range query {
 				for _, b := range m.dirs[path.Dir(f)] {
 					if r := m.recency(m.files[b].seq, dirRecentSpan); r > 1e-3 {
 						fallback(b, fileRecentBoost*r)
@@ -383,7 +384,7 @@ const (
 	pairRecentBoost = 0.15 // × recency of the pair's last commit together
 	fileRecentBoost = 0.08 // × recency of the candidate's last commit
 	stemBoost       = 0.08 // candidate shares a query file's name stem
-	pairRecentSpan  = 10   // commits: recency = exp(-commits since / span)
+	recentSpan      = 10   // commits: recency = exp(-commits since / span)
 	dirRecentSpan   = 50   // commits, for the directory fallback
 )
 
