@@ -116,6 +116,7 @@ type PendingText struct {
 	RowID int64
 	Text  string
 	hash  []byte
+	saved bool // the vector store has it already: only the index needs it
 }
 
 func textHash(s string) []byte {
@@ -165,6 +166,7 @@ func (c *Cache) PendingVectors(ctx context.Context, limit int) (pending []Pendin
 			var blob []byte
 			err := lookup.QueryRowContext(ctx, c.vecModel, p.hash).Scan(&blob)
 			if err == nil {
+				p.saved = true
 				known = append(known, p)
 				knownVecs = append(knownVecs, decodeVec(blob))
 			} else if len(pending) < limit {
@@ -228,6 +230,9 @@ func (c *Cache) StoreVectors(ctx context.Context, items []PendingText, vecs [][]
 	for i, p := range items {
 		blob := encodeVec(vecs[i])
 		for j, args := range [][]any{{c.vecModel, p.hash, blob}, {p.RowID, p.hash}, {p.RowID}, {p.RowID}, {p.RowID, blob}} {
+			if j == 0 && p.saved {
+				continue
+			}
 			if _, err := stmts[j].ExecContext(ctx, args...); err != nil {
 				return fmt.Errorf("cache: store vector: %w", err)
 			}
