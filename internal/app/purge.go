@@ -25,23 +25,16 @@ func (s *Service) Purge(ctx context.Context, idPrefixes []string) ([]notes.Tombs
 	byRef := map[string][]notes.Tombstone{}
 	by := s.Identity(ctx)
 	for _, p := range idPrefixes {
-		id, err := s.Resolve(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		var row cache.Row
-		var ops []notes.Op
-		err = s.withCache(ctx, func(c *cache.Cache) error {
+		var d Detail
+		err := s.withCache(ctx, func(c *cache.Cache) error {
 			var err error
-			if row, err = c.Get(ctx, id); err != nil {
-				return err
-			}
-			ops, err = c.Ops(ctx, id)
+			d, err = detailIn(ctx, c, p)
 			return err
 		})
 		if err != nil {
 			return nil, err
 		}
+		id, row, ops := d.ID, d.Row, d.Ops
 		if row.Source != SharedRef && row.Source != PrivateRef {
 			return nil, fmt.Errorf("%w: %s is %s, not a memory entry (purge removes saved entries)", notes.ErrInvalid, ShortID(id), row.Source)
 		}

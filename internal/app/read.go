@@ -34,17 +34,26 @@ type Detail struct {
 func (s *Service) Show(ctx context.Context, idPrefix string) (Detail, error) {
 	var d Detail
 	err := s.withCache(ctx, func(c *cache.Cache) error {
-		id, err := c.Resolve(ctx, idPrefix)
-		if err != nil {
-			return err
-		}
-		if d.Row, err = c.Get(ctx, id); err != nil {
-			return err
-		}
-		if d.Ops, err = c.Ops(ctx, id); err == nil {
-			s.noteAccess(ctx, c, []string{id})
+		var err error
+		if d, err = detailIn(ctx, c, idPrefix); err == nil {
+			s.noteAccess(ctx, c, []string{d.ID})
 		}
 		return err
 	})
+	return d, err
+}
+
+// detailIn reads the entry an id prefix names, with its history, from c
+// (counting no recall: writers read it too).
+func detailIn(ctx context.Context, c *cache.Cache, idPrefix string) (Detail, error) {
+	id, err := c.Resolve(ctx, idPrefix)
+	if err != nil {
+		return Detail{}, err
+	}
+	var d Detail
+	if d.Row, err = c.Get(ctx, id); err != nil {
+		return d, err
+	}
+	d.Ops, err = c.Ops(ctx, id)
 	return d, err
 }

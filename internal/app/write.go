@@ -270,22 +270,16 @@ func (s *Service) record(ctx context.Context, idPrefix string, op notes.Op, allo
 	if err != nil {
 		return op, err
 	}
-	var row cache.Row
-	var prior []notes.Op
+	var d Detail
 	err = s.withCache(ctx, func(c *cache.Cache) error {
-		id, err := c.Resolve(ctx, idPrefix)
-		if err != nil {
-			return err
-		}
-		if row, err = c.Get(ctx, id); err != nil {
-			return err
-		}
-		prior, err = c.Ops(ctx, id)
+		var err error
+		d, err = detailIn(ctx, c, idPrefix)
 		return err
 	})
 	if err != nil {
 		return op, err
 	}
+	row, prior := d.Row, d.Ops
 	ref, err := refFor(row)
 	if err != nil {
 		return op, err
