@@ -406,21 +406,9 @@ func (r *Repo) Append(ctx context.Context, ref string, files []File, sig Signatu
 		if err != nil {
 			return err
 		}
-		base, err := r.CommitTree(tip)
+		c, err := r.commitOnto(tip, blobs, sig, msg)
 		if err != nil {
 			return fmt.Errorf("%s: %w", ref, err)
-		}
-		tree, err := r.putFiles(base, blobs)
-		if err != nil {
-			return err
-		}
-		var parents []Hash
-		if !tip.IsZero() {
-			parents = []Hash{tip}
-		}
-		c, err := r.writeCommit(tree, parents, sig, msg)
-		if err != nil {
-			return err
 		}
 		if err := r.CompareAndSwap(ctx, ref, c, tip); err != nil {
 			return err
@@ -429,6 +417,24 @@ func (r *Repo) Append(ctx context.Context, ref string, files []File, sig Signatu
 		return nil
 	})
 	return commit, parent, err
+}
+
+// commitOnto writes a commit whose tree is parent's (empty when parent is
+// zero) with blobs put in, and whose one parent is parent.
+func (r *Repo) commitOnto(parent Hash, blobs map[string]Hash, sig Signature, msg string) (Hash, error) {
+	base, err := r.CommitTree(parent)
+	if err != nil {
+		return ZeroHash, err
+	}
+	tree, err := r.putFiles(base, blobs)
+	if err != nil {
+		return ZeroHash, err
+	}
+	var parents []Hash
+	if !parent.IsZero() {
+		parents = []Hash{parent}
+	}
+	return r.writeCommit(tree, parents, sig, msg)
 }
 
 // Change is one file that differs between two memory trees.

@@ -34,15 +34,7 @@ func (r *Repo) Rewrite(ctx context.Context, ref string, drop map[string]bool, sc
 			if err != nil {
 				return err
 			}
-			base, err := r.CommitTree(tip)
-			if err != nil {
-				return err
-			}
-			tree, err := r.putFiles(base, blobs)
-			if err != nil {
-				return err
-			}
-			if tip, err = r.writeCommit(tree, []Hash{tip}, sig, msg); err != nil {
+			if tip, err = r.commitOnto(tip, blobs, sig, msg); err != nil {
 				return err
 			}
 		}
