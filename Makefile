@@ -1,5 +1,6 @@
 # git-synaptic build, install, test and benchmarks.
-# Needs Go, gcc (cgo for SQLite) and git. Everything else comes from the Go module proxy.
+# Needs Go, gcc (cgo for SQLite) and git. Everything else comes from the Go module proxy
+# (and, for the embedding model, the npm registry and Debian's apt).
 
 GO      ?= go
 PREFIX  ?= $(HOME)/.local
@@ -14,6 +15,13 @@ MCPBIN  := bin/git-synaptic-mcp
 export CGO_ENABLED := 1
 export GOFLAGS := -tags=$(TAGS)
 
+# C code beside SQLite (sqlite-vec, cache/topbm25.c) includes sqlite3.h. The
+# header comes from the go-sqlite3 module that compiles SQLite into the
+# binary, so it always matches that SQLite and Debian's libsqlite3-dev is
+# not needed.
+SQLITE_H := .build/include/sqlite3.h
+export CGO_CFLAGS := -O2 -g -I$(CURDIR)/.build/include
+
 .PHONY: all build install uninstall test vet fmt-check unit bench eval eval-cochange eval-locomo clean model python-deps
 
 # The embedding model for tests, benchmarks and evaluations: pretrained
@@ -24,7 +32,7 @@ export GIT_SYNAPTIC_HOME := $(MODEL_HOME)
 
 all: build
 
-build:
+build: $(SQLITE_H)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/git-synaptic
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(MCPBIN) ./cmd/git-synaptic-mcp
 
@@ -57,8 +65,12 @@ python-deps:
 test: fmt-check vet model
 	$(GO) test -count=1 -timeout 30m $(TESTFLAGS) ./...
 
-vet:
+vet: $(SQLITE_H)
 	$(GO) vet ./...
+
+$(SQLITE_H): go.mod
+	$(GO) mod download github.com/mattn/go-sqlite3
+	install -D -m 0644 "$$($(GO) list -m -f '{{.Dir}}' github.com/mattn/go-sqlite3)/sqlite3-binding.h" $@
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -75,7 +87,7 @@ eval: eval-cochange eval-locomo
 
 # Co-change recommenders on the replayed hugo history (protocol in
 # ../shared/README.md and internal/eval/cochange).
-eval-cochange:
+eval-cochange: $(SQLITE_H)
 	$(GO) run ./internal/eval/cochange -log $(SHARED)/eval/cochange/hugo.nameonly.log.gz
 
 # Retrieval on the LoCoMo dev conversations (turn-level recall@k, MRR).
@@ -83,4 +95,4 @@ eval-locomo: model
 	$(GO) run ./internal/eval/locomo -data $(SHARED)/eval/locomo-dev
 
 clean:
-	rm -rf bin
+	rm -rf bin .build
