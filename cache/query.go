@@ -238,9 +238,10 @@ func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error
 		lim = 10
 	}
 	for window := 4 * lim; ; window *= 8 {
-		q := `SELECT ` + rowCols + `, r.rank FROM (SELECT rowid, bm25(fts, 1.0, 0.5) AS rank FROM fts WHERE fts MATCH ? ORDER BY rank, rowid LIMIT ?) r
+		// top_bm25 ranks as bm25(fts, 1.0, 0.5) but skips rows that cannot make the window
+		q := `SELECT ` + rowCols + `, r.rank FROM (SELECT rowid, top_bm25(fts, ?, 1.0, 0.5) AS rank FROM fts WHERE fts MATCH ? ORDER BY rank, rowid LIMIT ?) r
 			JOIN entries e ON e.rowid = r.rowid WHERE ` + w + ` ORDER BY r.rank * ` + feedback + `, e.created DESC, e.id LIMIT ?`
-		hits, err := c.searchQuery(ctx, q, append(append([]any{mq, window}, args...), lim)...)
+		hits, err := c.searchQuery(ctx, q, append(append([]any{window, mq, window}, args...), lim)...)
 		if err != nil || len(hits) >= lim || window > 1<<20 {
 			return hits, err
 		}

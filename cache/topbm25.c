@@ -1,0 +1,196 @@
+// top_bm25: FTS5's bm25() for a query that only wants the best k rows.
+//
+// bm25() reads every matching row's length from the %_docsize table, a
+// B-tree lookup per row; an OR query of common words matches tens of
+// thousands of rows, and those lookups were most of a search's time. This
+// function keeps the k best scores so far in a min-heap. A row is given its
+// exact score (bit for bit what bm25() computes) only when an upper bound
+// on it, taken without its length, could still beat the k-th best so far;
+// every other row gets 0.0, which sorts after every real (negative) score.
+// So `ORDER BY top_bm25(fts, k, w...) LIMIT n` with n <= k returns exactly
+// what `ORDER BY bm25(fts, w...) LIMIT n` does, and the lookups it skips
+// are the rows that could not have made the list.
+//
+// SQL: top_bm25(fts, k, weight0, weight1, ...); k above topMaxK (or below
+// 1) turns the pruning off.
+#include <sqlite3.h>
+#include <math.h>
+#include <string.h>
+
+#include "topbm25.h"
+
+enum { topMaxK = 1 << 16 };
+
+typedef struct {
+	int nPhrase;
+	double avgdl;
+	double *idf, *freq, *heap;
+	int *count;
+	int k, n;
+	sqlite3_int64 lastRowid;
+	double lastVal;
+	int haveLast;
+} Top;
+
+static int topCount(const Fts5ExtensionApi *api, Fts5Context *f, void *p) {
+	(void)api;
+	(void)f;
+	(*(sqlite3_int64 *)p)++;
+	return SQLITE_OK;
+}
+
+// topPush offers a score to the min-heap of the k best.
+static void topPush(Top *t, double s) {
+	int i;
+	if (t->n < t->k) {
+		i = t->n++;
+		t->heap[i] = s;
+		while (i > 0) {
+			int p = (i - 1) / 2;
+			double x;
+			if (t->heap[p] <= t->heap[i]) break;
+			x = t->heap[p], t->heap[p] = t->heap[i], t->heap[i] = x;
+			i = p;
+		}
+		return;
+	}
+	if (s <= t->heap[0]) return;
+	t->heap[0] = s;
+	i = 0;
+	for (;;) {
+		int l = 2 * i + 1, r = l + 1, m = i;
+		double x;
+		if (l < t->n && t->heap[l] < t->heap[m]) m = l;
+		if (r < t->n && t->heap[r] < t->heap[m]) m = r;
+		if (m == i) break;
+		x = t->heap[m], t->heap[m] = t->heap[i], t->heap[i] = x;
+		i = m;
+	}
+}
+
+// topData is bm25()'s per-query setup (average length, IDF per phrase,
+// same formulas) plus the heap.
+static int topData(const Fts5ExtensionApi *api, Fts5Context *f, int k, Top **out) {
+	Top *t = (Top *)api->xGetAuxdata(f, 0);
+	int rc = SQLITE_OK, i, nPhrase;
+	sqlite3_int64 nRow = 0, nTok = 0, nByte;
+	if (t) {
+		*out = t;
+		return SQLITE_OK;
+	}
+	if (k < 1 || k > topMaxK) k = 0;
+	nPhrase = api->xPhraseCount(f);
+	nByte = sizeof(Top) + (sqlite3_int64)(2 * nPhrase + k) * sizeof(double) + (sqlite3_int64)nPhrase * sizeof(int);
+	t = sqlite3_malloc64(nByte);
+	if (!t) return SQLITE_NOMEM;
+	memset(t, 0, nByte);
+	t->nPhrase = nPhrase;
+	t->k = k;
+	t->idf = (double *)&t[1];
+	t->freq = &t->idf[nPhrase];
+	t->heap = &t->freq[nPhrase];
+	t->count = (int *)&t->heap[k];
+	rc = api->xRowCount(f, &nRow);
+	if (rc == SQLITE_OK) rc = api->xColumnTotalSize(f, -1, &nTok);
+	if (rc == SQLITE_OK) t->avgdl = (double)nTok / (double)nRow;
+	for (i = 0; rc == SQLITE_OK && i < nPhrase; i++) {
+		sqlite3_int64 nHit = 0;
+		rc = api->xQueryPhrase(f, i, (void *)&nHit, topCount);
+		if (rc == SQLITE_OK) {
+			double idf = log((nRow - nHit + 0.5) / (nHit + 0.5));
+			if (idf <= 0.0) idf = 1e-6;
+			t->idf[i] = idf;
+		}
+	}
+	if (rc == SQLITE_OK) rc = api->xSetAuxdata(f, t, sqlite3_free);
+	else sqlite3_free(t);
+	if (rc == SQLITE_OK) *out = t;
+	return rc;
+}
+
+static double topScore(const Top *t, double D) {
+	const double k1 = 1.2, b = 0.75;
+	double score = 0.0;
+	int i;
+	for (i = 0; i < t->nPhrase; i++) {
+		score += t->idf[i] * ((t->freq[i] * (k1 + 1.0)) / (t->freq[i] + k1 * (1 - b + b * D / t->avgdl)));
+	}
+	return score;
+}
+
+static void topBm25(const Fts5ExtensionApi *api, Fts5Context *f, sqlite3_context *ctx, int nVal, sqlite3_value **apVal) {
+	Top *t = 0;
+	int rc, i, nInst = 0, prune = 0;
+	sqlite3_int64 rowid;
+	double val;
+	rc = topData(api, f, nVal > 0 ? sqlite3_value_int(apVal[0]) : 0, &t);
+	if (rc != SQLITE_OK) {
+		sqlite3_result_error_code(ctx, rc);
+		return;
+	}
+	// SQLite may evaluate the function twice for one row (select list and
+	// ORDER BY); the heap must see each row once.
+	rowid = api->xRowid(f);
+	if (t->haveLast && rowid == t->lastRowid) {
+		sqlite3_result_double(ctx, t->lastVal);
+		return;
+	}
+	memset(t->freq, 0, sizeof(double) * t->nPhrase);
+	memset(t->count, 0, sizeof(int) * t->nPhrase);
+	rc = api->xInstCount(f, &nInst);
+	for (i = 0; rc == SQLITE_OK && i < nInst; i++) {
+		int ip, ic, io;
+		rc = api->xInst(f, i, &ip, &ic, &io);
+		if (rc == SQLITE_OK) {
+			t->freq[ip] += (nVal > ic + 1) ? sqlite3_value_double(apVal[ic + 1]) : 1.0;
+			t->count[ip]++;
+		}
+	}
+	if (rc != SQLITE_OK) {
+		sqlite3_result_error_code(ctx, rc);
+		return;
+	}
+	if (t->k > 0 && t->n == t->k) {
+		// The row holds at least as many tokens as any one phrase has
+		// instances in it (two phrases may share a position: the query
+		// words "deploy" and "deploying" both stem to "deploi"). BM25
+		// only falls as the row grows, so this bounds the score.
+		int dmin = 1;
+		for (i = 0; i < t->nPhrase; i++) {
+			if (t->count[i] > dmin) dmin = t->count[i];
+		}
+		prune = topScore(t, dmin) < t->heap[0];
+	}
+	if (prune) {
+		val = 0.0;
+	} else {
+		int nTok = 0;
+		double s;
+		rc = api->xColumnSize(f, -1, &nTok);
+		if (rc != SQLITE_OK) {
+			sqlite3_result_error_code(ctx, rc);
+			return;
+		}
+		s = topScore(t, (double)nTok);
+		if (t->k > 0) topPush(t, s);
+		val = -1.0 * s;
+	}
+	t->haveLast = 1;
+	t->lastRowid = rowid;
+	t->lastVal = val;
+	sqlite3_result_double(ctx, val);
+}
+
+int synaptic_top_bm25_init(sqlite3 *db, char **errmsg, const void *api) {
+	fts5_api *fts = 0;
+	sqlite3_stmt *st = 0;
+	(void)errmsg;
+	(void)api;
+	if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, 0) == SQLITE_OK) {
+		sqlite3_bind_pointer(st, 1, (void *)&fts, "fts5_api_ptr", 0);
+		sqlite3_step(st);
+	}
+	sqlite3_finalize(st);
+	if (!fts) return SQLITE_OK; // no FTS5 here: queries naming top_bm25 fail
+	return fts->xCreateFunction(fts, "top_bm25", 0, topBm25, 0);
+}
