@@ -7,6 +7,8 @@
 // exact score (bit for bit what bm25() computes) only when an upper bound
 // on it, taken without its length, could still beat the k-th best so far;
 // every other row gets 0.0, which sorts after every real (negative) score.
+// The bound uses what the matches tell about the row for free: a column
+// holding a match at token offset o has more than o tokens.
 // So `ORDER BY top_bm25(fts, k, w...) LIMIT n` with n <= k returns exactly
 // what `ORDER BY bm25(fts, w...) LIMIT n` does, and the lookups it skips
 // are the rows that could not have made the list.
@@ -25,8 +27,9 @@ typedef struct {
 	int nPhrase;
 	double avgdl;
 	double *idf, *freq, *heap;
-	int *count;
-	int k, n;
+	int *count;  // instances per phrase in the current row
+	int *maxOff; // largest instance offset per column in the current row
+	int nCol, k, n;
 	sqlite3_int64 lastRowid;
 	double lastVal;
 	int haveLast;
@@ -72,7 +75,7 @@ static void topPush(Top *t, double s) {
 // same formulas) plus the heap.
 static int topData(const Fts5ExtensionApi *api, Fts5Context *f, int k, Top **out) {
 	Top *t = (Top *)api->xGetAuxdata(f, 0);
-	int rc = SQLITE_OK, i, nPhrase;
+	int rc = SQLITE_OK, i, nPhrase, nCol;
 	sqlite3_int64 nRow = 0, nTok = 0, nByte;
 	if (t) {
 		*out = t;
@@ -80,16 +83,19 @@ static int topData(const Fts5ExtensionApi *api, Fts5Context *f, int k, Top **out
 	}
 	if (k < 1 || k > topMaxK) k = 0;
 	nPhrase = api->xPhraseCount(f);
-	nByte = sizeof(Top) + (sqlite3_int64)(2 * nPhrase + k) * sizeof(double) + (sqlite3_int64)nPhrase * sizeof(int);
+	nCol = api->xColumnCount(f);
+	nByte = sizeof(Top) + (sqlite3_int64)(2 * nPhrase + k) * sizeof(double) + (sqlite3_int64)(nPhrase + nCol) * sizeof(int);
 	t = sqlite3_malloc64(nByte);
 	if (!t) return SQLITE_NOMEM;
 	memset(t, 0, nByte);
 	t->nPhrase = nPhrase;
+	t->nCol = nCol;
 	t->k = k;
 	t->idf = (double *)&t[1];
 	t->freq = &t->idf[nPhrase];
 	t->heap = &t->freq[nPhrase];
 	t->count = (int *)&t->heap[k];
+	t->maxOff = &t->count[nPhrase];
 	rc = api->xRowCount(f, &nRow);
 	if (rc == SQLITE_OK) rc = api->xColumnTotalSize(f, -1, &nTok);
 	if (rc == SQLITE_OK) t->avgdl = (double)nTok / (double)nRow;
@@ -137,6 +143,7 @@ static void topBm25(const Fts5ExtensionApi *api, Fts5Context *f, sqlite3_context
 	}
 	memset(t->freq, 0, sizeof(double) * t->nPhrase);
 	memset(t->count, 0, sizeof(int) * t->nPhrase);
+	for (i = 0; i < t->nCol; i++) t->maxOff[i] = -1;
 	rc = api->xInstCount(f, &nInst);
 	for (i = 0; rc == SQLITE_OK && i < nInst; i++) {
 		int ip, ic, io;
@@ -144,6 +151,7 @@ static void topBm25(const Fts5ExtensionApi *api, Fts5Context *f, sqlite3_context
 		if (rc == SQLITE_OK) {
 			t->freq[ip] += (nVal > ic + 1) ? sqlite3_value_double(apVal[ic + 1]) : 1.0;
 			t->count[ip]++;
+			if (ic >= 0 && ic < t->nCol && io > t->maxOff[ic]) t->maxOff[ic] = io;
 		}
 	}
 	if (rc != SQLITE_OK) {
@@ -151,14 +159,18 @@ static void topBm25(const Fts5ExtensionApi *api, Fts5Context *f, sqlite3_context
 		return;
 	}
 	if (t->k > 0 && t->n == t->k) {
-		// The row holds at least as many tokens as any one phrase has
-		// instances in it (two phrases may share a position: the query
-		// words "deploy" and "deploying" both stem to "deploi"). BM25
-		// only falls as the row grows, so this bounds the score.
-		int dmin = 1;
+		// A lower bound on the row's length: each column with a match at
+		// offset o holds more than o tokens, and the row at least as many
+		// tokens as any one phrase has instances in it (two phrases may
+		// share a position: "deploy" and "deploying" both stem to
+		// "deploi"). BM25 only falls as the row grows, so the score at
+		// this length bounds the row's score.
+		int dmin = 0, most = 1;
+		for (i = 0; i < t->nCol; i++) dmin += t->maxOff[i] + 1;
 		for (i = 0; i < t->nPhrase; i++) {
-			if (t->count[i] > dmin) dmin = t->count[i];
+			if (t->count[i] > most) most = t->count[i];
 		}
+		if (most > dmin) dmin = most;
 		prune = topScore(t, dmin) < t->heap[0];
 	}
 	if (prune) {
