@@ -606,9 +606,16 @@ func (c *Cache) completeHits(ctx context.Context, q SemanticQuery, ids []string,
 		return nil
 	}
 	idJSON, _ := json.Marshal(ids)
-	if q.Vector != nil {
+	var unscored []string // the vector search scored its own hits
+	for _, id := range ids {
+		if byID[id].VecRank == 0 {
+			unscored = append(unscored, id)
+		}
+	}
+	if q.Vector != nil && len(unscored) > 0 {
+		unscoredJSON, _ := json.Marshal(unscored)
 		rows, err := c.db.QueryContext(ctx, `SELECT e.id, v.vec FROM entries e `+vectorJoin+`
-			WHERE e.id IN (SELECT value FROM json_each(?)) AND v.model = ?`, string(idJSON), c.vecModel)
+			WHERE e.id IN (SELECT value FROM json_each(?)) AND v.model = ?`, string(unscoredJSON), c.vecModel)
 		if err != nil {
 			return fmt.Errorf("cache: vector scoring: %w", err)
 		}
