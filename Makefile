@@ -77,9 +77,11 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 # Benchmarks with the figures the issues ask for (save, log, search, sync,
-# rebuild). BENCH_SCALE=small runs them at a tenth of the size.
+# rebuild). BENCH_SCALE=small runs them at a tenth of the size; BENCH=regexp
+# runs only the benchmarks it matches (e.g. BENCH=MCPSearch100k).
+BENCH ?= .
 bench: model
-	$(GO) test -count=1 -timeout 90m -run '^$$' -bench . -benchtime 1x ./embed/ ./internal/bench/
+	$(GO) test -count=1 -timeout 90m -run '^$$' -bench '$(BENCH)' -benchtime 1x ./embed/ ./internal/bench/
 
 # Evaluations on the shared data sets (../shared/eval, beside the repository).
 SHARED ?= ../shared
