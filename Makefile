@@ -20,7 +20,7 @@ export GOFLAGS := -tags=$(TAGS)
 # binary, so it always matches that SQLite and Debian's libsqlite3-dev is
 # not needed.
 SQLITE_H := .build/include/sqlite3.h
-export CGO_CFLAGS := -O2 -g -I$(CURDIR)/.build/include
+export CGO_CFLAGS := $(or $(CGO_CFLAGS),-O2 -g) -I$(CURDIR)/.build/include
 
 .PHONY: all build install uninstall test vet fmt-check unit bench eval eval-cochange eval-locomo clean model python-deps
 
