@@ -27,7 +27,6 @@ typedef struct {
 	int nPhrase;
 	double avgdl;
 	double *idf, *freq, *heap;
-	int *count;  // instances per phrase in the current row
 	int *maxOff; // largest instance offset per column in the current row
 	int nCol, k, n;
 	sqlite3_int64 lastRowid;
@@ -84,7 +83,7 @@ static int topData(const Fts5ExtensionApi *api, Fts5Context *f, int k, Top **out
 	if (k < 1 || k > topMaxK) k = 0;
 	nPhrase = api->xPhraseCount(f);
 	nCol = api->xColumnCount(f);
-	nByte = sizeof(Top) + (sqlite3_int64)(2 * nPhrase + k) * sizeof(double) + (sqlite3_int64)(nPhrase + nCol) * sizeof(int);
+	nByte = sizeof(Top) + (sqlite3_int64)(2 * nPhrase + k) * sizeof(double) + (sqlite3_int64)nCol * sizeof(int);
 	t = sqlite3_malloc64(nByte);
 	if (!t) return SQLITE_NOMEM;
 	memset(t, 0, nByte);
@@ -94,8 +93,7 @@ static int topData(const Fts5ExtensionApi *api, Fts5Context *f, int k, Top **out
 	t->idf = (double *)&t[1];
 	t->freq = &t->idf[nPhrase];
 	t->heap = &t->freq[nPhrase];
-	t->count = (int *)&t->heap[k];
-	t->maxOff = &t->count[nPhrase];
+	t->maxOff = (int *)&t->heap[k];
 	rc = api->xRowCount(f, &nRow);
 	if (rc == SQLITE_OK) rc = api->xColumnTotalSize(f, -1, &nTok);
 	if (rc == SQLITE_OK) t->avgdl = (double)nTok / (double)nRow;
@@ -142,7 +140,6 @@ static void topBm25(const Fts5ExtensionApi *api, Fts5Context *f, sqlite3_context
 		return;
 	}
 	memset(t->freq, 0, sizeof(double) * t->nPhrase);
-	memset(t->count, 0, sizeof(int) * t->nPhrase);
 	for (i = 0; i < t->nCol; i++) t->maxOff[i] = -1;
 	rc = api->xInstCount(f, &nInst);
 	for (i = 0; rc == SQLITE_OK && i < nInst; i++) {
@@ -150,7 +147,6 @@ static void topBm25(const Fts5ExtensionApi *api, Fts5Context *f, sqlite3_context
 		rc = api->xInst(f, i, &ip, &ic, &io);
 		if (rc == SQLITE_OK) {
 			t->freq[ip] += (nVal > ic + 1) ? sqlite3_value_double(apVal[ic + 1]) : 1.0;
-			t->count[ip]++;
 			if (ic >= 0 && ic < t->nCol && io > t->maxOff[ic]) t->maxOff[ic] = io;
 		}
 	}
@@ -160,17 +156,10 @@ static void topBm25(const Fts5ExtensionApi *api, Fts5Context *f, sqlite3_context
 	}
 	if (t->k > 0 && t->n == t->k) {
 		// A lower bound on the row's length: each column with a match at
-		// offset o holds more than o tokens, and the row at least as many
-		// tokens as any one phrase has instances in it (two phrases may
-		// share a position: "deploy" and "deploying" both stem to
-		// "deploi"). BM25 only falls as the row grows, so the score at
-		// this length bounds the row's score.
-		int dmin = 0, most = 1;
+		// offset o holds more than o tokens. BM25 only falls as the row
+		// grows, so the score at this length bounds the row's score.
+		int dmin = 0;
 		for (i = 0; i < t->nCol; i++) dmin += t->maxOff[i] + 1;
-		for (i = 0; i < t->nPhrase; i++) {
-			if (t->count[i] > most) most = t->count[i];
-		}
-		if (most > dmin) dmin = most;
 		prune = topScore(t, dmin) < t->heap[0];
 	}
 	if (prune) {
