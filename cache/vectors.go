@@ -259,8 +259,9 @@ func decodeVec(b []byte) []float32 {
 
 // Nearest returns the n entries f admits most similar to q, with their
 // cosine similarity: sign-bit KNN for candidates, exact cosine on their
-// float vectors, and only then the rows of the best n. When the filter leaves too few of the
-// coarse candidates, it scores every entry the filter admits.
+// float vectors, and only then the rows of the best n. When the filter
+// leaves too few of the coarse candidates, it scores every entry the
+// filter admits.
 func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hit, error) {
 	w, args := f.where()
 	// sqlite-vec's KNN costs about rows × k: k = 200 keeps 98.8% of the

@@ -4,12 +4,13 @@
 // ../shared/eval/cochange). Protocol: learn commits before -split; test on
 // later commits touching 2-20 files. Metrics are means over queries and,
 // in the last two columns, means over commits of the per-query means (each
-// commit counts once: the averaging that gives plain pair counts the issue's
-// baselines, rolling navigation MRR@10 0.59). Navigation: for each file of a test
-// commit, query that file and score the commit's other files. Prevention:
-// for each file, query the commit's other files and score the missing one.
-// Frozen mode learns nothing after the split; rolling mode learns each test
-// commit after scoring it, as the post-commit hook does.
+// commit counts once: the averaging that gives plain pair counts the
+// issue's baselines, rolling navigation MRR@10 0.59). Navigation: for each
+// file of a test commit, query that file and score the commit's other
+// files. Prevention: for each file, query the commit's other files and
+// score the missing one. Frozen mode learns nothing after the split;
+// rolling mode learns each test commit after scoring it, as the post-commit
+// hook does.
 package main
 
 import (
