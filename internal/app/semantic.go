@@ -186,29 +186,21 @@ func (s *Service) SearchWith(ctx context.Context, query string, f cache.Filter, 
 		} else {
 			info.Model, info.Backend = m.ModelID(), m.Backend()
 			// ONNX Runtime sessions run concurrently: embed the query while
-			// SQLite does the rest (about 2 ms of a warm search)
-			type result struct {
-				v   [][]float32
-				err error
-			}
-			qc := make(chan result, 1)
-			embedQuery := func() { v, err := m.Embed(ctx, []string{query}); qc <- result{v, err} }
+			// SQLite does the rest (about 2 ms of a warm search). Whatever
+			// path this closure leaves by, it waits for that embedding: the
+			// model must not be closed under it.
+			var q *queryVector
 			if m.Backend() == "ort" {
-				go embedQuery()
+				q = embedQuery(ctx, m, query, true)
+				defer q.wait()
 			}
 			if info.Pending, err = s.embedPending(ctx, c, m, searchEmbedBudget(m.Backend()), nil); err != nil {
 				return err
 			}
-			if m.Backend() != "ort" {
-				embedQuery()
+			if q == nil {
+				q = embedQuery(ctx, m, query, false)
 			}
-			vector := func() ([]float32, error) {
-				r := <-qc
-				if r.err != nil {
-					return nil, r.err
-				}
-				return r.v[0], nil
-			}
+			vector := q.wait
 			hits, err = c.SemanticSearch(ctx, cache.SemanticQuery{Text: query, VectorFunc: vector, Mode: info.Mode, Weights: !s.rawScores, Now: s.now(), MinCosine: minCosine(s.rawScores)}, f)
 			if err == nil {
 				s.annotatePatterns(ctx, c, hits)
@@ -234,4 +226,41 @@ func minCosine(raw bool) float64 {
 		return 0
 	}
 	return 0.45
+}
+
+// queryVector is a query's embedding, computed in the background or not.
+type queryVector struct {
+	done chan struct{}
+	v    []float32
+	err  error
+}
+
+// embedQuery embeds text with m, in a goroutine when async; wait returns
+// the vector once it is there.
+func embedQuery(ctx context.Context, m *embed.Model, text string, async bool) *queryVector {
+	q := &queryVector{done: make(chan struct{})}
+	run := func() {
+		defer close(q.done)
+		vs, err := m.Embed(ctx, []string{text})
+		if err == nil && len(vs) != 1 {
+			err = fmt.Errorf("embedding model returned %d vectors for one query", len(vs))
+		}
+		if err != nil {
+			q.err = err
+			return
+		}
+		q.v = vs[0]
+	}
+	if async {
+		go run()
+	} else {
+		run()
+	}
+	return q
+}
+
+// wait blocks until the embedding is done and returns it.
+func (q *queryVector) wait() ([]float32, error) {
+	<-q.done
+	return q.v, q.err
 }

@@ -1,0 +1,46 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+)
+
+// A query with no words fails in the BM25 stage while the query embedding
+// runs in the background. The search must wait for it before returning:
+// closing the model under a running ONNX Runtime session crashed the
+// process (SIGSEGV) about one run in two.
+func TestSearchWithoutWordsWaitsForItsQueryEmbedding(t *testing.T) {
+	ctx := context.Background()
+	dir := testrepo.NewRepo(t)
+	for round := 0; round < 5; round++ {
+		s, err := Open(dir, Options{Warn: os.Stderr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if round == 0 {
+			if _, err := s.Save(ctx, SaveRequest{Content: "the build fails because sqlite is missing"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.embedder(); err != nil {
+			t.Fatalf("this test needs the embedding model (make model): %v", err)
+		}
+		n := 200 / 5
+		for i := 0; i < n; i++ {
+			_, info, err := s.SearchWith(ctx, "!!!", cache.Filter{}, "auto")
+			if !errors.Is(err, cache.ErrNoWords) {
+				t.Fatalf("search '!!!': want ErrNoWords, got %v (mode %s)", err, info.Mode)
+			}
+		}
+		// The last search returned just now; closing the model must not
+		// pull it from under an embedding still running.
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
