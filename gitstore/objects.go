@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,44 +22,6 @@ import (
 
 // ErrConflict is returned by CompareAndSwap when the ref moved.
 var ErrConflict = errors.New("ref moved concurrently")
-
-// Tip returns the commit a ref points at, or ZeroHash when it does not exist.
-func (r *Repo) Tip(ref string) (Hash, error) {
-	rf, err := r.st.Reference(plumbing.ReferenceName(ref))
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return ZeroHash, nil
-	}
-	if err != nil {
-		return ZeroHash, fmt.Errorf("read %s: %w", ref, err)
-	}
-	if rf.Type() != plumbing.HashReference {
-		return ZeroHash, fmt.Errorf("%s is a symbolic ref", ref)
-	}
-	return rf.Hash(), nil
-}
-
-// Refs lists the refs under any of the prefixes (e.g. "refs/synaptic/") with
-// their targets, in one pass over the ref store.
-func (r *Repo) Refs(prefixes ...string) (map[string]Hash, error) {
-	it, err := r.st.IterReferences()
-	if err != nil {
-		return nil, fmt.Errorf("list refs: %w", err)
-	}
-	out := map[string]Hash{}
-	err = it.ForEach(func(rf *plumbing.Reference) error {
-		if rf.Type() != plumbing.HashReference {
-			return nil
-		}
-		for _, p := range prefixes {
-			if strings.HasPrefix(rf.Name().String(), p) {
-				out[rf.Name().String()] = rf.Hash()
-				break
-			}
-		}
-		return nil
-	})
-	return out, err
-}
 
 // HasObject reports whether object h is present.
 func (r *Repo) HasObject(h Hash) bool {
@@ -92,18 +55,22 @@ func (r *Repo) WriteBlob(data []byte) (Hash, error) {
 // rename each, which dominated bulk imports.
 const packThreshold = 64
 
-// writeBlobs stores each file's data and maps its path to the blob.
-func (r *Repo) writeBlobs(files []File) (map[string]Hash, error) {
-	blobs := make(map[string]Hash, len(files))
+// writeBlobs stores each file's data and maps its path to the blob. A
+// batch written as a pack is guarded by a .keep file until release is
+// called (after the ref points at it): git repack -a -d drops packed
+// objects that nothing references yet, and keeps the packs that have one.
+func (r *Repo) writeBlobs(files []File) (blobs map[string]Hash, release func(), err error) {
+	blobs = make(map[string]Hash, len(files))
+	release = func() {}
 	if len(files) < packThreshold {
 		for _, f := range files {
 			h, err := r.WriteBlob(f.Data)
 			if err != nil {
-				return nil, err
+				return nil, release, err
 			}
 			blobs[f.Path] = h
 		}
-		return blobs, nil
+		return blobs, release, nil
 	}
 	mem := memory.NewStorage()
 	var hashes []Hash
@@ -112,31 +79,67 @@ func (r *Repo) writeBlobs(files []File) (map[string]Hash, error) {
 		obj.SetType(plumbing.BlobObject)
 		w, err := obj.Writer()
 		if err != nil {
-			return nil, err
+			return nil, release, err
 		}
 		w.Write(f.Data)
 		w.Close()
 		h, err := mem.SetEncodedObject(obj)
 		if err != nil {
-			return nil, err
+			return nil, release, err
 		}
 		if _, dup := blobs[f.Path]; !dup {
 			hashes = append(hashes, h)
 		}
 		blobs[f.Path] = h
 	}
-	pw, err := r.st.PackfileWriter()
+	// Encode in memory first: the pack's name is its checksum, so the
+	// .keep can exist before the pack does, leaving repack no window.
+	var buf bytes.Buffer
+	name, err := packfile.NewEncoder(&buf, mem, false).Encode(hashes, 0)
 	if err != nil {
-		return nil, fmt.Errorf("write pack: %w", err)
+		return nil, release, fmt.Errorf("write pack: %w", err)
 	}
-	if _, err := packfile.NewEncoder(pw, mem, false).Encode(hashes, 0); err != nil {
-		pw.Close()
-		return nil, fmt.Errorf("write pack: %w", err)
+	r.removeStaleKeeps()
+	keep := filepath.Join(r.commonDir, "objects", "pack", "pack-"+name.String()+".keep")
+	if err := os.MkdirAll(filepath.Dir(keep), 0o755); err != nil {
+		return nil, release, fmt.Errorf("write pack: %w", err)
 	}
-	if err := pw.Close(); err != nil {
-		return nil, fmt.Errorf("write pack: %w", err)
+	if err := os.WriteFile(keep, []byte(keepMarker), 0o644); err != nil {
+		return nil, release, fmt.Errorf("write pack: %w", err)
 	}
-	return blobs, nil
+	release = func() { os.Remove(keep) }
+	pw, err := r.st.PackfileWriter()
+	if err == nil {
+		if _, err = buf.WriteTo(pw); err != nil {
+			pw.Close()
+		} else {
+			err = pw.Close()
+		}
+	}
+	if err != nil {
+		release()
+		return nil, func() {}, fmt.Errorf("write pack: %w", err)
+	}
+	return blobs, release, nil
+}
+
+// keepMarker is the content of the .keep files writeBlobs makes, so that
+// one left by a killed process can be told from the user's own.
+const keepMarker = "git-synaptic: objects not referenced yet\n"
+
+// removeStaleKeeps deletes .keep files of ours that a killed process left:
+// once an hour has passed its ref update has long succeeded or failed.
+func (r *Repo) removeStaleKeeps() {
+	keeps, _ := filepath.Glob(filepath.Join(r.commonDir, "objects", "pack", "pack-*.keep"))
+	for _, k := range keeps {
+		fi, err := os.Stat(k)
+		if err != nil || time.Since(fi.ModTime()) < time.Hour {
+			continue
+		}
+		if b, err := os.ReadFile(k); err == nil && string(b) == keepMarker {
+			os.Remove(k)
+		}
+	}
 }
 
 // ReadBlob reads blob h, refusing other object types and blobs over max bytes.
@@ -296,11 +299,6 @@ func (r *Repo) writeCommit(tree Hash, parents []Hash, sig Signature, msg string)
 	return h, nil
 }
 
-// staleLockAge is how old a ref lock file must be before it is taken for the
-// leftover of a killed process and removed. git holds ref locks for
-// microseconds, so this is generous.
-const staleLockAge = 10 * time.Second
-
 // CompareAndSwap points ref at newHash if it still points at old (ZeroHash:
 // must not exist). It returns ErrConflict when the ref moved or is locked.
 //
@@ -320,7 +318,9 @@ func (r *Repo) CompareAndSwap(ctx context.Context, ref string, newHash, old Hash
 	lock := path + ".lock"
 	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, os.ErrExist) {
-		r.removeStaleLock(ref)
+		if len(r.RemoveStaleLocks(ref)) > 0 {
+			return fmt.Errorf("%w: removed the stale lock %s", ErrConflict, lock)
+		}
 		return fmt.Errorf("%w: %s is locked by another process", ErrConflict, ref)
 	}
 	if err != nil {
@@ -351,13 +351,6 @@ func (r *Repo) CompareAndSwap(ctx context.Context, ref string, newHash, old Hash
 	}
 	done = true
 	return nil
-}
-
-func (r *Repo) removeStaleLock(ref string) {
-	lock := filepath.Join(r.commonDir, filepath.FromSlash(ref)+".lock")
-	if fi, err := os.Stat(lock); err == nil && time.Since(fi.ModTime()) > staleLockAge {
-		os.Remove(lock)
-	}
 }
 
 // File is a path in a memory tree and its content.
@@ -397,10 +390,11 @@ func casRetry(ctx context.Context, what string, attempt func() error) error {
 // commit and its parent (ZeroHash for the first). Files already present at
 // the same path are replaced.
 func (r *Repo) Append(ctx context.Context, ref string, files []File, sig Signature, msg string) (commit, parent Hash, err error) {
-	blobs, err := r.writeBlobs(files)
+	blobs, release, err := r.writeBlobs(files)
 	if err != nil {
 		return ZeroHash, ZeroHash, err
 	}
+	defer release()
 	err = casRetry(ctx, "update "+ref, func() error {
 		tip, err := r.Tip(ref)
 		if err != nil {

@@ -71,7 +71,7 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refspecs ...string) err
 		return fmt.Errorf("fetch memory from %s: %w", remote, err)
 	}
 	// go-git lists pack files once; a fetch may have added one.
-	r.st.Reindex()
+	r.st.rescan()
 	return nil
 }
 
@@ -155,7 +155,7 @@ func (r *Repo) AppendNote(ctx context.Context, c Hash, text string) error {
 	return casRetry(ctx, "update "+NotesRef, func() error {
 		_, err := r.run(ctx, []byte(text), env, "notes", "--ref="+NotesRef, "append", "-F", "-", c.String())
 		if err != nil && strings.Contains(err.Error(), "lock") {
-			r.removeStaleLock(NotesRef)
+			r.RemoveStaleLocks(NotesRef)
 			return fmt.Errorf("%w: %v", ErrConflict, err)
 		}
 		return err

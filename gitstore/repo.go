@@ -19,7 +19,6 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -37,7 +36,7 @@ type Repo struct {
 	gitDir    string // this worktree's git dir
 	commonDir string // shared by all worktrees: objects, refs, our cache
 	workTree  string // empty for a bare repository
-	st        *filesystem.Storage
+	st        *objectStore
 }
 
 // Open finds the repository containing dir (honouring GIT_DIR and
@@ -56,7 +55,7 @@ func Open(dir string) (*Repo, error) {
 		commonDir = filepath.Clean(c)
 	}
 	st := filesystem.NewStorageWithOptions(osfs.New(commonDir), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
-	return &Repo{gitDir: gitDir, commonDir: commonDir, workTree: workTree, st: st}, nil
+	return &Repo{gitDir: gitDir, commonDir: commonDir, workTree: workTree, st: &objectStore{Storage: st}}, nil
 }
 
 func discover(dir string) (gitDir, workTree string, err error) {
@@ -131,9 +130,6 @@ func (r *Repo) CommonDir() string { return r.commonDir }
 
 // WorkTree is the top of the working tree, or "" for a bare repository.
 func (r *Repo) WorkTree() string { return r.workTree }
-
-// Storer exposes go-git's object and reference storage for read-only helpers.
-func (r *Repo) Storer() storer.Storer { return r.st }
 
 // CurrentBranch is the short name of the checked-out branch, or "" when HEAD
 // is detached or unreadable.

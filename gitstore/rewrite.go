@@ -30,10 +30,11 @@ func (r *Repo) Rewrite(ctx context.Context, ref string, drop map[string]bool, sc
 			return err
 		}
 		if len(add) > 0 {
-			blobs, err := r.writeBlobs(add)
+			blobs, release, err := r.writeBlobs(add)
 			if err != nil {
 				return err
 			}
+			defer release()
 			if tip, err = r.commitOnto(tip, blobs, sig, msg); err != nil {
 				return err
 			}
@@ -214,4 +215,46 @@ func (r *Repo) HasPath(c Hash, path string) bool {
 	}
 	_, err = t.FindEntry(path)
 	return err == nil
+}
+
+// CountFiles counts the files under dir (all of the tree when dir is "")
+// in commit c's tree, reading trees only.
+func (r *Repo) CountFiles(c Hash, dir string) (int, error) {
+	tree, err := r.CommitTree(c)
+	if err != nil || tree.IsZero() {
+		return 0, err
+	}
+	if dir != "" {
+		entries, err := r.readTree(tree)
+		if err != nil {
+			return 0, err
+		}
+		tree = ZeroHash
+		for _, e := range entries {
+			if e.Name == dir && e.Mode == filemode.Dir {
+				tree = e.Hash
+			}
+		}
+	}
+	return r.countFiles(tree)
+}
+
+func (r *Repo) countFiles(tree Hash) (int, error) {
+	entries, err := r.readTree(tree)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		if e.Mode != filemode.Dir {
+			n++
+			continue
+		}
+		k, err := r.countFiles(e.Hash)
+		if err != nil {
+			return 0, err
+		}
+		n += k
+	}
+	return n, nil
 }
