@@ -197,6 +197,13 @@ func IsCorrupt(err error) bool {
 	return err != nil && (strings.Contains(err.Error(), "malformed") || strings.Contains(err.Error(), "not a database"))
 }
 
+// IsBusy reports whether err says another process held the database
+// longer than the busy timeout.
+func IsBusy(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
+}
+
 // Path is the cache file.
 func (c *Cache) Path() string { return c.path }
 
@@ -266,4 +273,35 @@ func (c *Cache) Problems(ctx context.Context) ([]Problem, error) {
 		out = append(out, p)
 	}
 	return out, rows.Err()
+}
+
+// Counts are how many authored entries the cache holds per source ref, and
+// how many operations in all.
+type Counts struct {
+	Entries map[string]int
+	Ops     int
+}
+
+// Counts counts the indexed entries by source and the operations, for a
+// consistency check against the refs.
+func (c *Cache) Counts(ctx context.Context) (Counts, error) {
+	out := Counts{Entries: map[string]int{}}
+	rows, err := c.db.QueryContext(ctx, `SELECT source, count(*) FROM entries WHERE source != ? GROUP BY source`, HistorySource)
+	if err != nil {
+		return out, fmt.Errorf("cache: counts: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var src string
+		var n int
+		if err := rows.Scan(&src, &n); err != nil {
+			return out, err
+		}
+		out.Entries[src] = n
+	}
+	if err := rows.Err(); err != nil {
+		return out, err
+	}
+	err = c.db.QueryRowContext(ctx, `SELECT count(*) FROM ops`).Scan(&out.Ops)
+	return out, err
 }

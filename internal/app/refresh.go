@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/git-synaptic/git-synaptic/cache"
@@ -103,6 +104,7 @@ func (s *Service) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.removeStaleLocks()
 	local, tracking, err := s.memoryRefs()
 	if err != nil {
 		return err
@@ -139,6 +141,14 @@ func (s *Service) refresh(ctx context.Context) error {
 		}
 	}
 	return tx.Commit()
+}
+
+// removeStaleLocks deletes the lock files of memory refs that a killed
+// process left behind (git would refuse to update those refs), saying so.
+func (s *Service) removeStaleLocks() {
+	for _, l := range s.repo.RemoveStaleLocks(sharedPrefix, privatePrefix, gitstore.NotesRef) {
+		s.warnf("removed a stale lock %s (%s old, left by a killed process)", l.Path, l.Age.Round(time.Second))
+	}
 }
 
 func sameTips(stored map[string]string, local map[string]gitstore.Hash) bool {
@@ -182,11 +192,17 @@ func (s *Service) apply(tx *cache.Tx, stored map[string]string, local map[string
 				old = gitstore.ZeroHash // the indexed tip was garbage: re-read everything
 			}
 		}
-		p, err := s.applyRef(tx, ref, old, tip)
+		p, complete, err := s.applyRef(tx, ref, old, tip)
 		if err != nil {
 			return err
 		}
 		problems = append(problems, p...)
+		// The stored tip says "everything up to here is indexed": a read
+		// that failed for want of an object (a repack in flight) leaves it
+		// where it was, so the next command reads those changes again.
+		if !complete {
+			continue
+		}
 		if err := tx.SetTip(ref, tip.String()); err != nil {
 			return err
 		}
@@ -210,25 +226,32 @@ func parseHash(s string) (gitstore.Hash, error) {
 	return gitstore.NewHash(s), nil
 }
 
-// applyRef indexes the changes on one ref and returns problem descriptions.
-func (s *Service) applyRef(tx *cache.Tx, ref string, old, tip gitstore.Hash) ([]string, error) {
-	var problems []string
+// applyRef indexes the changes on one ref and returns problem
+// descriptions. complete is false when an object was missing (it may come
+// back: git was repacking), so the ref's tip must not be taken as indexed.
+func (s *Service) applyRef(tx *cache.Tx, ref string, old, tip gitstore.Hash) (problems []string, complete bool, err error) {
+	complete = true
 	problem := func(path string, obj gitstore.Hash, err error) error {
+		if gitstore.IsMissing(err) {
+			complete = false
+		}
 		problems = append(problems, fmt.Sprintf("%s: %s (object %s): %v", ref, path, short(obj.String()), err))
 		return tx.Problem(ref, path, obj.String(), err.Error())
 	}
 	changes, err := s.repo.Diff(old, tip)
 	if err != nil {
 		if err := tx.ClearProblems(ref); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return problems, problem("(ref)", tip, fmt.Errorf("not readable as memory: %w", err))
+		err = problem("(ref)", tip, fmt.Errorf("not readable as memory: %w", err))
+		return problems, complete, err
 	}
 	if err := tx.ClearProblem(ref, "(ref)"); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if ref == gitstore.NotesRef {
-		return s.applyNotes(tx, tip, changes, problem)
+		err := s.applyNotes(tx, tip, changes, problem)
+		return problems, complete, err
 	}
 	private := strings.HasPrefix(ref, privatePrefix)
 	// Progress covers reading the changed files, then folding them into
@@ -246,7 +269,7 @@ func (s *Service) applyRef(tx *cache.Tx, ref string, old, tip gitstore.Hash) ([]
 			report(i/2, total)
 		}
 		if err := tx.ClearProblem(ref, ch.Path); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		kind, id := notes.PathKind(ch.Path)
 		if ch.Deleted {
@@ -257,7 +280,7 @@ func (s *Service) applyRef(tx *cache.Tx, ref string, old, tip gitstore.Hash) ([]
 				err = tx.DeleteOp(id)
 			}
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			continue
 		}
@@ -266,13 +289,13 @@ func (s *Service) applyRef(tx *cache.Tx, ref string, old, tip gitstore.Hash) ([]
 		}
 		if kind == "" {
 			if err := problem(ch.Path, ch.Hash, errors.New("not part of the memory format (want entries/xx/<id>.json, ops/xx/<id>.json or purged/xx/<id>.json)")); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			continue
 		}
 		if !gitstore.RegularFile(ch.Mode) {
 			if err := problem(ch.Path, ch.Hash, fmt.Errorf("not a regular file (mode %o)", ch.Mode)); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			continue
 		}
@@ -283,46 +306,46 @@ func (s *Service) applyRef(tx *cache.Tx, ref string, old, tip gitstore.Hash) ([]
 				if e, err = notes.DecodeEntry(data, id); err == nil {
 					err = tx.PutEntry(e, ref, private, data)
 					if err != nil {
-						return nil, err
+						return nil, false, err
 					}
 				}
 			} else {
 				var o notes.Op
 				if o, err = notes.DecodeOp(data, id); err == nil {
 					if err = tx.PutOp(o, data); err != nil {
-						return nil, err
+						return nil, false, err
 					}
 				}
 			}
 		}
 		if err != nil {
 			if err := problem(ch.Path, ch.Hash, err); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 		}
 	}
-	return problems, nil
+	return problems, complete, nil
 }
 
-func (s *Service) applyNotes(tx *cache.Tx, tip gitstore.Hash, changes []gitstore.Change, problem func(string, gitstore.Hash, error) error) ([]string, error) {
+func (s *Service) applyNotes(tx *cache.Tx, tip gitstore.Hash, changes []gitstore.Change, problem func(string, gitstore.Hash, error) error) error {
 	author, when, err := s.repo.CommitInfo(tip)
 	if err != nil {
-		return nil, problem("(ref)", tip, err)
+		return problem("(ref)", tip, err)
 	}
 	for _, ch := range changes {
 		if err := tx.ClearProblem(gitstore.NotesRef, ch.Path); err != nil {
-			return nil, err
+			return err
 		}
 		sha := strings.ReplaceAll(ch.Path, "/", "")
 		if len(sha) != 40 || strings.Trim(sha, "0123456789abcdef") != "" {
 			if err := problem(ch.Path, ch.Hash, errors.New("not a note (path is not a commit id)")); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
 		if ch.Deleted {
 			if err := tx.DeleteEntry(notes.NoteID(sha)); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
@@ -332,15 +355,15 @@ func (s *Service) applyNotes(tx *cache.Tx, tip gitstore.Hash, changes []gitstore
 		}
 		if err != nil {
 			if err := problem(ch.Path, ch.Hash, err); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
 		if err := tx.PutNote(sha, strings.TrimSpace(string(data)), author, when.UnixNano()); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 // Reindex deletes the cache and rebuilds it from the refs.

@@ -114,8 +114,11 @@ func (s *Service) openCache() (*cache.Cache, error) {
 		return s.cache, nil
 	}
 	c, rebuilt, err := cache.Open(s.CachePath(), s.busy)
+	if cache.IsBusy(err) {
+		return nil, fmt.Errorf("open cache %s: %w (another git-synaptic is writing it; try again)", s.CachePath(), err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("open cache %s: %w (delete it to rebuild)", s.CachePath(), err)
+		return nil, fmt.Errorf("open cache %s: %w (it is derived from the refs: deleting it loses nothing, the next command rebuilds it)", s.CachePath(), err)
 	}
 	if rebuilt {
 		s.warnf("the cache at %s was unreadable or of another version; rebuilding it from the memory refs", s.CachePath())

@@ -286,6 +286,9 @@ type Status struct {
 	Refs       []RefStatus     `json:"refs"`
 	Remotes    []RemoteStatus  `json:"remotes"`
 	Problems   []cache.Problem `json:"problems"`
+	// Repaired lists where the cache had drifted from the refs; status
+	// rebuilt it (empty when it was consistent).
+	Repaired []string `json:"repaired,omitempty"`
 	// Hooks maps each git hook git-synaptic uses to its state.
 	Hooks map[string]string `json:"hooks,omitempty"`
 	// Search is how search ranks here: "hybrid (MODEL, RUNTIME)" or
@@ -305,6 +308,14 @@ func (s *Service) Status(ctx context.Context) (Status, error) {
 	}
 	if wal, err := os.Stat(s.CachePath() + "-wal"); err == nil {
 		st.CacheBytes += wal.Size()
+	}
+	if st.Repaired, err = s.verifyIndex(ctx); err != nil {
+		return st, err
+	}
+	if len(st.Repaired) > 0 {
+		if st.Stats, err = s.stats(ctx); err != nil {
+			return st, err
+		}
 	}
 	c := s.cache
 	tips, err := c.Tips(ctx)

@@ -1,0 +1,125 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// checkIndex compares what the cache holds with the refs it claims to have
+// indexed: per ref, the entry files in the tree against the indexed
+// entries, and the operation files against the indexed operations
+// (unreadable files, recorded as problems, are left out of both). It
+// returns one line per mismatch. It reads trees only, no blobs.
+func (s *Service) checkIndex(ctx context.Context, c *cache.Cache) ([]string, error) {
+	tips, err := c.Tips(ctx)
+	if err != nil {
+		return nil, err
+	}
+	counts, err := c.Counts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	problems, err := c.Problems(ctx)
+	if err != nil {
+		return nil, err
+	}
+	skipped := map[string]int{} // ref + " " + dir → unreadable files
+	for _, p := range problems {
+		dir, _, _ := strings.Cut(p.Path, "/")
+		skipped[p.Source+" "+dir]++
+	}
+	var out []string
+	ops, wantOps := counts.Ops, 0
+	for ref, tip := range tips {
+		h, err := parseHash(tip)
+		if err != nil {
+			continue
+		}
+		dirs := []string{notes.EntriesDir, notes.OpsDir}
+		if ref == gitstore.NotesRef {
+			dirs = []string{""} // every file is a note, under fan-out directories
+		}
+		for _, dir := range dirs {
+			n, err := s.repo.CountFiles(h, dir)
+			if err != nil {
+				return nil, fmt.Errorf("check %s: %w", ref, err)
+			}
+			if dir == "" {
+				for k, v := range skipped {
+					if strings.HasPrefix(k, ref+" ") {
+						n -= v
+					}
+				}
+			} else {
+				n -= skipped[ref+" "+dir]
+			}
+			if dir == notes.OpsDir {
+				wantOps += n
+				continue
+			}
+			if got := counts.Entries[ref]; got != n {
+				out = append(out, fmt.Sprintf("%s: %d entries in the ref, %d in the cache", ref, n, got))
+			}
+		}
+	}
+	if ops != wantOps {
+		out = append(out, fmt.Sprintf("%d operations in the refs, %d in the cache", wantOps, ops))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// verifyIndex checks the cache against the refs and, when they disagree,
+// rebuilds it from the refs and checks again. It returns what it found
+// wrong (nil when the cache was consistent).
+func (s *Service) verifyIndex(ctx context.Context) ([]string, error) {
+	c, err := s.ready(ctx)
+	if err != nil {
+		return nil, err
+	}
+	found, err := s.checkIndex(ctx, c)
+	if err != nil || len(found) == 0 {
+		return nil, err
+	}
+	for _, f := range found {
+		s.warnf("the cache disagreed with the refs (%s); rebuilding it", f)
+	}
+	if err := s.rebuildMemory(ctx, c); err != nil {
+		return found, err
+	}
+	again, err := s.checkIndex(ctx, c)
+	if err != nil {
+		return found, err
+	}
+	if len(again) > 0 {
+		return found, fmt.Errorf("the cache still disagrees with the refs after a rebuild: %s", strings.Join(again, "; "))
+	}
+	return found, nil
+}
+
+// rebuildMemory indexes every memory ref again from nothing (commit
+// history and vectors stay: they are keyed by content, not by ref).
+func (s *Service) rebuildMemory(ctx context.Context, c *cache.Cache) error {
+	local, _, err := s.memoryRefs()
+	if err != nil {
+		return err
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := tx.Reset(); err != nil {
+		return err
+	}
+	if err := s.apply(tx, map[string]string{}, local); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
