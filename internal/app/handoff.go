@@ -55,6 +55,9 @@ func (s *Service) SessionHandoff(ctx context.Context, sessionID string) (string,
 	for i := range mine {
 		r := mine[i]
 		switch {
+		case r.Private:
+			// The handoff is shared memory: private entries of the
+			// session are neither counted nor quoted.
 		case r.Type == notes.TypeHandoff && strings.HasPrefix(r.Content, handoffTitle):
 			if existing == nil {
 				existing = &mine[i]

@@ -388,13 +388,15 @@ func (s *Service) PendingRules(ctx context.Context) ([]PendingRule, error) {
 }
 
 // AcceptRule turns a correction into a rule (related to it) and marks the
-// correction accepted.
+// correction accepted. The rule is as private as its correction: a private
+// correction gives a private rule, and a shared rule passes the secret scan
+// like any save.
 func (s *Service) AcceptRule(ctx context.Context, idPrefix string) (notes.Entry, error) {
 	d, err := s.Show(ctx, idPrefix)
 	if err != nil {
 		return notes.Entry{}, err
 	}
-	rule, err := s.Save(ctx, SaveRequest{Content: d.Content, Type: notes.TypeRule, Tags: []string{"from-correction"}, Related: []string{d.ID}, AllowSecret: true})
+	rule, err := s.Save(ctx, SaveRequest{Content: d.Content, Type: notes.TypeRule, Tags: []string{"from-correction"}, Related: []string{d.ID}, Private: d.Private})
 	if err != nil {
 		return rule, err
 	}

@@ -49,11 +49,6 @@ func (s *Service) newEntry(ctx context.Context, req SaveRequest, author, project
 	if err != nil {
 		return notes.Entry{}, err
 	}
-	if !req.Private && !req.AllowSecret {
-		if err := secrets.Check(req.Content); err != nil {
-			return notes.Entry{}, fmt.Errorf("%w; %s", err, secretHint)
-		}
-	}
 	created := req.Created
 	if created.IsZero() {
 		created = s.now()
@@ -95,7 +90,9 @@ func (s *Service) Save(ctx context.Context, req SaveRequest) (notes.Entry, error
 		}
 	}
 	for _, d := range req.Duplicates {
-		if !slices.Contains(req.Related, d) {
+		// A near-duplicate found in private memory is not linked from
+		// shared memory: the link would push the private id.
+		if !slices.Contains(req.Related, d) && (req.Private || !s.isPrivate(ctx, d)) {
 			req.Related = append(req.Related, d)
 		}
 	}
@@ -112,7 +109,7 @@ func (s *Service) Save(ctx context.Context, req SaveRequest) (notes.Entry, error
 		ref = PrivateRef
 	}
 	msg := fmt.Sprintf("save %s %s\n\n%s", e.Type, e.ID, FirstLine(e.Content, 200))
-	commit, parent, err := s.repo.Append(ctx, ref, []gitstore.File{{Path: notes.EntryPath(e.ID), Data: doc}}, gitstore.ParseIdent(author, s.now()), msg)
+	commit, parent, err := s.appendDocs(ctx, ref, []gitstore.File{{Path: notes.EntryPath(e.ID), Data: doc}}, author, msg, req.AllowSecret)
 	if err != nil {
 		return e, fmt.Errorf("save: %w", err)
 	}
@@ -151,7 +148,11 @@ func (s *Service) Import(ctx context.Context, reqs []SaveRequest, private bool) 
 	if private {
 		ref = PrivateRef
 	}
-	commit, parent, err := s.repo.Append(ctx, ref, files, gitstore.ParseIdent(author, s.now()), fmt.Sprintf("import %d entries", len(files)))
+	allow := len(reqs) > 0 && reqs[0].AllowSecret
+	for _, r := range reqs {
+		allow = allow && r.AllowSecret
+	}
+	commit, parent, err := s.appendDocs(ctx, ref, files, author, fmt.Sprintf("import %d entries", len(files)), allow)
 	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}
@@ -284,11 +285,6 @@ func (s *Service) record(ctx context.Context, idPrefix string, op notes.Op, allo
 	if err != nil {
 		return op, err
 	}
-	if op.Content != nil && !row.Private && !allowSecret {
-		if err := secrets.Check(*op.Content); err != nil {
-			return op, fmt.Errorf("%w; %s", err, secretHint)
-		}
-	}
 	op.V, op.ID, op.Entry, op.Author = notes.FormatVersion, notes.NewID(), row.ID, author
 	op.Clock, op.At = notes.NextClock(prior), s.now().UTC()
 	doc, err := notes.EncodeOp(op)
@@ -296,7 +292,7 @@ func (s *Service) record(ctx context.Context, idPrefix string, op notes.Op, allo
 		return op, err
 	}
 	msg := fmt.Sprintf("%s %s", op.Kind, row.ID)
-	commit, parent, err := s.repo.Append(ctx, ref, []gitstore.File{{Path: notes.OpPath(op.ID), Data: doc}}, gitstore.ParseIdent(author, s.now()), msg)
+	commit, parent, err := s.appendDocs(ctx, ref, []gitstore.File{{Path: notes.OpPath(op.ID), Data: doc}}, author, msg, allowSecret)
 	if err != nil {
 		return op, fmt.Errorf("%s: %w", op.Kind, err)
 	}
@@ -310,10 +306,9 @@ func (s *Service) Note(ctx context.Context, rev, text string, allowSecret bool) 
 	if err := notes.ValidateContent(text); err != nil {
 		return gitstore.ZeroHash, err
 	}
-	if !allowSecret {
-		if err := secrets.Check(text); err != nil {
-			return gitstore.ZeroHash, fmt.Errorf("%w; notes are pushed to your remotes: remove the secret, or pass --allow-secret if it is not a real credential", err)
-		}
+	const hint = "notes are pushed to your remotes: remove the secret, or pass --allow-secret if it is not a real credential"
+	if err := s.checkShareable([]secrets.Field{{Name: "note", Text: text}}, allowSecret, hint); err != nil {
+		return gitstore.ZeroHash, err
 	}
 	c, err := s.repo.ResolveCommit(ctx, rev)
 	if err != nil {

@@ -124,6 +124,12 @@ func newStatus(e *env) *cobra.Command {
 						fmt.Fprintf(w, "  %s: %s (object %s): %s\n", p.Source, p.Path, app.ShortID(p.Object), p.Message)
 					}
 				}
+				for _, r := range st.Repaired {
+					fmt.Fprintf(w, "cache repaired: %s; rebuilt from the refs\n", r)
+				}
+				if len(st.Repaired) == 0 {
+					fmt.Fprintln(w, "cache consistent with the refs")
+				}
 				return nil
 			})
 		},

@@ -38,6 +38,36 @@ func TestScanFindsRealisticCredentials(t *testing.T) {
 	}
 }
 
+// A token glued to a name by "_" or "-" is still a token: \b does not
+// match between "_" and a letter, so AWS_KEY_AKIA… passed.
+func TestScanFindsTokensAfterUnderscores(t *testing.T) {
+	for kind, text := range map[string]string{
+		"AWS access key id": "AWS_KEY_AKIAQYLPMN5HHHFPZAM2",
+		"GitHub token":      "GH_TOKEN_ghp_4fT9kL2mQ8xR7vB1nC3dE5gH6jK0pW2sY9zA",
+		"Slack token":       "slack_xoxb-123456789012-abcdefghijklmnop",
+		"GitLab token":      "gitlab:glpat-x7k2m9q4w8e1r5t3y6u0",
+		"npm token":         "NPM_TOKEN=npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+	} {
+		found := false
+		for _, x := range Scan(text) {
+			found = found || x.Kind == kind
+		}
+		if !found {
+			t.Errorf("%s not found in %q", kind, text)
+		}
+	}
+	if f := Scan("TEAKIAQYLPMN5HHHFPZAM2 continues a word"); len(f) != 0 {
+		t.Errorf("a prefix inside a word was taken for a token: %+v", f)
+	}
+}
+
+func TestScanFieldsNamesTheField(t *testing.T) {
+	err := Error(ScanFields([]Field{{"content", "nothing here"}, {"tags", "xoxb-123456789012-abcdefghijklmnop"}}))
+	if !errors.Is(err, ErrSecret) || !strings.Contains(err.Error(), "Slack token in tags on line 1") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
 func TestScanIgnoresOrdinaryText(t *testing.T) {
 	for _, text := range []string{
 		"we chose postgres for billing because of transactional guarantees",

@@ -1,0 +1,100 @@
+package main_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+)
+
+// remoteMemory is every byte of memory the remote holds: each file of each
+// commit ever reachable from its memory and notes refs, and the commit
+// messages.
+func remoteMemory(t *testing.T, remote string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, ref := range []string{"refs/synaptic/memory", "refs/notes/synaptic"} {
+		if testrepo.Git(t, remote, "for-each-ref", ref) == "" {
+			continue
+		}
+		b.WriteString(testrepo.Git(t, remote, "log", "--format=%B", ref))
+		for _, c := range strings.Fields(testrepo.Git(t, remote, "rev-list", ref)) {
+			for _, line := range strings.Split(testrepo.Git(t, remote, "ls-tree", "-r", c), "\n") {
+				if f := strings.Fields(line); len(f) == 4 {
+					b.WriteString(testrepo.Git(t, remote, "cat-file", "-p", f[2]))
+					b.WriteByte('\n')
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+// Private memory and secrets must not reach the remote by any derived path:
+// rules from corrections, session handoffs, near-duplicate links, or any
+// field other than the content.
+func TestNothingPrivateOrSecretReachesTheRemote(t *testing.T) {
+	clones, remote := testrepo.NewReposAndRemote(t, 1)
+	a := clones[0]
+	ok(t, a, "init")
+
+	// A private correction accepted as a rule stays private.
+	const privCorrection = "from now on always deploy with the blue-falcon runbook, never the old one"
+	corr := save(t, a, privCorrection, "--private", "--tag", "correction")
+	ruleOut := ok(t, a, "rules", "accept", corr)
+	// A private insight of the session is not quoted by its handoff.
+	const privInsight = "turns out the root cause was the crimson-otter feature flag"
+	priv := save(t, a, privInsight, "--private", "--session", "s1", "--type", "insight")
+	save(t, a, "we decided to keep the cache in the git dir", "--session", "s1", "--type", "decision")
+	runWith(t, a, `{"session_id":"s1","hook_event_name":"Stop"}`, nil, "hook", "stop")
+	// A shared save that is a near-duplicate of the private one does not
+	// link to it, and an explicit link is refused.
+	save(t, a, "it turns out that the root cause was the crimson-otter feature flag once more")
+	if r := run(t, a, "", "save", "see the private note", "--related", priv); r.code != 4 || !strings.Contains(r.err, "private") {
+		t.Fatalf("linking a shared entry to a private one: exit %d, %s", r.code, r.err)
+	}
+
+	// Secrets in fields other than content are refused, with exit 4.
+	shared := save(t, a, "an ordinary shared decision")
+	for _, args := range [][]string{
+		{"save", "tagged", "--tag", "xoxb-123456789012-abcdefghijklmnop"},
+		{"save", "tagged", "--tag", "glpat-x7k2m9q4w8e1r5t3y6u0"},
+		{"save", "with session", "--session", "AWS_KEY_AKIAQYLPMN5HHHFPZAM2"},
+		{"save", "with agent", "--agent", "ghp_4fT9kL2mQ8xR7vB1nC3dE5gH6jK0pW2sY9zA"},
+		{"save", "AWS_KEY_AKIAQYLPMN5HHHFPZAM2 in the content"},
+		{"relevant", shared, "--reason", "token=xoxb-123456789012-abcdefghijklmnop"},
+		{"relevant", shared, "--objective", "use AKIAQYLPMN5HHHFPZAM2 for uploads"},
+		{"edit", shared, "--add-tag", "xoxb-123456789012-abcdefghijklmnop"},
+		{"note", "HEAD", "deploy key AKIAQYLPMN5HHHFPZAM2"},
+	} {
+		r := run(t, a, "", args...)
+		if r.code != 4 || !strings.Contains(r.err, "looks like a secret") {
+			t.Errorf("%v: exit %d, stderr %q; want a refusal (exit 4)", args, r.code, r.err)
+		}
+	}
+	// --allow-secret stores it, and says what it found.
+	r := run(t, a, "", "save", "the docs' example key AKIAQYLPMN5HHHFPZAM2", "--allow-secret")
+	if r.code != 0 || !strings.Contains(r.err, "AWS access key id") {
+		t.Fatalf("--allow-secret: exit %d, stderr %q; want a warning naming the finding", r.code, r.err)
+	}
+
+	ok(t, a, "sync")
+	pushed := remoteMemory(t, remote)
+	for _, leak := range []string{"blue-falcon", privInsight, corr, priv, "xoxb-", "glpat-", "ghp_"} {
+		if strings.Contains(pushed, leak) {
+			t.Errorf("the remote holds %q", leak)
+		}
+	}
+	if !strings.Contains(pushed, "keep the cache in the git dir") || !strings.Contains(pushed, "AKIAQYLPMN5HHHFPZAM2") {
+		t.Fatalf("the remote lacks the shared entries:\n%s", pushed)
+	}
+	// The rule exists, privately.
+	rule := strings.Fields(ruleOut)
+	if len(rule) == 0 {
+		t.Fatalf("rules accept printed nothing")
+	}
+	rows := listJSON(t, a, "--type", "rule")
+	if len(rows) != 1 || !rows[0].Private || !strings.Contains(rows[0].Content, "blue-falcon") {
+		t.Fatalf("rule from a private correction: %+v", rows)
+	}
+}
