@@ -50,6 +50,12 @@ func (r *Repo) ConfigAddUnique(ctx context.Context, key, value string) (bool, er
 	return err == nil, err
 }
 
+// ConfigUnsetValue removes every value of a multi-valued key equal to value.
+func (r *Repo) ConfigUnsetValue(ctx context.Context, key, value string) error {
+	_, err := r.run(ctx, nil, nil, "config", "--unset-all", "--fixed-value", key, value)
+	return err
+}
+
 // ConfigSet sets a single-valued key; it reports whether the value changed.
 func (r *Repo) ConfigSet(ctx context.Context, key, value string) (bool, error) {
 	vals, err := r.ConfigGetAll(ctx, key)
@@ -75,14 +81,16 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refspecs ...string) err
 	return nil
 }
 
-// Push pushes refspecs to remote without force. It returns ErrPushRejected
-// when the remote moved ahead.
+// Push pushes refspecs to remote (options such as --force-with-lease may
+// lead them). It skips the pre-push hook: it runs from it. It returns
+// ErrPushRejected when the remote moved ahead or another push held the ref.
 func (r *Repo) Push(ctx context.Context, remote string, refspecs ...string) error {
-	args := append([]string{"push", "--quiet", "--porcelain", remote}, refspecs...)
+	args := append([]string{"push", "--quiet", "--porcelain", "--no-verify", remote}, refspecs...)
 	out, err := r.run(ctx, nil, nil, args...)
 	if err != nil {
 		var ge *GitError
-		if errors.As(err, &ge) && (strings.Contains(out, "[rejected]") || strings.Contains(ge.Stderr, "[rejected]") || strings.Contains(ge.Stderr, "fetch first") || strings.Contains(ge.Stderr, "non-fast-forward")) {
+		if errors.As(err, &ge) && (strings.Contains(out, "[rejected]") || strings.Contains(ge.Stderr, "[rejected]") || strings.Contains(ge.Stderr, "fetch first") || strings.Contains(ge.Stderr, "non-fast-forward") ||
+			strings.Contains(out, "cannot lock ref") || strings.Contains(ge.Stderr, "cannot lock ref") || strings.Contains(out, "failed to update ref") || strings.Contains(ge.Stderr, "failed to update ref")) {
 			return fmt.Errorf("%w (%s)", ErrPushRejected, remote)
 		}
 		return fmt.Errorf("push memory to %s: %w", remote, err)

@@ -13,10 +13,10 @@ import (
 )
 
 // Version is the version of the scripts this build installs.
-const Version = 1
+const Version = 2
 
 // Names are the git hooks git-synaptic uses.
-var Names = []string{"post-commit", "post-merge", "post-checkout", "post-rewrite"}
+var Names = []string{"post-commit", "post-merge", "post-checkout", "post-rewrite", "pre-push"}
 
 const marker = "# git-synaptic hook"
 
@@ -26,29 +26,41 @@ const prevSuffix = ".pre-synaptic"
 // Script is the hook script for name.
 func Script(name string) string {
 	// post-rewrite gets the list of rewritten commits on stdin; both our
-	// command and the previous hook need it, so it is read once.
-	stdin, feed := "", ""
-	ours := "</dev/null "
-	if name == "post-rewrite" {
+	// command and the previous hook need it, so it is read once. pre-push
+	// gets the refs being pushed, which only the previous hook needs.
+	stdin, feedPrev := "", ""
+	ours := "git-synaptic hook " + name + ` "$@" </dev/null >/dev/null 2>&1 || true`
+	when := ""
+	what := "keeps git-synaptic's index of this repository current"
+	switch name {
+	case "post-rewrite":
 		stdin = "input=$(cat)\n"
-		feed = `printf '%s\n' "$input" | `
-		ours = ""
+		feedPrev = `printf '%s\n' "$input" | `
+		ours = `printf '%s\n' "$input" | git-synaptic hook post-rewrite "$@" >/dev/null 2>&1 || true`
+	case "pre-push":
+		// Memory goes with its own git push, only when the user's push is
+		// going ahead; a failure is told on stderr and changes nothing.
+		stdin = "input=$(cat)\n"
+		feedPrev = `printf '%s\n' "$input" | `
+		ours = `git-synaptic hook pre-push "$@" </dev/null >/dev/null || true`
+		when = `[ "$status" = 0 ] && `
+		what = "pushes memory along with git push"
 	}
 	return fmt.Sprintf(`#!/bin/sh
-%s v%d (%s): keeps git-synaptic's index of this repository current.
+%s v%d (%s): %s.
 # Installed by 'git synaptic hooks install'; 'git synaptic hooks uninstall'
 # removes it and restores the hook that was here before (%s%s).
-# It never fails and never blocks git.
+# It never fails and never blocks git: the exit status is the previous hook's.
 %sstatus=0
 if [ -x "$0%s" ]; then
 	%s"$0%s" "$@"
 	status=$?
 fi
-if command -v git-synaptic >/dev/null 2>&1; then
-	%sgit-synaptic hook %s "$@" %s>/dev/null 2>&1 || true
+if %scommand -v git-synaptic >/dev/null 2>&1; then
+	%s
 fi
 exit $status
-`, marker, Version, name, name, prevSuffix, stdin, prevSuffix, feed, prevSuffix, feed, name, ours)
+`, marker, Version, name, what, name, prevSuffix, stdin, prevSuffix, feedPrev, prevSuffix, when, ours)
 }
 
 // Report says what Install or Uninstall did, hook by hook.

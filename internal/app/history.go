@@ -177,6 +177,12 @@ func (s *Service) Hook(ctx context.Context, name string, args []string, stdin st
 		return nil // the sequence's end (post-rewrite) indexes the result
 	}
 	switch name {
+	case "pre-push":
+		if len(args) == 0 {
+			return nil
+		}
+		_, err := s.PrePush(ctx, args[0])
+		return err
 	case "post-commit":
 		return s.indexCommits(ctx, gitstore.LogOptions{Revs: []string{"HEAD"}, Max: 1})
 	case "post-merge":

@@ -65,12 +65,16 @@ func (s *Service) checkShareable(fields []secrets.Field, allowSecret bool, hint 
 // documentFields lists every string in the documents by field name, and
 // the entry ids they link to.
 func documentFields(files []gitstore.File) (fields []secrets.Field, related []string, err error) {
-	for _, f := range files {
+	for i, f := range files {
 		var doc map[string]any
 		if err := json.Unmarshal(f.Data, &doc); err != nil {
 			return nil, nil, fmt.Errorf("check %s: %w", f.Path, err)
 		}
-		collectStrings("", doc, &fields)
+		name := ""
+		if len(files) > 1 {
+			name = fmt.Sprintf("entry %d", i+1) // as import numbers them
+		}
+		collectStrings(name, doc, &fields)
 		if ids, ok := doc["related_ids"].([]any); ok {
 			for _, id := range ids {
 				if s, ok := id.(string); ok {
@@ -99,7 +103,7 @@ func collectStrings(name string, v any, out *[]secrets.Field) {
 		for _, k := range keys {
 			n := k
 			if name != "" {
-				n = name + "." + k
+				n = name + " " + k
 			}
 			collectStrings(n, v[k], out)
 		}

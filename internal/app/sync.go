@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/notes"
 )
 
 // ErrNoRemote is returned when sync has no remote to talk to.
@@ -26,14 +29,22 @@ func fetchSpecs(r string) []string {
 	}
 }
 
-// pushSpecs are the refspecs init adds so a plain `git push` carries memory.
-// "HEAD" keeps `git push` pushing the current branch, which an explicit push
-// refspec would otherwise replace.
-var pushSpecs = []string{"HEAD", "refs/synaptic/*:refs/synaptic/*", "refs/notes/synaptic*:refs/notes/synaptic*"}
+// oldPushSpecs are the push refspecs earlier versions of init added so that
+// a plain `git push` carried memory. A configured push refspec replaces
+// git's push.default: it published branches without upstream and failed on
+// a detached HEAD or when a teammate had pushed memory first. init removes
+// them; the pre-push hook carries memory instead.
+var oldPushSpecs = []string{"refs/synaptic/*:refs/synaptic/*", "refs/notes/synaptic*:refs/notes/synaptic*"}
+
+// prePushTimeout bounds how long the pre-push hook may hold the user's push.
+const prePushTimeout = time.Minute
+
+// AutoPushKey turns off pushing memory from the pre-push hook when false.
+const AutoPushKey = "synaptic.autoPush"
 
 // InitOptions configure Init.
 type InitOptions struct {
-	NoPush  bool   // leave remote.<name>.push alone
+	NoPush  bool   // do not push memory along with git push (synaptic.autoPush false)
 	NoHooks bool   // do not install the git hooks
 	Agent   string // also register the MCP server with this agent ("claude")
 }
@@ -66,12 +77,17 @@ func (s *Service) Init(ctx context.Context, opts InitOptions) (InitReport, error
 				return rep, err
 			}
 		}
-		if !opts.NoPush {
-			for _, spec := range pushSpecs {
-				if err := add("remote."+r+".push", spec); err != nil {
-					return rep, err
-				}
-			}
+		removed, err := s.removeOldPushSpecs(ctx, r)
+		rep.Changes = append(rep.Changes, removed...)
+		if err != nil {
+			return rep, err
+		}
+	}
+	if opts.NoPush {
+		if changed, err := s.repo.ConfigSet(ctx, AutoPushKey, "false"); err != nil {
+			return rep, err
+		} else if changed {
+			rep.Changes = append(rep.Changes, "config "+AutoPushKey+" = false")
 		}
 	}
 	if err := add("notes.rewriteRef", gitstore.NotesRef); err != nil {
@@ -100,6 +116,62 @@ func (s *Service) Init(ctx context.Context, opts InitOptions) (InitReport, error
 		return rep, err
 	}
 	return rep, nil
+}
+
+// removeOldPushSpecs takes out the push refspecs an earlier init added to
+// remote r; "HEAD" goes too when it came with them.
+func (s *Service) removeOldPushSpecs(ctx context.Context, r string) ([]string, error) {
+	key := "remote." + r + ".push"
+	vals, err := s.repo.ConfigGetAll(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	ours := 0
+	for _, v := range vals {
+		if slices.Contains(oldPushSpecs, v) {
+			ours++
+		}
+	}
+	if ours == 0 {
+		return nil, nil
+	}
+	drop := oldPushSpecs
+	if ours == len(oldPushSpecs) {
+		drop = append(drop, "HEAD")
+	}
+	var changes []string
+	for _, v := range drop {
+		if slices.Contains(vals, v) {
+			if err := s.repo.ConfigUnsetValue(ctx, key, v); err != nil {
+				return changes, err
+			}
+			changes = append(changes, fmt.Sprintf("config %s -= %s (memory now goes with the pre-push hook)", key, v))
+		}
+	}
+	return changes, nil
+}
+
+// PrePush pushes memory to remote alongside the user's git push (the
+// pre-push hook). It costs nothing when the remote already has this
+// memory; when a teammate pushed memory first, it fetches, merges and
+// pushes again (a sync). It never touches the user's branches, and the hook
+// ignores its error: the user's push goes on either way.
+func (s *Service) PrePush(ctx context.Context, remote string) (pushed bool, err error) {
+	if v, _ := s.repo.ConfigGetAll(ctx, AutoPushKey); len(v) > 0 && v[len(v)-1] == "false" {
+		return false, nil
+	}
+	remotes, err := s.repo.Remotes(ctx)
+	if err != nil || !slices.Contains(remotes, remote) {
+		return false, err // a push to a URL: memory goes with sync
+	}
+	push, err := s.pushable(ctx, remote)
+	if err != nil || len(push) == 0 {
+		return false, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, prePushTimeout)
+	defer cancel()
+	rep, err := s.Sync(ctx, remote)
+	return len(rep.Pushed) > 0, err
 }
 
 // SyncReport says what Sync did.
@@ -141,6 +213,14 @@ func (s *Service) Sync(ctx context.Context, remote string) (SyncReport, error) {
 		if remote, err = s.DefaultRemote(ctx); err != nil {
 			return SyncReport{}, err
 		}
+	}
+	if strings.HasPrefix(remote, "-") {
+		return SyncReport{}, fmt.Errorf("%w: %q is not a remote name", notes.ErrInvalid, remote)
+	}
+	if remotes, err := s.repo.Remotes(ctx); err != nil {
+		return SyncReport{}, err
+	} else if !slices.Contains(remotes, remote) {
+		return SyncReport{}, fmt.Errorf("%w: no remote named %q (git remote -v lists them)", ErrNoRemote, remote)
 	}
 	rep := SyncReport{Remote: remote, Merged: map[string]string{}}
 	if st, err := s.stats(ctx); err == nil {
@@ -233,6 +313,9 @@ func (s *Service) leases(ctx context.Context, remote string, specs []string) []s
 }
 
 // pushable lists push refspecs for local memory refs the remote lacks.
+// Only refs that point at a readable commit are pushed: anything else
+// under refs/synaptic/ (a blob, a missing object) is reported and left
+// out, so it neither spreads nor blocks the push of the rest.
 func (s *Service) pushable(ctx context.Context, remote string) ([]string, error) {
 	local, err := s.repo.Refs(sharedPrefix, gitstore.NotesRef)
 	if err != nil {
@@ -242,6 +325,10 @@ func (s *Service) pushable(ctx context.Context, remote string) ([]string, error)
 	for ref, h := range local {
 		tr := remotePrefix + remote + "/" + strings.TrimPrefix(ref, "refs/")
 		if t, _ := s.repo.Tip(tr); t == h {
+			continue
+		}
+		if _, err := s.repo.CommitTree(h); err != nil {
+			s.warnf("not pushing %s: %v", ref, err)
 			continue
 		}
 		specs = append(specs, ref+":"+ref)

@@ -285,7 +285,8 @@ func newHook(e *env) *cobra.Command {
 		Use:   "hook NAME [ARGS...]",
 		Short: "Run the work of a git hook or an agent hook",
 		Long: `Run by the installed git hooks (post-commit, post-merge, post-checkout,
-post-rewrite) and by coding agents:
+post-rewrite, and pre-push, which pushes memory to the remote being pushed
+to unless git config synaptic.autoPush is false) and by coding agents:
   session-start   print the project's memory as context for a new agent
                   session: rules, last handoffs, decisions and context, and
                   what usually changes with the files being worked on, within
@@ -349,7 +350,11 @@ $GIT_SYNAPTIC_SESSION.`,
 				}
 				return writeJSON(e.io.Out, map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event, "additionalContext": md}})
 			})
-			if err != nil {
+			switch {
+			case err == nil:
+			case name == "pre-push":
+				fmt.Fprintf(e.io.Err, "git-synaptic: memory was not pushed (%v); your push goes on. Run 'git synaptic sync' to share memory.\n", err)
+			default:
 				fmt.Fprintf(e.io.Err, "git-synaptic hook %s: %v (ignored)\n", name, err)
 			}
 			return nil

@@ -21,10 +21,14 @@ func newInit(e *env) *cobra.Command {
   - fetch refspecs on every remote, so plain 'git fetch' brings teammates' memory
     (refs/synaptic/* and refs/notes/synaptic land under refs/remotes/<remote>/);
     the next git synaptic command merges it in;
-  - push refspecs (HEAD plus the memory refs), so plain 'git push' carries memory
-    (skip with --no-push and use 'git synaptic sync' instead);
   - notes.rewriteRef, so commit notes follow 'git commit --amend' and 'git rebase';
-  - git hooks that index new commits (see 'git synaptic hooks'; skip with --no-hooks);
+  - git hooks (see 'git synaptic hooks'; skip with --no-hooks): post-commit and
+    friends index new commits; pre-push pushes memory to the remote you push to,
+    with its own push, so 'git push' carries memory but pushes your branches
+    exactly as it did before and never fails because of memory (when memory
+    cannot go, it says so and your push goes on; --no-push, or git config
+    synaptic.autoPush false, leaves memory to 'git synaptic sync');
+  - push refspecs an earlier version added (remote.<name>.push) are removed;
   - with --agent claude, the MCP server in .mcp.json (other entries kept);
   - the cache, inside the git directory.
 Running it again changes nothing; run it again after adding a remote.`,
@@ -55,7 +59,7 @@ Running it again changes nothing; run it again after adding a remote.`,
 			})
 		},
 	}
-	c.Flags().BoolVar(&noPush, "no-push", false, "do not add push refspecs (use git synaptic sync to share memory)")
+	c.Flags().BoolVar(&noPush, "no-push", false, "do not push memory along with git push (synaptic.autoPush false; share with git synaptic sync)")
 	c.Flags().BoolVar(&noHooks, "no-hooks", false, "do not install git hooks")
 	c.Flags().StringVar(&agent, "agent", "", "also register the MCP server with this coding `agent` (claude: .mcp.json)")
 	c.Flags().BoolVar(&js, "json", false, "print JSON")

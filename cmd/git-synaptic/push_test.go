@@ -1,0 +1,173 @@
+package main_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+)
+
+// gitRun runs git in dir and returns its exit code and combined output,
+// without failing the test: the exit code is what is compared.
+func gitRun(t *testing.T, dir string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), string(out)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0, string(out)
+}
+
+func commitFile(t *testing.T, dir, name string) {
+	t.Helper()
+	os.WriteFile(filepath.Join(dir, name), []byte(name+"\n"), 0o644)
+	testrepo.Git(t, dir, "add", name)
+	testrepo.Git(t, dir, "commit", "-q", "-m", "add "+name)
+}
+
+// After init, git push does for branches exactly what it did before: the
+// same exit code and the same branches on the remote, in every case git
+// itself treats specially. Memory goes along without making it fail.
+func TestGitPushBehavesAsBeforeInit(t *testing.T) {
+	type outcome struct {
+		code     int
+		branches string
+	}
+	scenario := func(t *testing.T, withInit bool) map[string]outcome {
+		clones, remote := testrepo.NewReposAndRemote(t, 2)
+		a, b := clones[0], clones[1]
+		if withInit {
+			ok(t, a, "init")
+			ok(t, b, "init")
+			if got, _ := gitRun(t, a, "config", "--get-all", "remote.origin.push"); got != 1 {
+				t.Fatalf("init configured push refspecs (git config exit %d)", got)
+			}
+		}
+		res := map[string]outcome{}
+		record := func(name string, code int) {
+			res[name] = outcome{code, testrepo.Git(t, remote, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/tags")}
+		}
+		// 1. A new branch without upstream: git refuses (push.default simple).
+		testrepo.Git(t, a, "checkout", "-q", "-b", "topic")
+		commitFile(t, a, "topic.txt")
+		if withInit {
+			save(t, a, "memory saved on a topic branch")
+		}
+		code, _ := gitRun(t, a, "push")
+		record("no upstream", code)
+		// 2. A detached HEAD: git refuses.
+		testrepo.Git(t, a, "checkout", "-q", "--detach")
+		code, _ = gitRun(t, a, "push")
+		record("detached", code)
+		// 3. A teammate pushed (memory and code) first; our branch is behind
+		// on main too: git rejects the branch.
+		testrepo.Git(t, a, "checkout", "-q", "main")
+		commitFile(t, b, "b.txt")
+		if withInit {
+			save(t, b, "b's memory, pushed first")
+		}
+		testrepo.Git(t, b, "push", "-q")
+		commitFile(t, a, "a.txt")
+		code, _ = gitRun(t, a, "push")
+		record("behind", code)
+		// 4. After a pull, the push goes through.
+		testrepo.Git(t, a, "pull", "-q", "--no-rebase", "--no-edit")
+		code, _ = gitRun(t, a, "push")
+		record("after pull", code)
+		// 5. push.default current publishes the new branch.
+		testrepo.Git(t, a, "checkout", "-q", "topic")
+		testrepo.Git(t, a, "config", "push.default", "current")
+		code, _ = gitRun(t, a, "push")
+		record("push.default current", code)
+		// 6. An explicit refspec to a URL rather than a remote name.
+		testrepo.Git(t, a, "tag", "v1")
+		code, _ = gitRun(t, a, "push", remote, "v1")
+		record("url", code)
+		if withInit {
+			mem := testrepo.Git(t, remote, "log", "--format=%s", "refs/synaptic/memory")
+			if !strings.Contains(mem, "Merge memory") && strings.Count(mem, "save ") < 2 {
+				t.Errorf("memory on the remote after the pushes:\n%s", mem)
+			}
+			tree := testrepo.Git(t, remote, "ls-tree", "-r", "--name-only", "refs/synaptic/memory")
+			if strings.Count(tree, "entries/") != 2 {
+				t.Errorf("the remote should hold both clones' entries:\n%s", tree)
+			}
+		}
+		return res
+	}
+	plain := scenario(t, false)
+	synaptic := scenario(t, true)
+	for name, want := range plain {
+		got := synaptic[name]
+		if got.code != want.code {
+			t.Errorf("%s: git push exits %d after init, %d without", name, got.code, want.code)
+		}
+		// Commit ids differ between the two runs; compare branch names.
+		names := func(s string) string {
+			var out []string
+			for _, l := range strings.Split(s, "\n") {
+				out = append(out, strings.Fields(l+" ")[0])
+			}
+			return strings.Join(out, ",")
+		}
+		if names(got.branches) != names(want.branches) {
+			t.Errorf("%s: remote branches after init %q, without %q", name, names(got.branches), names(want.branches))
+		}
+	}
+	if plain["no upstream"].code == 0 || plain["detached"].code == 0 || plain["behind"].code == 0 || plain["after pull"].code != 0 {
+		t.Fatalf("the control run did not exercise git's refusals: %+v", plain)
+	}
+}
+
+// When memory cannot be pushed (here the remote refuses every update of
+// memory refs), the user's branch push still succeeds, and git-synaptic
+// says what to do.
+func TestGitPushNeverFailsBecauseOfMemory(t *testing.T) {
+	clones, remote := testrepo.NewReposAndRemote(t, 1)
+	a := clones[0]
+	ok(t, a, "init")
+	hook := "#!/bin/sh\nwhile read old new ref; do case $ref in refs/synaptic/*|refs/notes/*) echo memory refused >&2; exit 1;; esac; done\nexit 0\n"
+	os.WriteFile(filepath.Join(remote, "hooks", "pre-receive"), []byte(hook), 0o755)
+	save(t, a, "memory the remote refuses")
+	commitFile(t, a, "x.txt")
+	code, out := gitRun(t, a, "push")
+	if code != 0 {
+		t.Fatalf("git push failed because of memory: exit %d\n%s", code, out)
+	}
+	if !strings.Contains(out, "memory was not pushed") || !strings.Contains(out, "git synaptic sync") {
+		t.Fatalf("no word that memory stayed behind:\n%s", out)
+	}
+	if testrepo.Git(t, remote, "rev-parse", "main") != testrepo.Git(t, a, "rev-parse", "main") {
+		t.Fatal("the branch did not reach the remote")
+	}
+	// synaptic.autoPush false: nothing tried, nothing said.
+	testrepo.Git(t, a, "config", "synaptic.autoPush", "false")
+	commitFile(t, a, "y.txt")
+	if code, out := gitRun(t, a, "push"); code != 0 || strings.Contains(out, "memory") {
+		t.Fatalf("with autoPush false: exit %d\n%s", code, out)
+	}
+}
+
+// Repositories set up by an earlier init had push refspecs; init takes them
+// out (and the HEAD refspec that came with them), leaving the user's own.
+func TestInitRemovesOldPushRefspecs(t *testing.T) {
+	clones, _ := testrepo.NewReposAndRemote(t, 1)
+	a := clones[0]
+	for _, v := range []string{"HEAD", "refs/synaptic/*:refs/synaptic/*", "refs/notes/synaptic*:refs/notes/synaptic*", "refs/heads/main:refs/heads/main"} {
+		testrepo.Git(t, a, "config", "--add", "remote.origin.push", v)
+	}
+	out := ok(t, a, "init")
+	if !strings.Contains(out, "remote.origin.push -= refs/synaptic/*") {
+		t.Fatalf("init output:\n%s", out)
+	}
+	if got := testrepo.Git(t, a, "config", "--get-all", "remote.origin.push"); got != "refs/heads/main:refs/heads/main" {
+		t.Fatalf("push refspecs left: %q", got)
+	}
+}
