@@ -113,7 +113,7 @@ func TestGitPushBehavesAsBeforeInit(t *testing.T) {
 		names := func(s string) string {
 			var out []string
 			for _, l := range strings.Split(s, "\n") {
-				out = append(out, strings.Fields(l+" ")[0])
+				out = append(out, strings.Fields(l + " ")[0])
 			}
 			return strings.Join(out, ",")
 		}
