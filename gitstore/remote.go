@@ -156,6 +156,20 @@ func (r *Repo) identityEnv(ctx context.Context) []string {
 	return []string{"GIT_COMMITTER_NAME=git-synaptic", "GIT_COMMITTER_EMAIL=git-synaptic@" + host, "GIT_AUTHOR_NAME=git-synaptic", "GIT_AUTHOR_EMAIL=git-synaptic@" + host}
 }
 
+// NoteSize is the size in bytes of the synaptic note of commit c (0 when
+// it has none).
+func (r *Repo) NoteSize(ctx context.Context, c Hash) (int64, error) {
+	out, err := r.run(ctx, nil, nil, "notes", "--ref="+NotesRef, "list", c.String())
+	if err != nil {
+		return 0, nil // no note
+	}
+	h, err := plumbingHash(strings.TrimSpace(out))
+	if err != nil {
+		return 0, err
+	}
+	return r.st.EncodedObjectSize(h)
+}
+
 // AppendNote appends text to the synaptic note of commit c (creating it),
 // retrying while another process holds the notes ref.
 func (r *Repo) AppendNote(ctx context.Context, c Hash, text string) error {

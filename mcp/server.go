@@ -55,7 +55,7 @@ func New(m Memory, version string) *server.MCPServer {
 	s := server.NewMCPServer("git-synaptic", version, server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions(Instructions))
 	h := &handlers{m: m}
 	for _, t := range h.tools() {
-		s.AddTool(t.tool, h.guard(t.fn))
+		s.AddTool(t.tool, h.guard(t.tool, t.fn))
 	}
 	return s
 }
@@ -86,8 +86,11 @@ type tool struct {
 // guard serialises calls, makes each see the refs as they are now (other
 // processes and git fetch move them), and turns errors into tool errors:
 // a bad call never brings the server down.
-func (h *handlers) guard(fn func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error)) server.ToolHandlerFunc {
+func (h *handlers) guard(t mcpgo.Tool, fn func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error)) server.ToolHandlerFunc {
 	return func(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		if err := checkArguments(t, r.GetArguments()); err != nil {
+			return mcpgo.NewToolResultError(r.Params.Name + ": " + err.Error()), nil
+		}
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.m.Stale()
@@ -97,6 +100,42 @@ func (h *handlers) guard(fn func(context.Context, mcpgo.CallToolRequest) (*mcpgo
 		}
 		return res, nil
 	}
+}
+
+// checkArguments refuses arguments of another type than the tool declares
+// (pinned:"yes", tags:"a,b", limit:"ten"): the handlers' getters would
+// silently use their defaults instead. Unknown arguments pass.
+func checkArguments(t mcpgo.Tool, args map[string]any) error {
+	for name, v := range args {
+		prop, ok := t.InputSchema.Properties[name].(map[string]any)
+		if !ok || v == nil {
+			continue
+		}
+		want, _ := prop["type"].(string)
+		okType := true
+		switch want {
+		case "string":
+			_, okType = v.(string)
+		case "boolean":
+			_, okType = v.(bool)
+		case "number", "integer":
+			_, okType = v.(float64)
+		case "array":
+			items, isArr := v.([]any)
+			okType = isArr
+			if it, _ := prop["items"].(map[string]any); isArr && it["type"] == "string" {
+				for _, x := range items {
+					if _, s := x.(string); !s {
+						return fmt.Errorf("argument %q must be an array of strings", name)
+					}
+				}
+			}
+		}
+		if !okType {
+			return fmt.Errorf("argument %q must be of type %s, got %T", name, want, v)
+		}
+	}
+	return nil
 }
 
 var typeEnum = []string{"decision", "progress", "issue", "handoff", "insight", "reference", "rule"}

@@ -26,6 +26,13 @@ const MaxContentBytes = 64 << 10
 // blobs are refused as garbage without being loaded.
 const MaxDocumentBytes = 1 << 20
 
+// MinYear and MaxYear bound creation dates: the cache keeps times as
+// nanoseconds since 1970 in 64 bits, which covers 1678 to 2262.
+const (
+	MinYear = 1678
+	MaxYear = 2261
+)
+
 // MaxTags is the largest number of tags on one entry.
 const MaxTags = 32
 
@@ -240,6 +247,9 @@ func (e *Entry) Validate() error {
 	}
 	if e.Created.IsZero() {
 		return fmt.Errorf("%w: entry %s has no creation time", ErrInvalid, e.ID)
+	}
+	if y := e.Created.Year(); y < MinYear || y > MaxYear {
+		return fmt.Errorf("%w: entry %s was created in the year %d; dates must lie between %d and %d", ErrInvalid, e.ID, y, MinYear, MaxYear)
 	}
 	for _, id := range e.RelatedIDs {
 		if !ValidID(id) {

@@ -11,6 +11,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/cochange"
 	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/hooks"
+	"github.com/git-synaptic/git-synaptic/notes"
 )
 
 // ErrNoCommits is returned when the repository has no commits to work on.
@@ -67,6 +68,9 @@ func (s *Service) Index(ctx context.Context, opt IndexOptions) (IndexReport, err
 	var tips []string
 	for _, r := range revs {
 		h, err := s.repo.ResolveCommit(ctx, r)
+		if ctx.Err() != nil {
+			return rep, ctx.Err() // cancelled: say so, not "no commits"
+		}
 		if err != nil {
 			return rep, fmt.Errorf("%w: %v", ErrNoCommits, err)
 		}
@@ -336,6 +340,9 @@ func (s *Service) Suggest(ctx context.Context, req SuggestRequest) (query []stri
 		return nil, nil, ErrNoCommits
 	}
 	query = req.Files
+	if len(query) == 0 && s.repo.WorkTree() == "" {
+		return nil, nil, fmt.Errorf("%w: a bare repository has no changed files to suggest for; name the files (git synaptic suggest FILE...)", notes.ErrInvalid)
+	}
 	if len(query) == 0 {
 		if query, err = s.repo.ChangedFiles(ctx, req.Staged); err != nil {
 			return nil, nil, err

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,5 +138,23 @@ func TestStatusRepairsACacheThatDriftedFromTheRefs(t *testing.T) {
 	}
 	if st, _ = s.Status(ctx); len(st.Repaired) != 0 {
 		t.Fatalf("second status still repairs: %v", st.Repaired)
+	}
+}
+
+// A cancelled index says it was cancelled, not that there are no commits.
+func TestCancelledIndexSaysCancelled(t *testing.T) {
+	s, err := Open(testrepo.NewRepo(t), Options{Warn: &bytes.Buffer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.ready(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = s.Index(ctx, IndexOptions{})
+	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrNoCommits) {
+		t.Fatalf("cancelled index: %v", err)
 	}
 }

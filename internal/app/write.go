@@ -314,6 +314,13 @@ func (s *Service) Note(ctx context.Context, rev, text string, allowSecret bool) 
 	if err != nil {
 		return c, fmt.Errorf("%w: %v", notes.ErrInvalid, err)
 	}
+	// Notes larger than the read limit would be skipped as garbage when
+	// indexed: refuse the append that would make one.
+	if n, err := s.repo.NoteSize(ctx, c); err != nil {
+		return c, err
+	} else if n+int64(len(text))+2 > notes.MaxDocumentBytes {
+		return c, fmt.Errorf("%w: the note of %s would grow to %d bytes, over the %d-byte limit of a note; attach a summary instead", notes.ErrInvalid, short(c.String()), n+int64(len(text))+2, notes.MaxDocumentBytes)
+	}
 	if err := s.repo.AppendNote(ctx, c, text); err != nil {
 		return c, err
 	}

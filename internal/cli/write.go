@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -357,12 +359,17 @@ bad line refuses the whole import.`,
 			var reqs []app.SaveRequest
 			sc := bufio.NewScanner(r)
 			sc.Buffer(make([]byte, 1<<20), notes.MaxDocumentBytes)
-			for n := 1; sc.Scan(); n++ {
-				if strings.TrimSpace(sc.Text()) == "" {
+			n := 0
+			for n = 1; sc.Scan(); n++ {
+				line := sc.Bytes()
+				if n == 1 {
+					line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
+				}
+				if len(bytes.TrimSpace(line)) == 0 {
 					continue
 				}
 				var l importLine
-				if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+				if err := json.Unmarshal(line, &l); err != nil {
 					return fmt.Errorf("%w: line %d: %v", notes.ErrInvalid, n, err)
 				}
 				if l.Type == "" {
@@ -380,8 +387,11 @@ bad line refuses the whole import.`,
 				}
 				reqs = append(reqs, app.SaveRequest{Content: l.Content, Type: typ, Tags: l.Tags, Tier: tier, Pinned: l.Pinned, Created: l.Created, SessionID: l.Session, AgentID: l.Agent})
 			}
+			if errors.Is(sc.Err(), bufio.ErrTooLong) {
+				return fmt.Errorf("%w: line %d is longer than %d bytes (one entry's content may be at most %d bytes)", notes.ErrInvalid, n, notes.MaxDocumentBytes, notes.MaxContentBytes)
+			}
 			if err := sc.Err(); err != nil {
-				return fmt.Errorf("%w: read %s: %v", notes.ErrInvalid, args[0], err)
+				return fmt.Errorf("read %s: %w", args[0], err)
 			}
 			return e.withService(func(s *app.Service) error {
 				ents, err := s.Import(contextOf(e), reqs, o.private)
