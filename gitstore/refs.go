@@ -124,10 +124,7 @@ func (r *Repo) Refs(prefixes ...string) (map[string]Hash, error) {
 		return nil, fmt.Errorf("list refs: %w", err)
 	}
 	for name, h := range packed {
-		if _, loose := out[name]; loose || !matchesAny(name, prefixes) {
-			continue
-		}
-		if _, ok, err := r.readLoose(name); err == nil && !ok {
+		if _, loose := out[name]; !loose && matchesAny(name, prefixes) {
 			out[name] = h
 		}
 	}
