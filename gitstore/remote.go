@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -154,6 +155,23 @@ func (r *Repo) identityEnv(ctx context.Context) []string {
 	}
 	host, _ := os.Hostname()
 	return []string{"GIT_COMMITTER_NAME=git-synaptic", "GIT_COMMITTER_EMAIL=git-synaptic@" + host, "GIT_AUTHOR_NAME=git-synaptic", "GIT_AUTHOR_EMAIL=git-synaptic@" + host}
+}
+
+// ExpireReflogs drops every reflog entry of the refs, so that what a
+// rewrite removed from their history is no longer reachable through them.
+func (r *Repo) ExpireReflogs(ctx context.Context, refs ...string) error {
+	var logged []string // git refuses refs that have no reflog
+	for _, ref := range refs {
+		if exists(filepath.Join(r.commonDir, "logs", filepath.FromSlash(ref))) {
+			logged = append(logged, ref)
+		}
+	}
+	if len(logged) == 0 {
+		return nil
+	}
+	args := append([]string{"reflog", "expire", "--expire=all", "--expire-unreachable=all", "--"}, logged...)
+	_, err := r.run(ctx, nil, nil, args...)
+	return err
 }
 
 // NoteSize is the size in bytes of the synaptic note of commit c (0 when

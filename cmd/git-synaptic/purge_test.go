@@ -70,3 +70,58 @@ func TestPurgeRemovesAnEntryFromEveryHistory(t *testing.T) {
 	testrepo.Git(t, a, "fsck", "--no-progress")
 	testrepo.Git(t, remote, "fsck", "--no-progress")
 }
+
+// reachableHolds reports whether any object reachable from any ref or
+// reflog entry in dir holds text (what git gc would keep).
+func reachableHolds(t *testing.T, dir, text string) bool {
+	t.Helper()
+	objs := testrepo.Git(t, dir, "rev-list", "--objects", "--all", "--reflog")
+	for _, line := range strings.Split(objs, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if strings.Contains(testrepo.Git(t, dir, "cat-file", "-p", f[0]), text) {
+			return true
+		}
+	}
+	return false
+}
+
+// A clone that edited the entry before it heard of the purge loses the
+// edit too (the tombstone covers every operation on the entry, whenever it
+// arrives), and no reflog keeps the purged text reachable.
+func TestPurgeCoversEditsFromClonesThatHadNotSeenIt(t *testing.T) {
+	for _, bFirst := range []bool{false, true} {
+		clones, remote := testrepo.NewReposAndRemote(t, 2)
+		a, b := clones[0], clones[1]
+		ok(t, a, "init")
+		ok(t, b, "init")
+		bad := save(t, a, "the staging password is in the vault", "--tag", "ops")
+		ok(t, a, "sync")
+		ok(t, b, "sync")
+		// b edits the entry, repeating the secret, before the purge reaches it.
+		ok(t, b, "edit", bad, "-m", "the staging password is plum-velvet-mango-42", "--allow-secret")
+		if bFirst {
+			ok(t, b, "sync") // the edit reaches the remote before a purges
+		}
+		ok(t, a, "delete", "--purge", bad)
+		ok(t, a, "sync")
+		ok(t, b, "sync")
+		ok(t, a, "sync")
+		for name, dir := range map[string]string{"a": a, "b": b, "remote": remote} {
+			if memoryHistoryHolds(t, dir, "plum-velvet") {
+				t.Errorf("b first %v: %s's memory history holds the purged edit", bFirst, name)
+			}
+			if strings.Contains(ok(t, dir, "list", "--include-archived"), "staging password") {
+				t.Errorf("b first %v: %s lists the purged entry", bFirst, name)
+			}
+		}
+		for name, dir := range map[string]string{"a": a, "b": b} {
+			if reachableHolds(t, dir, "plum-velvet") {
+				t.Errorf("b first %v: in %s the purged edit is still reachable (a ref or a reflog)", bFirst, name)
+			}
+		}
+		testrepo.Git(t, remote, "fsck", "--no-progress")
+	}
+}

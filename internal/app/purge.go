@@ -66,6 +66,9 @@ func (s *Service) Purge(ctx context.Context, idPrefixes []string) ([]notes.Tombs
 		if _, _, err := s.repo.Rewrite(ctx, ref, drop, scrubMessages(byRef[ref]), files, s.sig(ctx), msg); err != nil {
 			return out, fmt.Errorf("purge: %w", err)
 		}
+		if err := s.expireReflogs(ctx, ref); err != nil {
+			return out, fmt.Errorf("purge: %w", err)
+		}
 		out = append(out, byRef[ref]...)
 	}
 	s.fresh = false
@@ -73,11 +76,13 @@ func (s *Service) Purge(ctx context.Context, idPrefixes []string) ([]notes.Tombs
 	return out, err
 }
 
-// applyTombstones cuts the paths that tombstones in ref's tree name out of
-// ref's history when the tree still holds any of them (a merge brought
-// them back from a clone that had not seen the purge). It reports whether
-// it rewrote.
-func (s *Service) applyTombstones(ctx context.Context, ref string) (bool, error) {
+// applyTombstones cuts what the tombstones in ref's tree cover out of
+// ref's history when the tree still holds any of it (a merge brought it
+// back from a clone that had not seen the purge): the paths they name,
+// and any operation on a purged entry that arrived from one of the sides
+// merged (commits whose tips are given), since a clone may have edited
+// the entry before it heard of the purge. It reports whether it rewrote.
+func (s *Service) applyTombstones(ctx context.Context, ref string, sides ...gitstore.Hash) (bool, error) {
 	tip, err := s.repo.Tip(ref)
 	if err != nil || tip.IsZero() {
 		return false, err
@@ -87,6 +92,7 @@ func (s *Service) applyTombstones(ctx context.Context, ref string) (bool, error)
 		return false, err
 	}
 	drop := map[string]bool{}
+	purged := map[string]bool{}
 	var applied []notes.Tombstone
 	for path, h := range stones {
 		kind, id := notes.PathKind(path)
@@ -102,6 +108,7 @@ func (s *Service) applyTombstones(ctx context.Context, ref string) (bool, error)
 			s.warnf("skipped tombstone %s: %v", path, err)
 			continue
 		}
+		purged[t.ID] = true
 		for _, p := range t.Paths {
 			if s.repo.HasPath(tip, p) {
 				drop[p] = true
@@ -109,11 +116,51 @@ func (s *Service) applyTombstones(ctx context.Context, ref string) (bool, error)
 		}
 		applied = append(applied, t)
 	}
+	if len(purged) == 0 {
+		return false, nil
+	}
+	// Operations that either side added relative to the merge: the only
+	// place where one the tombstone does not name can come from.
+	for _, side := range sides {
+		changes, err := s.repo.Diff(side, tip)
+		if err != nil {
+			return false, err
+		}
+		for _, ch := range changes {
+			if kind, id := notes.PathKind(ch.Path); ch.Deleted || kind != "op" || drop[ch.Path] {
+				continue
+			} else if data, err := s.repo.ReadBlob(ch.Hash, notes.MaxDocumentBytes); err == nil {
+				if op, err := notes.DecodeOp(data, id); err == nil && purged[op.Entry] {
+					drop[ch.Path] = true
+				}
+			}
+		}
+	}
 	if len(drop) == 0 {
 		return false, nil
 	}
-	_, _, err = s.repo.Rewrite(ctx, ref, drop, scrubMessages(applied), nil, s.sig(ctx), "")
-	return err == nil, err
+	if _, _, err = s.repo.Rewrite(ctx, ref, drop, scrubMessages(applied), nil, s.sig(ctx), ""); err != nil {
+		return false, err
+	}
+	return true, s.expireReflogs(ctx, ref)
+}
+
+// expireReflogs empties the reflogs of ref and of its remote-tracking refs,
+// which would otherwise keep purged text reachable (git fetch and
+// update-ref log remote-tracking refs).
+func (s *Service) expireReflogs(ctx context.Context, ref string) error {
+	refs := []string{ref}
+	tracking, err := s.repo.Refs(remotePrefix)
+	if err != nil {
+		return err
+	}
+	for t := range tracking {
+		if local, ok := trackedLocal(t); ok && local == ref {
+			refs = append(refs, t)
+		}
+	}
+	sort.Strings(refs)
+	return s.repo.ExpireReflogs(ctx, refs...)
 }
 
 // scrubMessages cuts commit messages that name a purged entry down to their

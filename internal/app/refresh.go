@@ -86,12 +86,17 @@ func (s *Service) mergeRef(ctx context.Context, local string, h gitstore.Hash) (
 	if local == gitstore.NotesRef {
 		return s.repo.MergeNotes(ctx, h)
 	}
+	before, err := s.repo.Tip(local)
+	if err != nil {
+		return "", err
+	}
 	res, _, err := s.repo.MergeInto(ctx, local, h, s.sig(ctx))
 	if err != nil || res == gitstore.MergeUpToDate {
 		return res, err
 	}
-	// a purge elsewhere: cut what its tombstones name out of this history
-	_, err = s.applyTombstones(ctx, local)
+	// A purge on either side: cut what its tombstones cover out of this
+	// history, including operations the purging clone never saw.
+	_, err = s.applyTombstones(ctx, local, before, h)
 	return res, err
 }
 

@@ -256,7 +256,8 @@ func (s *Service) Sync(ctx context.Context, remote string) (SyncReport, error) {
 		if len(push) == 0 {
 			break
 		}
-		err = s.repo.Push(ctx, remote, append(s.leases(ctx, remote, push), push...)...)
+		leases := s.leases(ctx, remote, push)
+		err = s.repo.Push(ctx, remote, append(leases, push...)...)
 		if errors.Is(err, gitstore.ErrPushRejected) && attempt < 5 {
 			rep.Retries++
 			continue
@@ -273,6 +274,13 @@ func (s *Service) Sync(ctx context.Context, remote string) (SyncReport, error) {
 				tr := remotePrefix + remote + "/" + strings.TrimPrefix(local, "refs/")
 				if err := s.repo.SetRef(ctx, tr, h); err == nil && s.cache != nil {
 					s.cache.SetMeta(ctx, mergedKey+tr, h.String())
+				}
+				// The push replaced history (a purge): the remote-tracking
+				// ref's reflog now names the old tip; let it go.
+				if len(leases) > 0 {
+					if err := s.expireReflogs(ctx, local); err != nil {
+						return rep, err
+					}
 				}
 			}
 		}
