@@ -361,13 +361,20 @@ type File struct {
 
 // casRetry runs attempt until it succeeds, fails with an error other than
 // ErrConflict, or the deadline passes. Backoff is jittered so concurrent
-// writers spread out.
+// writers spread out. An object found missing (git repacking under us
+// faster than a read could follow) is retried a few times from scratch;
+// if it stays missing, the error says the write can be tried again.
 func casRetry(ctx context.Context, what string, attempt func() error) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	backoff := time.Millisecond
+	missing := 0
 	for n := 1; ; n++ {
 		err := attempt()
-		if err == nil || !errors.Is(err, ErrConflict) {
+		if IsMissing(err) {
+			if missing++; missing > 5 {
+				return fmt.Errorf("%w (nothing was written; if git gc or repack was running, try again)", err)
+			}
+		} else if err == nil || !errors.Is(err, ErrConflict) {
 			return err
 		}
 		if time.Now().After(deadline) {

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"io/fs"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage/filesystem"
@@ -14,7 +15,7 @@ import (
 // repack (run by the user, or by git's auto-gc after a fetch or commit) an
 // object it wrote loose sits in a pack it has never listed, and a pack it
 // listed may be gone. A read that misses therefore lists the packs again
-// and retries once, so a long-lived process (the MCP server) and a write
+// and retries, so a long-lived process (the MCP server) and a write
 // racing a repack both see the repository as it is now.
 type objectStore struct {
 	*filesystem.Storage
@@ -33,32 +34,46 @@ func (s *objectStore) rescan() {
 	s.Storage.Reindex()
 }
 
-// EncodedObject reads object h, rescanning the packs once on a miss.
-func (s *objectStore) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	o, err := s.Storage.EncodedObject(t, h)
-	if err != nil && IsMissing(err) {
-		s.rescan()
-		o, err = s.Storage.EncodedObject(t, h)
-	}
-	return o, err
-}
+// missRetries are the pauses before each new look after a miss: a repack
+// writes its pack, then deletes the old ones and the loose objects, so a
+// reader can miss twice in a row while one runs; an object really missing
+// costs their sum.
+var missRetries = []time.Duration{0, 5 * time.Millisecond, 20 * time.Millisecond}
 
-// HasEncodedObject reports (nil) whether h is present, rescanning once on a miss.
-func (s *objectStore) HasEncodedObject(h plumbing.Hash) error {
-	err := s.Storage.HasEncodedObject(h)
-	if err != nil && IsMissing(err) {
+// retry runs read until it finds the object or the retries are spent,
+// listing the packs again before each new look.
+func (s *objectStore) retry(read func() error) error {
+	err := read()
+	for _, pause := range missRetries {
+		if err == nil || !IsMissing(err) {
+			return err
+		}
+		time.Sleep(pause)
 		s.rescan()
-		err = s.Storage.HasEncodedObject(h)
+		err = read()
 	}
 	return err
 }
 
-// EncodedObjectSize is the size of object h, rescanning once on a miss.
-func (s *objectStore) EncodedObjectSize(h plumbing.Hash) (int64, error) {
-	n, err := s.Storage.EncodedObjectSize(h)
-	if err != nil && IsMissing(err) {
-		s.rescan()
+// EncodedObject reads object h, looking again after a miss.
+func (s *objectStore) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (o plumbing.EncodedObject, err error) {
+	err = s.retry(func() error {
+		o, err = s.Storage.EncodedObject(t, h)
+		return err
+	})
+	return o, err
+}
+
+// HasEncodedObject reports (nil) whether h is present, looking again after a miss.
+func (s *objectStore) HasEncodedObject(h plumbing.Hash) error {
+	return s.retry(func() error { return s.Storage.HasEncodedObject(h) })
+}
+
+// EncodedObjectSize is the size of object h, looking again after a miss.
+func (s *objectStore) EncodedObjectSize(h plumbing.Hash) (n int64, err error) {
+	err = s.retry(func() error {
 		n, err = s.Storage.EncodedObjectSize(h)
-	}
+		return err
+	})
 	return n, err
 }
