@@ -171,3 +171,36 @@ func TestInitRemovesOldPushRefspecs(t *testing.T) {
 		t.Fatalf("push refspecs left: %q", got)
 	}
 }
+
+// sync pushes only memory refs that point at a commit: a blob under
+// refs/synaptic/ and a ref to a missing object are reported and left out,
+// and the rest of memory still goes. A remote name must be a configured
+// remote, never an option.
+func TestSyncSkipsRefsThatAreNotMemory(t *testing.T) {
+	clones, remote := testrepo.NewReposAndRemote(t, 1)
+	a := clones[0]
+	ok(t, a, "init")
+	id := save(t, a, "good memory")
+	blob := testrepo.GitStdin(t, a, "junk", "hash-object", "-w", "--stdin")
+	testrepo.Git(t, a, "update-ref", "refs/synaptic/junk", blob)
+	os.WriteFile(filepath.Join(a, ".git", "refs", "synaptic", "gone"), []byte("1234567890123456789012345678901234567890\n"), 0o644)
+	r := run(t, a, "", "sync")
+	if r.code != 0 {
+		t.Fatalf("sync with bad refs beside memory: exit %d\n%s", r.code, r.err)
+	}
+	if !strings.Contains(r.err, "not pushing refs/synaptic/junk") || !strings.Contains(r.err, "not pushing refs/synaptic/gone") {
+		t.Fatalf("bad refs not reported:\n%s", r.err)
+	}
+	refs := testrepo.Git(t, remote, "for-each-ref", "--format=%(refname)", "refs/synaptic")
+	if refs != "refs/synaptic/memory" {
+		t.Fatalf("remote memory refs: %q", refs)
+	}
+	if !strings.Contains(testrepo.Git(t, remote, "ls-tree", "-r", "--name-only", "refs/synaptic/memory"), id) {
+		t.Fatal("the good memory did not reach the remote")
+	}
+	for _, bad := range []string{"--upload-pack=touch /tmp/x", "-q", "nosuchremote"} {
+		if r := run(t, a, "", "sync", "--", bad); r.code == 0 || r.code == 1 {
+			t.Errorf("sync %q: exit %d (%s), want a refusal", bad, r.code, r.err)
+		}
+	}
+}
