@@ -164,7 +164,7 @@ func (s *Service) PrePush(ctx context.Context, remote string) (pushed bool, err 
 	if err != nil || !slices.Contains(remotes, remote) {
 		return false, err // a push to a URL: memory goes with sync
 	}
-	push, err := s.pushable(ctx, remote)
+	push, _, err := s.unpushed(remote) // sync reports the bad refs
 	if err != nil || len(push) == 0 {
 		return false, err
 	}
@@ -325,24 +325,35 @@ func (s *Service) leases(ctx context.Context, remote string, specs []string) []s
 // under refs/synaptic/ (a blob, a missing object) is reported and left
 // out, so it neither spreads nor blocks the push of the rest.
 func (s *Service) pushable(ctx context.Context, remote string) ([]string, error) {
+	specs, bad, err := s.unpushed(remote)
+	for ref, err := range bad {
+		s.warnf("not pushing %s: %v", ref, err)
+	}
+	return specs, err
+}
+
+// unpushed lists push refspecs for the local memory refs whose tips differ
+// from what remote was last seen to hold, and apart the refs that do not
+// point at a readable commit, with the reason.
+func (s *Service) unpushed(remote string) (specs []string, bad map[string]error, err error) {
 	local, err := s.repo.Refs(sharedPrefix, gitstore.NotesRef)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var specs []string
+	bad = map[string]error{}
 	for ref, h := range local {
 		tr := remotePrefix + remote + "/" + strings.TrimPrefix(ref, "refs/")
 		if t, _ := s.repo.Tip(tr); t == h {
 			continue
 		}
 		if _, err := s.repo.CommitTree(h); err != nil {
-			s.warnf("not pushing %s: %v", ref, err)
+			bad[ref] = err
 			continue
 		}
 		specs = append(specs, ref+":"+ref)
 	}
 	sort.Strings(specs)
-	return specs, nil
+	return specs, bad, nil
 }
 
 func (s *Service) stats(ctx context.Context) (cache.Stats, error) {
