@@ -39,10 +39,12 @@ func Script(name string) string {
 		ours = `printf '%s\n' "$input" | git-synaptic hook post-rewrite "$@" >/dev/null 2>&1 || true`
 	case "pre-push":
 		// Memory goes with its own git push, only when the user's push is
-		// going ahead; a failure is told on stderr and changes nothing.
+		// going ahead; a failure is told on stderr and changes nothing. It
+		// never asks for a password: one the user's push did not need
+		// cannot be right for it either, and a prompt would hold git up.
 		stdin = "input=$(cat)\n"
 		feedPrev = `printf '%s\n' "$input" | `
-		ours = `git-synaptic hook pre-push "$@" </dev/null >/dev/null || true`
+		ours = `GIT_TERMINAL_PROMPT=0 git-synaptic hook pre-push "$@" </dev/null >/dev/null || true`
 		when = `[ "$status" = 0 ] && `
 		what = "pushes memory along with git push"
 	}
