@@ -90,7 +90,7 @@ func (s *Service) verifyIndex(ctx context.Context) ([]string, error) {
 	for _, f := range found {
 		s.warnf("the cache disagreed with the refs (%s); rebuilding it", f)
 	}
-	if err := s.rebuildMemory(ctx, c); err != nil {
+	if err := s.rebuildMemory(ctx); err != nil {
 		return found, err
 	}
 	again, err := s.checkIndex(ctx, c)
@@ -105,21 +105,15 @@ func (s *Service) verifyIndex(ctx context.Context) ([]string, error) {
 
 // rebuildMemory indexes every memory ref again from nothing (commit
 // history and vectors stay: they are keyed by content, not by ref).
-func (s *Service) rebuildMemory(ctx context.Context, c *cache.Cache) error {
+func (s *Service) rebuildMemory(ctx context.Context) error {
 	local, _, err := s.memoryRefs()
 	if err != nil {
 		return err
 	}
-	tx, err := c.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := tx.Reset(); err != nil {
-		return err
-	}
-	if err := s.apply(tx, map[string]string{}, local); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return s.inTx(ctx, func(tx *cache.Tx) error {
+		if err := tx.Reset(); err != nil {
+			return err
+		}
+		return s.apply(tx, map[string]string{}, local)
+	})
 }
