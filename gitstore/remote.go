@@ -90,13 +90,25 @@ func (r *Repo) Push(ctx context.Context, remote string, refspecs ...string) erro
 	out, err := r.run(ctx, nil, nil, args...)
 	if err != nil {
 		var ge *GitError
-		if errors.As(err, &ge) && (strings.Contains(out, "[rejected]") || strings.Contains(ge.Stderr, "[rejected]") || strings.Contains(ge.Stderr, "fetch first") || strings.Contains(ge.Stderr, "non-fast-forward") ||
-			strings.Contains(out, "cannot lock ref") || strings.Contains(ge.Stderr, "cannot lock ref") || strings.Contains(out, "failed to update ref") || strings.Contains(ge.Stderr, "failed to update ref")) {
+		if errors.As(err, &ge) && rejected(out+ge.Stderr) {
 			return fmt.Errorf("%w (%s)", ErrPushRejected, remote)
 		}
 		return fmt.Errorf("push memory to %s: %w", remote, err)
 	}
 	return nil
+}
+
+// rejectedPhrases are how git push says the remote moved on, or that
+// another push held the ref: both are worth a fetch, merge and retry.
+var rejectedPhrases = []string{"[rejected]", "fetch first", "non-fast-forward", "cannot lock ref", "failed to update ref"}
+
+func rejected(msg string) bool {
+	for _, p := range rejectedPhrases {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // AheadBehind counts commits in a not in b, and in b not in a.
