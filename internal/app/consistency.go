@@ -29,10 +29,12 @@ func (s *Service) checkIndex(ctx context.Context, c *cache.Cache) ([]string, err
 	if err != nil {
 		return nil, err
 	}
-	skipped := map[string]int{} // ref + " " + dir → unreadable files
+	// Unreadable files, per ref and per ref and top directory.
+	skippedRef, skippedDir := map[string]int{}, map[string]int{}
 	for _, p := range problems {
 		dir, _, _ := strings.Cut(p.Path, "/")
-		skipped[p.Source+" "+dir]++
+		skippedRef[p.Source]++
+		skippedDir[p.Source+" "+dir]++
 	}
 	var out []string
 	ops, wantOps := counts.Ops, 0
@@ -51,13 +53,9 @@ func (s *Service) checkIndex(ctx context.Context, c *cache.Cache) ([]string, err
 				continue // not readable as memory: status lists it as a problem
 			}
 			if dir == "" {
-				for k, v := range skipped {
-					if strings.HasPrefix(k, ref+" ") {
-						n -= v
-					}
-				}
+				n -= skippedRef[ref]
 			} else {
-				n -= skipped[ref+" "+dir]
+				n -= skippedDir[ref+" "+dir]
 			}
 			if dir == notes.OpsDir {
 				wantOps += n
