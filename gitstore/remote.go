@@ -51,6 +51,20 @@ func (r *Repo) ConfigAddUnique(ctx context.Context, key, value string) (bool, er
 	return err == nil, err
 }
 
+// ConfigBool reads key as git reads a boolean (true/yes/on/1, false/no/
+// off/0); set is false when the key is absent.
+func (r *Repo) ConfigBool(ctx context.Context, key string) (value, set bool, err error) {
+	out, err := r.run(ctx, nil, nil, "config", "--type=bool", "--get", key)
+	if err != nil {
+		var ge *GitError
+		if errors.As(err, &ge) && strings.TrimSpace(ge.Stderr) == "" {
+			return false, false, nil // not set (exit 1)
+		}
+		return false, false, err
+	}
+	return strings.TrimSpace(out) == "true", true, nil
+}
+
 // ConfigUnsetValue removes every value of a multi-valued key equal to value.
 func (r *Repo) ConfigUnsetValue(ctx context.Context, key, value string) error {
 	_, err := r.run(ctx, nil, nil, "config", "--unset-all", "--fixed-value", key, value)

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,11 +148,14 @@ func TestGitPushNeverFailsBecauseOfMemory(t *testing.T) {
 	if testrepo.Git(t, remote, "rev-parse", "main") != testrepo.Git(t, a, "rev-parse", "main") {
 		t.Fatal("the branch did not reach the remote")
 	}
-	// synaptic.autoPush false: nothing tried, nothing said.
-	testrepo.Git(t, a, "config", "synaptic.autoPush", "false")
-	commitFile(t, a, "y.txt")
-	if code, out := gitRun(t, a, "push"); code != 0 || strings.Contains(out, "memory") {
-		t.Fatalf("with autoPush false: exit %d\n%s", code, out)
+	// synaptic.autoPush off (any way git spells false): nothing tried,
+	// nothing said.
+	for i, off := range []string{"false", "no", "off", "0"} {
+		testrepo.Git(t, a, "config", "synaptic.autoPush", off)
+		commitFile(t, a, fmt.Sprintf("y%d.txt", i))
+		if code, out := gitRun(t, a, "push"); code != 0 || strings.Contains(out, "memory") {
+			t.Fatalf("with autoPush %s: exit %d\n%s", off, code, out)
+		}
 	}
 }
 

@@ -157,8 +157,8 @@ func (s *Service) removeOldPushSpecs(ctx context.Context, r string) ([]string, e
 // pushes again (a sync). It never touches the user's branches, and the hook
 // ignores its error: the user's push goes on either way.
 func (s *Service) PrePush(ctx context.Context, remote string) (pushed bool, err error) {
-	if v, _ := s.repo.ConfigGetAll(ctx, AutoPushKey); len(v) > 0 && v[len(v)-1] == "false" {
-		return false, nil
+	if on, set, err := s.repo.ConfigBool(ctx, AutoPushKey); err != nil || (set && !on) {
+		return false, err
 	}
 	remotes, err := s.repo.Remotes(ctx)
 	if err != nil || !slices.Contains(remotes, remote) {
