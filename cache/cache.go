@@ -24,7 +24,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 11
+const SchemaVersion = 12
 
 // Cache is an open index.
 type Cache struct {

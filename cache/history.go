@@ -3,7 +3,6 @@ package cache
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,10 +13,10 @@ import (
 // data (the history is the truth), never written to the memory refs.
 const HistorySource = "git:history"
 
-// FileRecord is one file a commit touched.
+// FileRecord is one file a commit touched (OldPath set for a rename).
 type FileRecord struct {
-	Path, OldPath  string
-	Added, Deleted int
+	Path, OldPath string
+	Deleted       bool // the commit deleted the file
 }
 
 // CommitRecord is an indexed commit.
@@ -74,11 +73,46 @@ func (c *Cache) HasCommit(ctx context.Context, sha string) (bool, error) {
 	return n > 0, err
 }
 
+// CommitsState identifies what is indexed: the number of indexed commits
+// and the row and sha of the last one indexed. It changes whenever commits
+// are added or dropped.
+func (c *Cache) CommitsState(ctx context.Context) (string, error) {
+	var n, last int64
+	var sha string
+	err := c.db.QueryRowContext(ctx, `SELECT count(*), coalesce(max(rowid), 0), coalesce((SELECT sha FROM commits ORDER BY rowid DESC LIMIT 1), '') FROM commits`).Scan(&n, &last, &sha)
+	if err != nil {
+		return "", fmt.Errorf("cache: commits: %w", err)
+	}
+	return fmt.Sprintf("%d %d %s", n, last, sha), nil
+}
+
 // EachCommit calls fn for every indexed non-merge commit, oldest first
 // (commits of the same second in the order they were indexed, which
 // History gives oldest first), with its files.
 func (c *Cache) EachCommit(ctx context.Context, fn func(sha string, t time.Time, files []FileRecord)) error {
-	rows, err := c.db.QueryContext(ctx, `SELECT sha, time, files FROM commits WHERE merge = 0 ORDER BY time, rowid`)
+	return c.eachCommit(ctx, `SELECT sha, time, files FROM commits WHERE merge = 0 ORDER BY time, rowid`, fn)
+}
+
+// EachCommitAfter is EachCommit for the commits indexed after the one
+// CommitsState named in after, in the order they were indexed; ok is
+// false when commits were dropped since, or after names no state.
+func (c *Cache) EachCommitAfter(ctx context.Context, after string, fn func(sha string, t time.Time, files []FileRecord)) (ok bool, err error) {
+	var n, last int64
+	var sha string
+	if _, err := fmt.Sscanf(after, "%d %d %s", &n, &last, &sha); err != nil {
+		return false, nil
+	}
+	var kept int64
+	var lastSHA string
+	err = c.db.QueryRowContext(ctx, `SELECT count(*), coalesce((SELECT sha FROM commits WHERE rowid = ?), '') FROM commits WHERE rowid <= ?`, last, last).Scan(&kept, &lastSHA)
+	if err != nil || kept != n || lastSHA != sha {
+		return false, err
+	}
+	return true, c.eachCommit(ctx, `SELECT sha, time, files FROM commits WHERE merge = 0 AND rowid > ? ORDER BY rowid`, fn, last)
+}
+
+func (c *Cache) eachCommit(ctx context.Context, query string, fn func(sha string, t time.Time, files []FileRecord), args ...any) error {
+	rows, err := c.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("cache: commits: %w", err)
 	}
@@ -96,17 +130,18 @@ func (c *Cache) EachCommit(ctx context.Context, fn func(sha string, t time.Time,
 }
 
 // encodeFiles packs a commit's files into one value: for each file, path,
-// old path, added and deleted, each followed by NUL (paths cannot hold NUL).
+// old path and "D" for a deleted file, each followed by NUL (paths cannot
+// hold NUL).
 func encodeFiles(files []FileRecord) []byte {
-	var b []byte
+	b := []byte{} // never NULL: the column is NOT NULL, and INSERT OR IGNORE would drop the commit
 	for _, f := range files {
 		b = append(b, f.Path...)
 		b = append(b, 0)
 		b = append(b, f.OldPath...)
 		b = append(b, 0)
-		b = strconv.AppendInt(b, int64(f.Added), 10)
-		b = append(b, 0)
-		b = strconv.AppendInt(b, int64(f.Deleted), 10)
+		if f.Deleted {
+			b = append(b, 'D')
+		}
 		b = append(b, 0)
 	}
 	return b
@@ -114,11 +149,9 @@ func encodeFiles(files []FileRecord) []byte {
 
 func decodeFiles(b []byte) []FileRecord {
 	parts := strings.Split(string(b), "\x00")
-	var out []FileRecord
-	for i := 0; i+3 < len(parts); i += 4 {
-		a, _ := strconv.Atoi(parts[i+2])
-		d, _ := strconv.Atoi(parts[i+3])
-		out = append(out, FileRecord{Path: parts[i], OldPath: parts[i+1], Added: a, Deleted: d})
+	out := make([]FileRecord, 0, len(parts)/3)
+	for i := 0; i+2 < len(parts); i += 3 {
+		out = append(out, FileRecord{Path: parts[i], OldPath: parts[i+1], Deleted: parts[i+2] == "D"})
 	}
 	return out
 }

@@ -9,8 +9,10 @@
 package cochange
 
 import (
+	"cmp"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -21,7 +23,14 @@ type Commit struct {
 	ID    string
 	Time  time.Time
 	Files []string
+	Gone  []string // files of Files the commit deleted: never suggested again unless they come back
+	// Renames are files the commit renamed (to a name in Files): their
+	// history moves to the new name before the commit is learned.
+	Renames []Rename
 }
+
+// Rename is a file moved from one name to another.
+type Rename struct{ From, To string }
 
 // Method names a recommender.
 type Method string
@@ -73,6 +82,7 @@ type pair struct {
 }
 
 type fileStat struct {
+	gone     bool  // deleted by the last commit that touched it
 	seq      int32 // the last learned commit holding the file
 	count    int
 	w        float64
@@ -144,9 +154,14 @@ func (m *Model) weight(t int64, n int) float64 {
 	return math.Exp(float64(t-m.t0)/m.tau) / math.Pow(float64(max(n-1, 1)), m.opt.SizeExp)
 }
 
-// Learn adds a commit. Commits with no file or more than MaxFiles files
-// are skipped; it reports whether c was learned.
+// Learn adds a commit, after following its renames. Commits with no file
+// or more than MaxFiles files add no pairs; it reports whether c added
+// them.
 func (m *Model) Learn(c Commit) bool {
+	for _, r := range c.Renames {
+		m.Rename(r.From, r.To)
+	}
+	defer m.markGone(c)
 	files := dedupe(c.Files)
 	if len(files) == 0 || len(files) > m.opt.MaxFiles {
 		return false
@@ -185,6 +200,20 @@ func (m *Model) Learn(c Commit) bool {
 	return true
 }
 
+// markGone records which of c's files exist after it.
+func (m *Model) markGone(c Commit) {
+	for _, f := range c.Files {
+		if id, ok := m.id(f, false); ok {
+			m.files[id].gone = false
+		}
+	}
+	for _, f := range c.Gone {
+		if id, ok := m.id(f, false); ok {
+			m.files[id].gone = true
+		}
+	}
+}
+
 // Rename moves a file's history to its new name (a rename in git), merging
 // it with any history the new name already has.
 func (m *Model) Rename(from, to string) {
@@ -194,6 +223,7 @@ func (m *Model) Rename(from, to string) {
 	}
 	tid, _ := m.id(to, true)
 	src, dst := m.files[fid], m.files[tid]
+	dst.gone = false
 	dst.count += src.count
 	dst.w += src.w
 	dst.last = max(dst.last, src.last)
@@ -260,11 +290,15 @@ func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
 		last       int64
 		fallback   bool // no co-change evidence: ranked below every file with some
 	}
-	cands := map[int32]*cand{}
+	size := 0
+	for _, a := range q {
+		size += len(m.files[a].partners)
+	}
+	cands := make(map[int32]*cand, size)
 	for _, a := range q {
 		fa := m.files[a]
 		for b, p := range fa.partners {
-			if inQuery[b] {
+			if inQuery[b] || m.files[b].gone {
 				continue
 			}
 			c := cands[b]
@@ -309,7 +343,7 @@ func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
 		// changed files of its directories (new files have only these).
 		if n <= 0 && len(cands) == 0 || n > 0 && len(cands) < n {
 			fallback := func(b int32, score float64) {
-				if inQuery[b] || m.files[b].count == 0 {
+				if inQuery[b] || m.files[b].count == 0 || m.files[b].gone {
 					return
 				}
 				c := cands[b]
@@ -354,19 +388,25 @@ func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
 	for b, c := range cands {
 		out = append(out, ranked{Suggestion{File: m.names[b], Score: c.score, Count: c.count, Confidence: c.conf, Last: time.Unix(c.last, 0).UTC()}, c.tie, c.fallback})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.fallback != b.fallback {
-			return b.fallback
+	better := func(a, b ranked) int {
+		switch {
+		case a.fallback != b.fallback:
+			if b.fallback {
+				return -1
+			}
+			return 1
+		case a.Score != b.Score:
+			return cmp.Compare(b.Score, a.Score)
+		case a.tie != b.tie:
+			return cmp.Compare(b.tie, a.tie)
 		}
-		if a.Score != b.Score {
-			return a.Score > b.Score
-		}
-		if a.tie != b.tie {
-			return a.tie > b.tie
-		}
-		return a.File < b.File
-	})
+		return strings.Compare(a.File, b.File)
+	}
+	if n > 0 && len(out) > 4*n {
+		out = topN(out, n, better)
+	} else {
+		slices.SortFunc(out, better)
+	}
 	if n > 0 && len(out) > n {
 		out = out[:n]
 	}
@@ -375,6 +415,23 @@ func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
 		res[i] = r.Suggestion
 	}
 	return res
+}
+
+// topN is the n first of list in cmp's order, sorted: one pass keeping
+// the best n, cheaper than sorting every candidate of a popular file.
+func topN[T any](list []T, n int, cmp func(a, b T) int) []T {
+	best := make([]T, 0, n+1)
+	for _, x := range list {
+		if len(best) == n && cmp(x, best[n-1]) >= 0 {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(best, x, cmp)
+		best = slices.Insert(best, i, x)
+		if len(best) > n {
+			best = best[:n]
+		}
+	}
+	return best
 }
 
 // Weighted's boosts, chosen on the 2024 commits of the hugo history (train

@@ -2,6 +2,8 @@ package cochange
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -124,5 +126,136 @@ func TestWeightedPrefersPairsChangedTogetherLately(t *testing.T) {
 	m.Learn(Commit{Time: at(0), Files: []string{"q.go", "a.go"}})
 	if got := m.Suggest([]string{"q.go"}, Weighted, 2); fmt.Sprint(names(got)) != "[a.go b.go]" || got[0].Score <= got[1].Score {
 		t.Fatalf("recent pair first: %+v", got)
+	}
+}
+
+func TestDeletedFilesAreNeverSuggested(t *testing.T) {
+	m := New(Options{})
+	for i := 0; i < 3; i++ {
+		m.Learn(Commit{Time: at(i), Files: []string{"a.go", "old.go", "b.go"}})
+	}
+	m.Learn(Commit{Time: at(4), Files: []string{"old.go"}, Gone: []string{"old.go"}})
+	for _, method := range Methods {
+		for _, s := range m.Suggest([]string{"a.go"}, method, 10) {
+			if s.File == "old.go" {
+				t.Fatalf("%s suggested a deleted file: %v", method, names(m.Suggest([]string{"a.go"}, method, 10)))
+			}
+		}
+	}
+	// A file that comes back is suggested again.
+	m.Learn(Commit{Time: at(5), Files: []string{"a.go", "old.go"}})
+	if got := names(m.Suggest([]string{"a.go"}, Weighted, 10)); len(got) < 2 || got[0] != "old.go" {
+		t.Fatalf("restored file: %v", got)
+	}
+	// A renamed file is suggested under its new name only.
+	m.Rename("b.go", "c.go")
+	got := names(m.Suggest([]string{"a.go"}, Count, 10))
+	if !slices.Contains(got, "c.go") || slices.Contains(got, "b.go") {
+		t.Fatalf("after rename: %v", got)
+	}
+}
+
+func TestSnapshotLoadsTheSameModel(t *testing.T) {
+	m := New(Options{SameDir: -1, HalfLife: 30 * 24 * time.Hour})
+	files := []string{"x/a.go", "x/a_test.go", "y/b.go", "y/c.go", "z.md"}
+	for i := 0; i < 60; i++ {
+		c := Commit{Time: at(i), Files: []string{files[i%5], files[(i*3+1)%5], files[(i*7+2)%5]}}
+		if i == 40 {
+			c.Gone = []string{c.Files[0]}
+		}
+		m.Learn(c)
+		if i == 30 {
+			m.Rename("z.md", "docs/z.md")
+		}
+	}
+	l, err := Load(m.Snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range Methods {
+		for _, q := range [][]string{{"x/a.go"}, {"y/b.go", "docs/z.md"}, {"z.md"}, {"x/new.go"}} {
+			if a, b := m.Suggest(q, method, 10), l.Suggest(q, method, 10); !reflect.DeepEqual(a, b) {
+				t.Fatalf("%s %v:\n%v\n%v", method, q, a, b)
+			}
+		}
+	}
+	// Learning goes on from a loaded model as from the original.
+	next := Commit{Time: at(61), Files: []string{"x/a.go", "y/c.go"}}
+	m.Learn(next)
+	l.Learn(next)
+	if a, b := m.Suggest([]string{"y/c.go"}, Weighted, 10), l.Suggest([]string{"y/c.go"}, Weighted, 10); !reflect.DeepEqual(a, b) {
+		t.Fatalf("after learning:\n%v\n%v", a, b)
+	}
+	// Damaged snapshots are refused, never a panic.
+	snap := m.Snapshot()
+	for _, cut := range []int{0, 5, len(snapshotMagic) + 3, len(snap) / 2, len(snap) - 1} {
+		if _, err := Load(snap[:cut]); err == nil {
+			t.Fatalf("a snapshot cut at %d loaded", cut)
+		}
+	}
+}
+
+func FuzzLoad(f *testing.F) {
+	m := New(Options{})
+	m.Learn(Commit{Time: at(1), Files: []string{"a", "b"}})
+	f.Add(m.Snapshot())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if l, err := Load(b); err == nil {
+			l.Suggest([]string{"a"}, Weighted, 5)
+			l.Suggest([]string{"a", "b"}, Rose, 5)
+		}
+	})
+}
+
+// In a history where partners live in other directories than the files'
+// same-directory neighbours, tuning turns the same-directory factor off.
+func TestTuneChoosesWhatPredictsThisHistory(t *testing.T) {
+	var h []Commit
+	i := 0
+	add := func(files ...string) {
+		h = append(h, Commit{Time: at(i), Files: files})
+		i++
+	}
+	for round := 0; round < 40; round++ {
+		for g := 0; g < 5; g++ {
+			a, b, c := fmt.Sprintf("x%d/a.go", g), fmt.Sprintf("y%d/b.go", g), fmt.Sprintf("x%d/c.go", g)
+			switch round % 5 {
+			case 0, 1, 2:
+				add(a, b) // the real partner, in another directory
+			default:
+				add(a, c) // a same-directory neighbour, less often
+			}
+		}
+	}
+	tu := Tune(h, 60)
+	if tu.Validation != 60 || tu.Commits != len(h) || len(tu.Scores) != len(Candidates) {
+		t.Fatalf("tuning: %+v", tu)
+	}
+	if New(tu.Chosen).opt.SameDir >= 0 {
+		t.Fatalf("kept the same-directory factor: %+v", tu)
+	}
+	if tu.Scores[0].MRR >= tu.Scores[1].MRR {
+		t.Fatalf("defaults scored no worse: %+v", tu.Scores)
+	}
+}
+
+// Each validation commit is scored on the commits before it only: commits
+// of files never seen before score nothing, whatever comes after them.
+func TestTuneNeverSeesTheFuture(t *testing.T) {
+	var h []Commit
+	for i := 0; i < 50; i++ {
+		h = append(h, Commit{Time: at(i), Files: []string{"lib/a.go", "lib/b.go"}})
+	}
+	for i := 0; i < 20; i++ {
+		h = append(h, Commit{Time: at(100 + i), Files: []string{fmt.Sprintf("v%d/p.go", i), fmt.Sprintf("w%d/q.txt", i)}})
+	}
+	tu := Tune(h, 20)
+	for _, s := range tu.Scores {
+		if s.MRR != 0 || s.Hit3 != 0 {
+			t.Fatalf("a validation commit was predicted from itself or later ones: %+v", tu.Scores)
+		}
+	}
+	if tu.Chosen != Candidates[0] {
+		t.Fatalf("without evidence the defaults stay: %+v", tu.Chosen)
 	}
 }

@@ -8,10 +8,13 @@ import (
 // FuzzParseLog feeds arbitrary bytes to the git log parser: it must never
 // panic, whatever paths or messages a history holds.
 func FuzzParseLog(f *testing.F) {
-	f.Add([]byte("\x1eabc\x1f\x1fA <a@b>\x1f1700000000\x1fmsg\x1f\x00\n1\t2\tpath\x00-\t-\tbin\x00"))
-	f.Add([]byte("\x1e\x1f\x1f\x1f\x1f\x1f\x00\n0\t0\t\x00old\x00new\x00"))
+	f.Add([]byte("\x1eabc\x1f\x1fA <a@b>\x1f1700000000\x1fmsg\x1f\x00\n:100644 100644 aa bb M\x00path\x00:000000 100644 00 cc A\x00new\x00"))
+	f.Add([]byte("\x1e\x1f\x1f\x1f\x1f\x1f\x00\n:100644 100644 aa aa R100\x00old\x00new\x00"))
+	f.Add([]byte("\x1e\x1f\x1f\x1f\x1f\x1f\x00\n:100644 000000 aa 00 D\x00old\x00:000000 100644 00 aa A\x00new\x00"))
 	f.Add([]byte("\x1e\x1e\x1f"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		parseLog(bytes.NewReader(data), func(Commit) error { return nil })
+		for _, exact := range []bool{false, true} {
+			parseLog(bytes.NewReader(data), exact, func(Commit) error { return nil })
+		}
 	})
 }

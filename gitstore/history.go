@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -16,8 +18,7 @@ import (
 type FileChange struct {
 	Path    string `json:"path"`
 	OldPath string `json:"old_path,omitempty"` // set for renames
-	Added   int    `json:"added"`              // -1 for binary files
-	Deleted int    `json:"deleted"`            // -1 for binary files
+	Deleted bool   `json:"deleted,omitempty"`  // the commit deleted the file
 }
 
 // Commit is a commit of the project's history as the index keeps it.
@@ -37,6 +38,9 @@ type LogOptions struct {
 	Since   time.Time
 	Max     int
 	NoWalk  bool // only the named commits, not their ancestors
+	// ExactRenames follows only renames that kept the content, by blob id,
+	// without asking git to compare contents (known to be missing here).
+	ExactRenames bool
 }
 
 // revArgs are the rev-list options and revisions opt selects.
@@ -65,13 +69,70 @@ func (opt LogOptions) revArgs() []string {
 
 const logFormat = "%x1e%H%x1f%P%x1f%an <%ae>%x1f%at%x1f%B%x1f"
 
-// History streams commits with their changed files (renames followed, +/-
-// line counts; merge commits carry no files), oldest first, so that a
-// consumer storing them in arrival order keeps history order even among
-// commits made in the same second. Paths are returned verbatim, whatever
-// bytes they hold.
-func (r *Repo) History(ctx context.Context, opt LogOptions, fn func(Commit) error) error {
-	args := append([]string{"log", "-z", "--numstat", "-M", "--no-color", "--reverse", "--format=" + logFormat}, opt.revArgs()...)
+// History streams commits with their changed files (renames followed;
+// merge commits carry no files), oldest first, so that a consumer storing
+// them in arrival order keeps history order even among commits made in the
+// same second. Paths are returned verbatim, whatever bytes they hold.
+//
+// It reads names and blob ids only (git log --raw), never file contents,
+// except where git's rename detection compares the blobs of a commit's
+// deleted and added files. Where those blobs are missing (a partial clone,
+// or a copy without its largest files) it follows only exact renames,
+// matched by blob id, and says so: exactRenames is true.
+func (r *Repo) History(ctx context.Context, opt LogOptions, fn func(Commit) error) (exactRenames bool, err error) {
+	if opt.ExactRenames || r.partialClone() {
+		// git would fetch every blob rename detection asks for.
+		return true, r.log(ctx, opt, true, fn)
+	}
+	seen := map[string]bool{}
+	err = r.log(ctx, opt, false, func(c Commit) error {
+		seen[c.SHA] = true
+		return fn(c)
+	})
+	if !isMissingBlob(err) {
+		return false, err
+	}
+	return true, r.log(ctx, opt, true, func(c Commit) error {
+		if seen[c.SHA] {
+			return nil
+		}
+		return fn(c)
+	})
+}
+
+// partialClone reports whether objects may be missing on purpose here
+// (git clone --filter): git fetches a missing blob when asked for it.
+func (r *Repo) partialClone() bool {
+	c, err := r.st.Config()
+	if err != nil {
+		return false
+	}
+	if c.Raw.Section("extensions").Option("partialclone") != "" {
+		return true
+	}
+	for _, rs := range c.Raw.Section("remote").Subsections {
+		if rs.Option("promisor") == "true" {
+			return true
+		}
+	}
+	return false
+}
+
+// isMissingBlob reports whether git failed for want of an object's
+// contents.
+func isMissingBlob(err error) bool {
+	var ge *GitError
+	return errors.As(err, &ge) && (strings.Contains(ge.Stderr, "unable to read") || strings.Contains(ge.Stderr, "missing blob"))
+}
+
+// log runs git log --raw over opt's commits; exactRenames turns git's
+// rename detection off and pairs deleted and added files by blob id.
+func (r *Repo) log(ctx context.Context, opt LogOptions, exactRenames bool, fn func(Commit) error) error {
+	renames := "-M"
+	if exactRenames {
+		renames = "--no-renames"
+	}
+	args := append([]string{"log", "-z", "--raw", "--no-abbrev", renames, "--no-color", "--reverse", "--format=" + logFormat}, opt.revArgs()...)
 	args = append(args, "--")
 	full := append([]string{"--git-dir=" + r.gitDir}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
@@ -85,7 +146,7 @@ func (r *Repo) History(ctx context.Context, opt LogOptions, fn func(Commit) erro
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	perr := parseLog(out, fn)
+	perr := parseLog(out, exactRenames, fn)
 	if perr != nil {
 		cmd.Process.Kill()
 		io.Copy(io.Discard, out)
@@ -100,7 +161,7 @@ func (r *Repo) History(ctx context.Context, opt LogOptions, fn func(Commit) erro
 	return nil
 }
 
-func parseLog(r io.Reader, fn func(Commit) error) error {
+func parseLog(r io.Reader, exactRenames bool, fn func(Commit) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
@@ -117,7 +178,7 @@ func parseLog(r io.Reader, fn func(Commit) error) error {
 		return 0, nil, nil
 	})
 	for sc.Scan() {
-		c, err := parseCommit(sc.Bytes())
+		c, err := parseCommit(sc.Bytes(), exactRenames)
 		if err != nil {
 			return err
 		}
@@ -128,7 +189,7 @@ func parseLog(r io.Reader, fn func(Commit) error) error {
 	return sc.Err()
 }
 
-func parseCommit(rec []byte) (Commit, error) {
+func parseCommit(rec []byte, exactRenames bool) (Commit, error) {
 	f := bytes.SplitN(rec, []byte{0x1f}, 6)
 	if len(f) != 6 {
 		return Commit{}, fmt.Errorf("unexpected git log record %q", firstBytes(rec, 80))
@@ -139,32 +200,94 @@ func parseCommit(rec []byte) (Commit, error) {
 	}
 	c := Commit{SHA: string(f[0]), Parents: strings.Fields(string(f[1])), Author: string(f[2]), Time: time.Unix(ts, 0).UTC(),
 		Message: strings.TrimSpace(string(f[4]))}
-	toks := bytes.Split(bytes.TrimLeft(f[5], "\x00\n"), []byte{0})
+	c.Files, err = parseRaw(f[5], exactRenames)
+	return c, err
+}
+
+// rawChange is one line of git's --raw output.
+type rawChange struct {
+	status        byte
+	oldBlob, blob string
+	oldPath, path string
+}
+
+// parseRaw reads a commit's -z --raw records (":old-mode new-mode old-blob
+// new-blob status NUL path NUL [new-path NUL]"); with exactRenames, a
+// deleted and an added file with the same blob are one renamed file.
+func parseRaw(b []byte, exactRenames bool) ([]FileChange, error) {
+	toks := bytes.Split(bytes.TrimLeft(b, "\x00\n"), []byte{0})
+	var changes []rawChange
 	for i := 0; i < len(toks); i++ {
-		t := toks[i]
+		t := bytes.TrimLeft(toks[i], "\n")
 		if len(t) == 0 {
 			continue
 		}
-		parts := bytes.SplitN(t, []byte{'\t'}, 3)
-		if len(parts) != 3 {
-			continue
+		meta := strings.Fields(string(t))
+		if len(meta) != 5 || !strings.HasPrefix(meta[0], ":") || i+1 >= len(toks) {
+			return nil, fmt.Errorf("unexpected git log --raw record %q", firstBytes(t, 80))
 		}
-		fc := FileChange{Added: numstat(parts[0]), Deleted: numstat(parts[1]), Path: string(parts[2])}
-		if len(parts[2]) == 0 && i+2 < len(toks) { // rename: old and new follow
-			fc.OldPath, fc.Path = string(toks[i+1]), string(toks[i+2])
-			i += 2
+		ch := rawChange{status: meta[4][0], oldBlob: meta[2], blob: meta[3], path: string(toks[i+1])}
+		i++
+		if ch.status == 'R' || ch.status == 'C' {
+			if i+1 >= len(toks) {
+				return nil, fmt.Errorf("unexpected git log --raw rename %q", firstBytes(t, 80))
+			}
+			ch.oldPath, ch.path = ch.path, string(toks[i+1])
+			i++
 		}
-		c.Files = append(c.Files, fc)
+		changes = append(changes, ch)
 	}
-	return c, nil
+	if exactRenames {
+		changes = pairExactRenames(changes)
+	}
+	files := make([]FileChange, 0, len(changes))
+	for _, ch := range changes {
+		if ch.status == 'C' {
+			ch.oldPath = "" // a copy leaves its source where it was
+		}
+		files = append(files, FileChange{Path: ch.path, OldPath: ch.oldPath, Deleted: ch.status == 'D'})
+	}
+	return files, nil
 }
 
-func numstat(b []byte) int {
-	n, err := strconv.Atoi(string(b))
-	if err != nil {
-		return -1
+// pairExactRenames turns each added file whose blob a deleted file of the
+// same commit had into a rename of that file (the same base name first),
+// as git's own exact rename detection does.
+func pairExactRenames(changes []rawChange) []rawChange {
+	deleted := map[string][]int{}
+	for i, ch := range changes {
+		if ch.status == 'D' && strings.Trim(ch.oldBlob, "0") != "" {
+			deleted[ch.oldBlob] = append(deleted[ch.oldBlob], i)
+		}
 	}
-	return n
+	if len(deleted) == 0 {
+		return changes
+	}
+	gone := map[int]bool{}
+	for i, ch := range changes {
+		cands := deleted[ch.blob]
+		if ch.status != 'A' || len(cands) == 0 {
+			continue
+		}
+		k := 0
+		for j, d := range cands {
+			if path.Base(changes[d].path) == path.Base(ch.path) {
+				k = j
+				break
+			}
+		}
+		d := cands[k]
+		deleted[ch.blob] = append(cands[:k:k], cands[k+1:]...)
+		changes[i].status, changes[i].oldPath = 'R', changes[d].path
+		gone[d] = true
+	}
+	out := changes[:0]
+	for i, ch := range changes {
+		if !gone[i] {
+			out = append(out, ch)
+		}
+	}
+	return out
 }
 
 func firstBytes(b []byte, n int) []byte {

@@ -544,15 +544,20 @@ func NewHash(s string) Hash { return plumbing.NewHash(s) }
 
 // Unborn reports whether HEAD points at a branch with no commit yet.
 func (r *Repo) Unborn() bool {
+	h, err := r.Head()
+	return err != nil || h.IsZero()
+}
+
+// Head is the commit HEAD points at, read from git's files without
+// running git; zero on an unborn branch.
+func (r *Repo) Head() (Hash, error) {
 	b, err := os.ReadFile(filepath.Join(r.gitDir, "HEAD"))
 	if err != nil {
-		return true
+		return ZeroHash, fmt.Errorf("read HEAD: %w", err)
 	}
 	head := strings.TrimSpace(string(b))
-	ref, isRef := strings.CutPrefix(head, "ref: ")
-	if !isRef {
-		return false // detached at a commit
+	if ref, isRef := strings.CutPrefix(head, "ref: "); isRef {
+		return r.Tip(ref)
 	}
-	h, err := r.Tip(ref)
-	return err != nil || h.IsZero()
+	return plumbingHash(head)
 }

@@ -2,6 +2,10 @@
 // scripts that call `git-synaptic hook <name>`, chain the hook that was
 // there before (kept as <name>.pre-synaptic), never fail or block git, and
 // can be removed again, restoring what was there.
+//
+// No hook runs on commit, merge or checkout: starting any program there
+// costs git tens of milliseconds, so commands index new commits when they
+// next need them instead (see app.Service.Index).
 package hooks
 
 import (
@@ -13,10 +17,14 @@ import (
 )
 
 // Version is the version of the scripts this build installs.
-const Version = 2
+const Version = 3
 
 // Names are the git hooks git-synaptic uses.
-var Names = []string{"post-commit", "post-merge", "post-checkout", "post-rewrite", "pre-push"}
+var Names = []string{"post-rewrite", "pre-push"}
+
+// Retired are hooks earlier versions installed: install and uninstall
+// remove them, restoring the hooks they chained.
+var Retired = []string{"post-commit", "post-merge", "post-checkout"}
 
 const marker = "# git-synaptic hook"
 
@@ -122,35 +130,47 @@ func Install(dir string) (Report, error) {
 			return rep, err
 		}
 	}
-	return rep, nil
+	return rep, removeOurs(dir, Retired, rep)
 }
 
-// Uninstall removes our hooks from dir and restores the hooks they chained.
-// Hooks that are not ours are left alone.
+// Uninstall removes our hooks from dir, retired ones included, and
+// restores the hooks they chained. Hooks that are not ours are left alone.
 func Uninstall(dir string) (Report, error) {
 	rep := Report{Dir: dir, Actions: map[string]string{}}
 	for _, name := range Names {
 		path := filepath.Join(dir, name)
+		if ok, _ := Ours(path); ok {
+			continue
+		}
+		if _, err := os.Stat(path); err == nil {
+			rep.Actions[name] = "not ours, left alone"
+		} else {
+			rep.Actions[name] = "not installed"
+		}
+	}
+	return rep, removeOurs(dir, append(append([]string(nil), Names...), Retired...), rep)
+}
+
+// removeOurs removes those of names in dir that are ours, restoring the
+// hooks they chained, and records it in rep.
+func removeOurs(dir string, names []string, rep Report) error {
+	for _, name := range names {
+		path := filepath.Join(dir, name)
 		if ok, _ := Ours(path); !ok {
-			if _, err := os.Stat(path); err == nil {
-				rep.Actions[name] = "not ours, left alone"
-			} else {
-				rep.Actions[name] = "not installed"
-			}
 			continue
 		}
 		if err := os.Remove(path); err != nil {
-			return rep, fmt.Errorf("remove %s: %w", path, err)
+			return fmt.Errorf("remove %s: %w", path, err)
 		}
 		rep.Actions[name] = "removed"
 		if _, err := os.Stat(path + prevSuffix); err == nil {
 			if err := os.Rename(path+prevSuffix, path); err != nil {
-				return rep, fmt.Errorf("restore %s: %w", name, err)
+				return fmt.Errorf("restore %s: %w", name, err)
 			}
 			rep.Actions[name] = "removed, previous hook restored"
 		}
 	}
-	return rep, nil
+	return nil
 }
 
 // Status describes each hook in dir.

@@ -37,7 +37,7 @@ type Memory interface {
 	SetArchived(ctx context.Context, id string, archived bool) (notes.Op, error)
 	Feedback(ctx context.Context, id string, relevant bool, score float64, reason, objective string) (notes.Op, error)
 	Index(ctx context.Context, opt app.IndexOptions) (app.IndexReport, error)
-	Cochanges(ctx context.Context, file string, n int, progress func(done, total int)) ([]cochange.Suggestion, int, error)
+	Cochanges(ctx context.Context, file string, method cochange.Method, n int, progress func(done, total int)) ([]cochange.Suggestion, int, error)
 	Identity(ctx context.Context) string
 	NearDuplicates(ctx context.Context, content string, semantic bool) ([]app.Similar, error)
 	ResolvePattern(ctx context.Context, id string) (app.Group, error)
@@ -629,7 +629,7 @@ func (h *handlers) cochanges(ctx context.Context, r mcpgo.CallToolRequest) (*mcp
 	if err != nil {
 		return nil, err
 	}
-	list, commits, err := h.m.Cochanges(ctx, file, r.GetInt("limit", 10), nil)
+	list, commits, err := h.m.Cochanges(ctx, file, "", r.GetInt("limit", 10), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -34,44 +34,72 @@ func TestHooksChainIndexAndUninstallRestores(t *testing.T) {
 	dir := testrepo.NewRepo(t)
 	hookDir := filepath.Join(dir, ".git", "hooks")
 	userHook := "#!/bin/sh\necho ran >> \"$(git rev-parse --git-dir)/user-hook-ran\"\n"
-	os.WriteFile(filepath.Join(hookDir, "post-commit"), []byte(userHook), 0o755)
+	os.WriteFile(filepath.Join(hookDir, "post-rewrite"), []byte(userHook), 0o755)
 
 	out := ok(t, dir, "init")
-	if !strings.Contains(out, "hook post-commit: installed, chaining the existing hook") {
+	if !strings.Contains(out, "hook post-rewrite: installed, chaining the existing hook") {
 		t.Fatalf("init did not report chaining:\n%s", out)
 	}
 	if again := ok(t, dir, "init"); !strings.Contains(again, "already set up") {
 		t.Fatalf("second init:\n%s", again)
 	}
-	commitFiles(t, dir, "add the frobnicator", "frob.go")
-	if b, _ := os.ReadFile(filepath.Join(dir, ".git", "user-hook-ran")); strings.TrimSpace(string(b)) != "ran" {
-		t.Fatal("the user's own post-commit hook did not run")
+	// Nothing runs on commit: the next command indexes it.
+	for _, n := range []string{"post-commit", "post-merge", "post-checkout"} {
+		if _, err := os.Stat(filepath.Join(hookDir, n)); err == nil {
+			t.Fatalf("init installed a %s hook", n)
+		}
 	}
+	ok(t, dir, "index")
+	commitFiles(t, dir, "add the frobnicator", "frob.go")
 	var hits []row
 	json.Unmarshal([]byte(ok(t, dir, "search", "frobnicator", "--type", "git_commit", "--json")), &hits)
-	if len(hits) != 1 || hits[0].ID != testrepo.Git(t, dir, "rev-parse", "HEAD") {
-		t.Fatalf("post-commit did not index the commit: %+v", hits)
+	if len(hits) == 0 || hits[0].ID != testrepo.Git(t, dir, "rev-parse", "HEAD") {
+		t.Fatalf("the next command did not index the commit: %+v", hits)
 	}
-	if st := ok(t, dir, "hooks", "status"); !strings.Contains(st, "installed, chaining post-commit.pre-synaptic") {
+	old := hits[0].ID
+	// post-rewrite runs the user's hook and replaces the amended commit.
+	testrepo.Git(t, dir, "commit", "-q", "--amend", "-m", "add the frobnicator, amended")
+	if b, _ := os.ReadFile(filepath.Join(dir, ".git", "user-hook-ran")); strings.TrimSpace(string(b)) != "ran" {
+		t.Fatal("the user's own post-rewrite hook did not run")
+	}
+	hits = nil
+	json.Unmarshal([]byte(ok(t, dir, "search", "frobnicator", "--type", "git_commit", "--json")), &hits)
+	if len(hits) == 0 || hits[0].ID != testrepo.Git(t, dir, "rev-parse", "HEAD") {
+		t.Fatalf("amended commit: %+v", hits)
+	}
+	for _, h := range hits {
+		if h.ID == old {
+			t.Fatalf("the commit the amend replaced is still indexed: %+v", hits)
+		}
+	}
+	if st := ok(t, dir, "hooks", "status"); !strings.Contains(st, "installed, chaining post-rewrite.pre-synaptic") {
 		t.Fatalf("hooks status:\n%s", st)
 	}
 	ok(t, dir, "hooks", "uninstall")
-	if b, _ := os.ReadFile(filepath.Join(hookDir, "post-commit")); string(b) != userHook {
+	if b, _ := os.ReadFile(filepath.Join(hookDir, "post-rewrite")); string(b) != userHook {
 		t.Fatalf("uninstall did not restore the user's hook:\n%s", b)
 	}
-	for _, n := range []string{"post-merge", "post-checkout", "post-rewrite"} {
-		if _, err := os.Stat(filepath.Join(hookDir, n)); err == nil {
-			t.Fatalf("%s left behind", n)
-		}
+	if _, err := os.Stat(filepath.Join(hookDir, "pre-push")); err == nil {
+		t.Fatal("pre-push left behind")
 	}
-	// A failing git-synaptic never fails git: break the cache dir and commit.
-	ok(t, dir, "hooks", "install")
+	// An older version's post-commit hook, chaining the user's, goes on
+	// install and the user's comes back.
+	userCommit := "#!/bin/sh\nexit 0\n"
+	os.WriteFile(filepath.Join(hookDir, "post-commit.pre-synaptic"), []byte(userCommit), 0o755)
+	os.WriteFile(filepath.Join(hookDir, "post-commit"), []byte("#!/bin/sh\n# git-synaptic hook v2 (post-commit)\ngit-synaptic hook post-commit\n"), 0o755)
+	if out := ok(t, dir, "hooks", "install"); !strings.Contains(out, "post-commit") || !strings.Contains(out, "previous hook restored") {
+		t.Fatalf("install did not retire the old post-commit hook:\n%s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(hookDir, "post-commit")); string(b) != userCommit {
+		t.Fatalf("the user's post-commit hook was not restored:\n%s", b)
+	}
+	// A failing git-synaptic never fails git: break the cache dir, amend.
 	os.RemoveAll(filepath.Join(dir, ".git", "synaptic"))
 	os.WriteFile(filepath.Join(dir, ".git", "synaptic"), []byte("not a directory"), 0o644)
-	commitFiles(t, dir, "commit with a broken cache", "frob.go")
+	testrepo.Git(t, dir, "commit", "-q", "--amend", "-m", "amend with a broken cache")
 	os.Remove(filepath.Join(dir, ".git", "synaptic"))
 	// And running the hook command outside any repository exits 0.
-	if r := run(t, t.TempDir(), "", "hook", "post-commit"); r.code != 0 {
+	if r := run(t, t.TempDir(), "", "hook", "post-rewrite"); r.code != 0 {
 		t.Fatalf("hook outside a repo: %+v", r)
 	}
 }
@@ -224,5 +252,24 @@ func TestRewritesKeepNotesAndIndexCurrent(t *testing.T) {
 	json.Unmarshal([]byte(ok(t, dir, "search", "parser", "--mode", "bm25", "--json")), &hits)
 	if len(hits) != 1 || hits[0].Commit != now || hits[0].Type != "note" {
 		t.Fatalf("the note is not indexed on the new commit: %+v", hits)
+	}
+}
+
+// Session-start context says files usually change together only when
+// they shared at least three commits.
+func TestPredictiveContextNeedsSupport(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	for i := 0; i < 3; i++ {
+		commitFiles(t, dir, "a with b", "a.go", "b.go")
+	}
+	commitFiles(t, dir, "a with c, once", "a.go", "c.go")
+	ok(t, dir, "index")
+	os.WriteFile(filepath.Join(dir, "a.go"), []byte("changed\n"), 0o644)
+	md := ok(t, dir, "hook", "session-start", "--format", "markdown")
+	if !strings.Contains(md, "usually changed with them: b.go (3×)") {
+		t.Fatalf("no predictive context for a pair of 3 commits:\n%s", md)
+	}
+	if strings.Contains(md, "c.go") {
+		t.Fatalf("a pair seen once was called usual:\n%s", md)
 	}
 }

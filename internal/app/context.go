@@ -110,7 +110,7 @@ func (s *Service) SessionContext(ctx context.Context, budget int) (string, error
 	// tree, the files of the last commit).
 	files, _ := s.repo.ChangedFiles(ctx, false)
 	if len(files) == 0 && !s.repo.Unborn() {
-		_ = s.repo.History(ctx, gitstore.LogOptions{Revs: []string{"HEAD"}, Max: 1}, func(c gitstore.Commit) error {
+		_, _ = s.repo.History(ctx, gitstore.LogOptions{Revs: []string{"HEAD"}, Max: 1}, func(c gitstore.Commit) error {
 			for _, f := range c.Files {
 				files = append(files, f.Path)
 			}
@@ -122,12 +122,18 @@ func (s *Service) SessionContext(ctx context.Context, budget int) (string, error
 			files = files[:10]
 		}
 		var lines []string
-		if _, sugg, err := s.Suggest(ctx, SuggestRequest{Files: files, N: 5, MaxNew: 1000}); err == nil && len(sugg) > 0 {
-			names := make([]string, len(sugg))
-			for i, x := range sugg {
-				names[i] = fmt.Sprintf("%s (%d×)", x.File, x.Count)
+		if _, sugg, err := s.Suggest(ctx, SuggestRequest{Files: files, N: 5, MaxNew: 1000}); err == nil {
+			var names []string
+			for _, x := range sugg {
+				// "Usually" needs support: a pair seen once or twice is
+				// chance, and costs the agent's context.
+				if x.Count >= minPredictiveSupport {
+					names = append(names, fmt.Sprintf("%s (%d×)", x.File, x.Count))
+				}
 			}
-			lines = append(lines, "- usually changed with them: "+strings.Join(names, ", "))
+			if len(names) > 0 {
+				lines = append(lines, "- usually changed with them: "+strings.Join(names, ", "))
+			}
 		}
 		seen := map[string]bool{}
 		for _, f := range files {
@@ -217,3 +223,8 @@ func pinnedFirst(rows []cache.Row) {
 		}
 	}
 }
+
+// minPredictiveSupport is the fewest commits a pair must share for the
+// session-start context to say the files usually change together (the
+// seed design's threshold).
+const minPredictiveSupport = 3

@@ -132,7 +132,7 @@ func (s *Service) sessionCommits(ctx context.Context, sessionID string) []gitsto
 		return nil
 	}
 	var out []gitstore.Commit
-	s.repo.History(ctx, gitstore.LogOptions{Revs: []string{"HEAD"}, Since: since, Max: 50}, func(c gitstore.Commit) error {
+	_, _ = s.repo.History(ctx, gitstore.LogOptions{Revs: []string{"HEAD"}, Since: since, Max: 50}, func(c gitstore.Commit) error {
 		out = append(out, c)
 		return nil
 	})

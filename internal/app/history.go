@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,13 +12,16 @@ import (
 	"github.com/git-synaptic/git-synaptic/cochange"
 	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/hooks"
-	"github.com/git-synaptic/git-synaptic/notes"
 )
 
 // ErrNoCommits is returned when the repository has no commits to work on.
 var ErrNoCommits = errors.New("this repository has no commits yet")
 
 const historyTipsKey = "history:tips"
+
+// exactRenamesKey is set once git's rename detection met missing contents
+// here, so later walks do not try again.
+const exactRenamesKey = "history:exact-renames"
 
 // IndexOptions select which history Index walks.
 type IndexOptions struct {
@@ -26,6 +30,9 @@ type IndexOptions struct {
 	Since    time.Time // only commits after this
 	Max      int       // at most this many commits (0: no limit)
 	Progress func(done, total int)
+	// Tune re-tunes the co-change ranking on this repository's own recent
+	// commits when new commits came (see Service.tune).
+	Tune bool
 }
 
 // IndexReport says what Index did.
@@ -34,12 +41,18 @@ type IndexReport struct {
 	Seen    int           `json:"seen"`
 	Revs    []string      `json:"revs"`
 	Elapsed time.Duration `json:"elapsed_ns"`
+	// ExactRenamesOnly: some file contents are missing here (a partial
+	// clone), so renames were followed only where the content was unchanged.
+	ExactRenamesOnly bool `json:"exact_renames_only,omitempty"`
+	// Tuning is the co-change ranking's self-tuning, when this run did it.
+	Tuning *cochange.Tuning `json:"tuning,omitempty"`
 }
 
 // Index adds commits of the history to the cache as searchable git_commit
 // entries (derived data: the history stays the truth) with their files for
-// co-change mining. Commits already indexed are skipped, and the tips walked
-// by earlier full runs bound the walk, so a second run costs one git call.
+// co-change mining. Commits already indexed are skipped, and the tips of
+// earlier complete walks bound the walk, so a run with nothing new costs no
+// git call at all.
 func (s *Service) Index(ctx context.Context, opt IndexOptions) (IndexReport, error) {
 	start := time.Now()
 	rep := IndexReport{}
@@ -47,38 +60,18 @@ func (s *Service) Index(ctx context.Context, opt IndexOptions) (IndexReport, err
 	if err != nil {
 		return rep, err
 	}
-	var revs []string
-	switch {
-	case opt.All:
-		b, err := s.repo.Branches()
-		if err != nil {
-			return rep, err
-		}
-		revs = b
-	case opt.Branch != "":
-		revs = []string{opt.Branch}
-	default:
-		revs = []string{"HEAD"}
+	tips, err := s.indexTips(ctx, opt)
+	if err != nil {
+		return rep, err
 	}
-	if len(revs) == 0 {
-		return rep, ErrNoCommits
-	}
-	rep.Revs = revs
-	// Resolve what we walk now, and what earlier full walks covered.
-	var tips []string
-	for _, r := range revs {
-		h, err := s.repo.ResolveCommit(ctx, r)
-		if ctx.Err() != nil {
-			return rep, ctx.Err() // cancelled: say so, not "no commits"
-		}
-		if err != nil {
-			return rep, fmt.Errorf("%w: %v", ErrNoCommits, err)
-		}
-		tips = append(tips, h.String())
-	}
+	rep.Revs = tips.names
 	known, err := c.Meta(ctx, historyTipsKey)
 	if err != nil {
 		return rep, err
+	}
+	if covered(tips.ids, strings.Fields(known)) {
+		rep.Elapsed = time.Since(start)
+		return rep, nil
 	}
 	var exclude []string
 	for _, k := range strings.Fields(known) {
@@ -86,7 +79,11 @@ func (s *Service) Index(ctx context.Context, opt IndexOptions) (IndexReport, err
 			exclude = append(exclude, k)
 		}
 	}
-	lo := gitstore.LogOptions{Revs: tips, Exclude: exclude, Since: opt.Since, Max: opt.Max}
+	exact, err := c.Meta(ctx, exactRenamesKey)
+	if err != nil {
+		return rep, err
+	}
+	lo := gitstore.LogOptions{Revs: tips.ids, Exclude: exclude, Since: opt.Since, Max: opt.Max, ExactRenames: exact != ""}
 	total := 0
 	if opt.Progress != nil {
 		if total, err = s.repo.CountCommits(ctx, lo); err != nil {
@@ -100,15 +97,19 @@ func (s *Service) Index(ctx context.Context, opt IndexOptions) (IndexReport, err
 	}
 	err = s.inTx(ctx, func(tx *cache.Tx) error {
 		var err error
-		rep.Seen, rep.Indexed, err = s.logInto(ctx, tx, lo, branch, func(seen int) {
-			if opt.Progress != nil && seen%200 == 0 {
+		rep.Seen, rep.Indexed, rep.ExactRenamesOnly, err = s.logInto(ctx, tx, lo, branch, func(seen int) {
+			if opt.Progress != nil && seen%500 == 0 {
 				opt.Progress(seen, total)
 			}
 		})
-		if err != nil || !opt.Since.IsZero() || opt.Max != 0 {
+		if err == nil && rep.ExactRenamesOnly && exact == "" {
+			err = tx.SetMeta(exactRenamesKey, "1")
+		}
+		// A walk that ended by itself covered everything the tips reach.
+		if err != nil || !opt.Since.IsZero() || opt.Max != 0 && rep.Seen >= opt.Max {
 			return err
 		}
-		return tx.SetMeta(historyTipsKey, mergeTips(exclude, tips))
+		return tx.SetMeta(historyTipsKey, mergeTips(exclude, tips.ids))
 	})
 	if err != nil {
 		return rep, err
@@ -116,8 +117,71 @@ func (s *Service) Index(ctx context.Context, opt IndexOptions) (IndexReport, err
 	if opt.Progress != nil {
 		opt.Progress(rep.Seen, max(total, rep.Seen))
 	}
+	if opt.Tune && rep.Indexed > 0 {
+		before, err := s.tuning(ctx)
+		if err != nil {
+			return rep, err
+		}
+		t, err := s.tune(ctx)
+		if err != nil {
+			return rep, err
+		}
+		if t != nil && (before == nil || t.Commits != before.Commits) {
+			rep.Tuning = t
+		}
+	}
 	rep.Elapsed = time.Since(start)
 	return rep, nil
+}
+
+// walkTips are the commits an Index walk starts from, and their names.
+type walkTips struct{ names, ids []string }
+
+// indexTips resolves what opt walks: HEAD and branches are read from
+// git's files, anything else through git.
+func (s *Service) indexTips(ctx context.Context, opt IndexOptions) (walkTips, error) {
+	var t walkTips
+	switch {
+	case opt.All:
+		refs, err := s.repo.Refs("refs/heads/")
+		if err != nil {
+			return t, err
+		}
+		for ref, h := range refs {
+			t.names = append(t.names, strings.TrimPrefix(ref, "refs/heads/"))
+			t.ids = append(t.ids, h.String())
+		}
+	case opt.Branch != "":
+		h, err := s.repo.ResolveCommit(ctx, opt.Branch)
+		if ctx.Err() != nil {
+			return t, ctx.Err() // cancelled: say so, not "no commits"
+		}
+		if err != nil {
+			return t, fmt.Errorf("%w: %v", ErrNoCommits, err)
+		}
+		t.names, t.ids = []string{opt.Branch}, []string{h.String()}
+	default:
+		h, err := s.repo.Head()
+		if err != nil || h.IsZero() {
+			return t, ErrNoCommits
+		}
+		t.names, t.ids = []string{"HEAD"}, []string{h.String()}
+	}
+	if len(t.ids) == 0 {
+		return t, ErrNoCommits
+	}
+	return t, nil
+}
+
+// covered reports whether every tip is one an earlier complete walk
+// started from.
+func covered(tips, known []string) bool {
+	for _, t := range tips {
+		if !slices.Contains(known, t) {
+			return false
+		}
+	}
+	return true
 }
 
 func mergeTips(a, b []string) string {
@@ -154,16 +218,17 @@ func (s *Service) inTx(ctx context.Context, f func(*cache.Tx) error) error {
 }
 
 // logInto indexes the commits lo selects into tx; it reports how many it
-// walked and how many were new. each, if set, sees the running count.
-func (s *Service) logInto(ctx context.Context, tx *cache.Tx, lo gitstore.LogOptions, branch string, each func(seen int)) (seen, added int, err error) {
-	err = s.repo.History(ctx, lo, func(gc gitstore.Commit) error {
+// walked, how many were new and whether renames were followed only where
+// content was unchanged. each, if set, sees the running count.
+func (s *Service) logInto(ctx context.Context, tx *cache.Tx, lo gitstore.LogOptions, branch string, each func(seen int)) (seen, added int, exactRenames bool, err error) {
+	exactRenames, err = s.repo.History(ctx, lo, func(gc gitstore.Commit) error {
 		seen++
 		if each != nil {
 			each(seen)
 		}
 		rec := cache.CommitRecord{SHA: gc.SHA, Author: gc.Author, Message: gc.Message, Branch: branch, Time: gc.Time, Merge: len(gc.Parents) > 1}
 		for _, f := range gc.Files {
-			rec.Files = append(rec.Files, cache.FileRecord{Path: f.Path, OldPath: f.OldPath, Added: f.Added, Deleted: f.Deleted})
+			rec.Files = append(rec.Files, cache.FileRecord{Path: f.Path, OldPath: f.OldPath, Deleted: f.Deleted})
 		}
 		isNew, err := tx.PutCommit(rec)
 		if isNew {
@@ -171,7 +236,7 @@ func (s *Service) logInto(ctx context.Context, tx *cache.Tx, lo gitstore.LogOpti
 		}
 		return err
 	})
-	return seen, added, err
+	return seen, added, exactRenames, err
 }
 
 // Hook runs the work of git hook name; it never fails git: callers report
@@ -187,29 +252,9 @@ func (s *Service) Hook(ctx context.Context, name string, args []string, stdin st
 		}
 		_, err := s.PrePush(ctx, args[0])
 		return err
-	case "post-commit":
-		return s.indexCommits(ctx, gitstore.LogOptions{Revs: []string{"HEAD"}, Max: 1})
-	case "post-merge":
-		lo := gitstore.LogOptions{Revs: []string{"HEAD"}, Max: 1}
-		if orig, err := s.repo.ResolveCommit(ctx, "ORIG_HEAD"); err == nil {
-			lo = gitstore.LogOptions{Revs: []string{"HEAD"}, Exclude: []string{orig.String()}, Max: 5000}
-		}
-		if err := s.indexCommits(ctx, lo); err != nil {
-			return err
-		}
-		_, err := s.ready(ctx) // memory that arrived with the pull
-		return err
-	case "post-checkout":
-		// Only keep an already indexed history current, and boundedly.
-		c, err := s.openCache()
-		if err != nil {
-			return err
-		}
-		if known, _ := c.Meta(ctx, historyTipsKey); known == "" || len(args) < 3 || args[2] != "1" {
-			return nil
-		}
-		_, err = s.Index(ctx, IndexOptions{Max: 500})
-		return err
+	case "post-commit", "post-merge", "post-checkout":
+		// Hooks of earlier versions: the next command catches up anyway.
+		return s.catchUp(ctx)
 	case "post-rewrite":
 		var olds, news []string
 		for _, line := range strings.Split(stdin, "\n") {
@@ -227,7 +272,7 @@ func (s *Service) Hook(ctx context.Context, name string, args []string, stdin st
 					return err
 				}
 			}
-			_, _, err := s.logInto(ctx, tx, gitstore.LogOptions{Revs: news, NoWalk: true}, s.repo.CurrentBranch(), nil)
+			_, _, _, err := s.logInto(ctx, tx, gitstore.LogOptions{Revs: news, NoWalk: true}, s.repo.CurrentBranch(), nil)
 			return err
 		})
 		if err != nil {
@@ -249,17 +294,28 @@ func (s *Service) Hook(ctx context.Context, name string, args []string, stdin st
 	return fmt.Errorf("unknown hook %q (want one of %s)", name, strings.Join(hooks.Names, ", "))
 }
 
-// indexCommits indexes the commits lo selects; on the hooks' hot path, so
-// it spends no git call beyond the one log (an unborn HEAD just indexes
-// nothing).
-func (s *Service) indexCommits(ctx context.Context, lo gitstore.LogOptions) error {
+// catchUpWalk bounds the commits a command indexes on its way; a longer
+// stretch of new history waits for git synaptic index.
+const catchUpWalk = 1000
+
+// catchUp indexes the commits HEAD gained since the last complete walk,
+// so that commits made, merged or checked out since are searchable
+// without a git hook on git's hot path. It costs nothing when HEAD has
+// not moved, and nothing where history was never indexed (git synaptic
+// index starts that).
+func (s *Service) catchUp(ctx context.Context) error {
 	if s.repo.Unborn() {
 		return nil
 	}
-	return s.inTx(ctx, func(tx *cache.Tx) error {
-		_, _, err := s.logInto(ctx, tx, lo, s.repo.CurrentBranch(), nil)
+	c, err := s.openCache()
+	if err != nil {
 		return err
-	})
+	}
+	if known, err := c.Meta(ctx, historyTipsKey); err != nil || known == "" {
+		return err
+	}
+	_, err = s.Index(ctx, IndexOptions{Max: catchUpWalk})
+	return err
 }
 
 // InstallHooks installs the git hooks (see package hooks).
@@ -287,76 +343,4 @@ func (s *Service) HooksStatus(ctx context.Context) (string, map[string]string, e
 		return "", nil, err
 	}
 	return dir, hooks.Status(dir), nil
-}
-
-// model builds the co-change model from the indexed history, first
-// indexing new commits of HEAD (at most maxNew of them when maxNew > 0, so
-// an agent's session start never waits on a huge unindexed history).
-func (s *Service) model(ctx context.Context, maxNew int, progress func(done, total int)) (*cochange.Model, error) {
-	if _, err := s.Index(ctx, IndexOptions{Max: maxNew, Progress: progress}); err != nil {
-		return nil, err
-	}
-	c, err := s.openCache()
-	if err != nil {
-		return nil, err
-	}
-	m := cochange.New(cochange.Options{})
-	err = c.EachCommit(ctx, func(_ string, t time.Time, files []cache.FileRecord) {
-		names := make([]string, len(files))
-		for i, f := range files {
-			if f.OldPath != "" {
-				m.Rename(f.OldPath, f.Path)
-			}
-			names[i] = f.Path
-		}
-		m.Learn(cochange.Commit{Time: t, Files: names})
-	})
-	return m, err
-}
-
-// Cochanges lists the files that usually change with file.
-func (s *Service) Cochanges(ctx context.Context, file string, n int, progress func(done, total int)) ([]cochange.Suggestion, int, error) {
-	m, err := s.model(ctx, 0, progress)
-	if err != nil {
-		return nil, 0, err
-	}
-	return m.Partners(file, n), m.FileCommits(file), nil
-}
-
-// SuggestRequest asks what else usually changes with some files.
-type SuggestRequest struct {
-	Files    []string // explicit files; empty: the working tree's changes
-	Staged   bool     // with no Files: only staged changes
-	Method   cochange.Method
-	N        int
-	MaxNew   int // index at most this many new commits first (0: all)
-	Progress func(done, total int)
-}
-
-// Suggest ranks files that usually change with the given (or currently
-// changed) files but are not among them.
-func (s *Service) Suggest(ctx context.Context, req SuggestRequest) (query []string, out []cochange.Suggestion, err error) {
-	if s.repo.Unborn() {
-		return nil, nil, ErrNoCommits
-	}
-	query = req.Files
-	if len(query) == 0 && s.repo.WorkTree() == "" {
-		return nil, nil, fmt.Errorf("%w: a bare repository has no changed files to suggest for; name the files (git synaptic suggest FILE...)", notes.ErrInvalid)
-	}
-	if len(query) == 0 {
-		if query, err = s.repo.ChangedFiles(ctx, req.Staged); err != nil {
-			return nil, nil, err
-		}
-	}
-	if len(query) == 0 {
-		return nil, nil, nil
-	}
-	m, err := s.model(ctx, req.MaxNew, req.Progress)
-	if err != nil {
-		return query, nil, err
-	}
-	if req.Method == "" {
-		req.Method = cochange.Weighted
-	}
-	return query, m.Suggest(query, req.Method, req.N), nil
 }

@@ -151,6 +151,11 @@ func (s *Service) ready(ctx context.Context) (*cache.Cache, error) {
 			return nil, err
 		}
 	}
+	// Commits made since the last command; history is derived data, so a
+	// failure here is told and the command goes on.
+	if err := s.catchUp(ctx); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(s.warn, "warning: indexing new commits: %v\n", err)
+	}
 	s.fresh = true
 	return c, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/cochange"
 	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/notes"
@@ -400,6 +401,9 @@ type Status struct {
 	// Search is how search ranks here: "hybrid (MODEL, RUNTIME)" or
 	// "lexical (BM25 only): WHY" (model status has the details).
 	Search string `json:"search"`
+	// Cochange is the co-change ranking's self-tuning (nil before git
+	// synaptic index has seen enough history).
+	Cochange *cochange.Tuning `json:"cochange_tuning,omitempty"`
 }
 
 // Status reports counts, cache state, ref tips and remote sync state.
@@ -441,6 +445,9 @@ func (s *Service) Status(ctx context.Context) (Status, error) {
 	}
 	if _, h, err := s.HooksStatus(ctx); err == nil {
 		st.Hooks = h
+	}
+	if st.Cochange, err = s.tuning(ctx); err != nil {
+		return st, err
 	}
 	remotes, err := s.repo.Remotes(ctx)
 	if err != nil {

@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,10 +43,11 @@ func timeCmd(b *testing.B, dir string, name string, args ...string) time.Duratio
 	return time.Since(start)
 }
 
-// BenchmarkIndexHugo indexes the full replayed hugo history and compares it
+// BenchmarkIndexHugoReplay indexes the full replayed hugo history (tiny
+// files: the real-repository figures are BenchmarkRealIndex's) and compares it
 // with `git log --name-only` over the same repository, in one run; then
 // times an incremental re-index with nothing new.
-func BenchmarkIndexHugo(b *testing.B) {
+func BenchmarkIndexHugoReplay(b *testing.B) {
 	dir := hugoRepo(b, 0)
 	var logD, idxD, incD []time.Duration
 	for i := 0; i < 3; i++ {
@@ -61,35 +64,143 @@ func BenchmarkIndexHugo(b *testing.B) {
 	b.ReportMetric(ms(median(incD)), "ms/index-incremental")
 }
 
-// BenchmarkPostCommitHook measures what the post-commit hook adds to
-// `git commit` on a repository with 10k indexed commits: the median of
-// commits with the hooks installed minus the median without.
-func BenchmarkPostCommitHook(b *testing.B) {
-	dir := hugoRepo(b, scale(10000))
-	run(b, dir, "index")
-	commitTimes := func(n int, tag string) []time.Duration {
-		var ds []time.Duration
-		for i := 0; i < n; i++ {
+// realRepos are the real repositories the history benchmarks run on:
+// BENCH_REPOS, comma-separated paths or URLs of git repositories (each is
+// cloned into a temporary directory first), or by default tmux's public
+// repository (12k commits, full contents). Clones without a worktree
+// (git clone --no-checkout) and with missing blobs (gohugoio/hugo's copy in
+// this project's machines) work too.
+func realRepos(b *testing.B) []string {
+	b.Helper()
+	list := os.Getenv("BENCH_REPOS")
+	if list == "" {
+		list = "https://github.com/tmux/tmux"
+	}
+	return strings.Split(list, ",")
+}
+
+// cloneReal clones src into a temporary directory without checking out
+// files (a big worktree is not what is measured) but with git's index
+// filled, so that commits add to HEAD's tree.
+func cloneReal(b *testing.B, src string) string {
+	b.Helper()
+	dir := filepath.Join(b.TempDir(), "repo")
+	cmd := exec.Command("git", "clone", "-q", "--no-checkout", src, dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("clone %s: %v\n%s\nPoint BENCH_REPOS at local clones of real repositories, e.g. BENCH_REPOS=$HOME/src/tmux,$HOME/src/hugo", src, err, out)
+	}
+	testrepo.Git(b, dir, "read-tree", "HEAD")
+	return dir
+}
+
+// forEachReal runs f on a fresh clone of each real repository, named by
+// its last path element.
+func forEachReal(b *testing.B, f func(b *testing.B, dir string)) {
+	for _, src := range realRepos(b) {
+		b.Run(filepath.Base(strings.TrimSuffix(src, "/")), func(b *testing.B) {
+			dir := cloneReal(b, src)
+			b.ReportMetric(float64(len(strings.Fields(testrepo.Git(b, dir, "rev-list", "HEAD")))), "commits")
+			f(b, dir)
+		})
+	}
+}
+
+// BenchmarkRealIndex indexes a real repository's full history into a
+// fresh cache and compares it with `git log --name-only` (renames off, so
+// that it never needs file contents, as on a partial clone) in the same
+// run, interleaved; then an index with nothing new.
+func BenchmarkRealIndex(b *testing.B) {
+	forEachReal(b, func(b *testing.B, dir string) {
+		var logD, idxD, incD []time.Duration
+		for i := 0; i < 5; i++ {
+			logD = append(logD, timeCmd(b, dir, "git", "log", "--no-renames", "--name-only", "--format=%H %an %at %s"))
+			os.RemoveAll(filepath.Join(dir, ".git", "synaptic"))
+			idxD = append(idxD, timeCmd(b, dir, bin, "index"))
+		}
+		for i := 0; i < 20; i++ {
+			incD = append(incD, timeCmd(b, dir, bin, "index"))
+		}
+		b.ReportMetric(median(logD).Seconds(), "s/git-log-name-only")
+		b.ReportMetric(median(idxD).Seconds(), "s/index-full")
+		b.ReportMetric(float64(median(idxD))/float64(median(logD)), "ratio-index/git-log")
+		b.ReportMetric(ms(median(incD)), "ms/index-up-to-date")
+	})
+}
+
+// BenchmarkRealCommit measures what git-synaptic adds to `git commit` on a
+// real repository after `init` (its hooks installed, history indexed): the
+// median of commits with the hooks minus the median without, interleaved.
+// Since no hook runs on commit, the indexing moved to the next command:
+// ms/catch-up is a search right after a commit minus a search with
+// nothing new.
+func BenchmarkRealCommit(b *testing.B) {
+	forEachReal(b, func(b *testing.B, dir string) {
+		run(b, dir, "init")
+		run(b, dir, "index")
+		i := 0
+		commit := func(tag string) time.Duration {
+			i++
 			os.WriteFile(filepath.Join(dir, "bench.txt"), []byte(fmt.Sprintf("%s %d\n", tag, i)), 0o644)
 			testrepo.Git(b, dir, "add", "bench.txt")
-			ds = append(ds, timeCmd(b, dir, "git", "commit", "-q", "-m", tag))
+			return timeCmd(b, dir, "git", "commit", "-q", "-m", fmt.Sprintf("%s commit %d", tag, i))
 		}
-		return ds
-	}
-	commitTimes(5, "warm")
-	var without, with []time.Duration
-	run(b, dir, "hooks", "install")
-	for round := 0; round < 5; round++ { // interleave to spread machine noise
-		run(b, dir, "hooks", "uninstall")
-		without = append(without, commitTimes(8, "plain")...)
-		run(b, dir, "hooks", "install")
-		with = append(with, commitTimes(8, "hooked")...)
-	}
-	out, _ := run(b, dir, "search", "--type", "git_commit", "hooked", "-n", "1", "--json")
-	if len(out) < 10 {
-		b.Fatalf("hooked commits were not indexed: %s", out)
-	}
-	b.ReportMetric(ms(median(without)), "ms/commit-without-hook")
-	b.ReportMetric(ms(median(with)), "ms/commit-with-hook")
-	b.ReportMetric(ms(median(with)-median(without)), "ms/hook-overhead")
+		for j := 0; j < 5; j++ {
+			commit("warm")
+		}
+		var without, with, fresh, idle []time.Duration
+		for round := 0; round < 6; round++ {
+			run(b, dir, "hooks", "uninstall")
+			for j := 0; j < 5; j++ {
+				without = append(without, commit("plain"))
+			}
+			run(b, dir, "hooks", "install")
+			for j := 0; j < 5; j++ {
+				with = append(with, commit("hooked"))
+				fresh = append(fresh, timeCmd(b, dir, bin, "search", "hooked", "-n", "1"))
+				idle = append(idle, timeCmd(b, dir, bin, "search", "hooked", "-n", "1"))
+			}
+		}
+		out, _ := run(b, dir, "search", "--type", "git_commit", fmt.Sprintf("hooked commit %d", i), "-n", "1", "--json")
+		if !strings.Contains(out, testrepo.Git(b, dir, "rev-parse", "HEAD")) {
+			b.Fatalf("the last commit was not indexed: %s", out)
+		}
+		b.ReportMetric(ms(median(without)), "ms/commit-without-hooks")
+		b.ReportMetric(ms(median(with)), "ms/commit-with-hooks")
+		b.ReportMetric(ms(median(with)-median(without)), "ms/hook-overhead")
+		b.ReportMetric(ms(median(fresh)-median(idle)), "ms/catch-up")
+	})
+}
+
+// BenchmarkRealCochanges times `cochanges` and `suggest` on a real
+// repository's indexed history: the first call after indexing (it builds
+// the model snapshot) and the median of later calls.
+func BenchmarkRealCochanges(b *testing.B) {
+	forEachReal(b, func(b *testing.B, dir string) {
+		run(b, dir, "index")
+		// The most changed file of the last 500 commits, and its partner.
+		files := strings.Fields(testrepo.Git(b, dir, "log", "-500", "--no-renames", "--name-only", "--format="))
+		counts := map[string]int{}
+		top := ""
+		for _, f := range files {
+			counts[f]++
+			if counts[f] > counts[top] {
+				top = f
+			}
+		}
+		_, first := run(b, dir, "cochanges", top)
+		out, _ := run(b, dir, "cochanges", top, "-n", "1", "--json")
+		var cc struct{ Cochanges []struct{ File string } }
+		json.Unmarshal([]byte(out), &cc)
+		if len(cc.Cochanges) == 0 {
+			b.Fatalf("no co-changes for %s: %s", top, out)
+		}
+		var co, su []time.Duration
+		for i := 0; i < 21; i++ {
+			co = append(co, timeCmd(b, dir, bin, "cochanges", top))
+			su = append(su, timeCmd(b, dir, bin, "suggest", "--files", top+","+cc.Cochanges[0].File))
+		}
+		b.ReportMetric(ms(first), "ms/cochanges-first")
+		b.ReportMetric(ms(median(co)), "ms/cochanges")
+		b.ReportMetric(ms(median(su)), "ms/suggest")
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -44,18 +45,31 @@ func newIndex(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "index",
 		Short: "Index commits of the history (searchable, and mined for co-changes)",
-		Long: `Index commits (message, author, date, branch, files with +/- line counts) as
-searchable git_commit entries in the cache, and their files for co-change
-suggestions. The history stays the truth: nothing is written to the memory
-refs. Already indexed commits are skipped, so running it again is cheap; the
-post-commit and post-merge hooks keep it current.`,
+		Long: `Index commits (message, author, date, branch, files) as searchable git_commit
+entries in the cache, and their files for co-change suggestions. The history
+stays the truth: nothing is written to the memory refs. Only names and blob
+ids are read, never file contents, except where git's rename detection
+compares a commit's deleted and added files; where those contents are
+missing (a partial clone), renames are followed only where the content did
+not change, and it says so.
+
+Run it once: after that every git synaptic command indexes the commits made,
+merged or checked out since (up to 1000 at a time), so no hook slows down
+git commit. Already indexed commits are skipped.
+
+It also tunes the co-change ranking (cochanges, suggest) to this repository:
+it replays its last 200 commits, each predicted from the commits before it
+only, under a few settings (whether files of the same directory are favoured,
+how fast old commits fade), and keeps the best when it beats the defaults.
+It tunes again when the history has grown by a quarter; 'git synaptic
+status' shows the result.`,
 		Example: `  git synaptic index              # the current branch's history
   git synaptic index --all        # every local branch
   git synaptic index --since 90d
   git synaptic search --type git_commit "flaky test"`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			opt := app.IndexOptions{All: all, Branch: branch, Progress: progress(e, "indexing commits")}
+			opt := app.IndexOptions{All: all, Branch: branch, Progress: progress(e, "indexing commits"), Tune: true}
 			if since != "" {
 				t, err := parseTime(since, time.Now())
 				if err != nil {
@@ -72,6 +86,12 @@ post-commit and post-merge hooks keep it current.`,
 					return writeJSON(e.io.Out, rep)
 				}
 				fmt.Fprintf(e.io.Out, "indexed %d new commits (%d walked) of %s in %s\n", rep.Indexed, rep.Seen, strings.Join(rep.Revs, ", "), rep.Elapsed.Round(time.Millisecond))
+				if rep.ExactRenamesOnly {
+					fmt.Fprintln(e.io.Out, "note: some file contents are missing here (a partial clone?); renames were followed only where the content did not change")
+				}
+				if rep.Tuning != nil {
+					fmt.Fprintf(e.io.Out, "co-change ranking tuned on this repository's last %d commits: %s\n", rep.Tuning.Validation, tuningSummary(*rep.Tuning))
+				}
 				return nil
 			})
 		},
@@ -94,24 +114,55 @@ func printSuggestions(w io.Writer, list []cochange.Suggestion, now time.Time) {
 	}
 }
 
+// tuningSummary says what self-tuning chose and by how much it beat the
+// defaults.
+func tuningSummary(t cochange.Tuning) string {
+	var chosen, def cochange.Score
+	for i, sc := range t.Scores {
+		if sc.Options == t.Chosen {
+			chosen = sc
+		}
+		if i == 0 {
+			def = sc
+		}
+	}
+	return fmt.Sprintf("%s (MRR@10 %.3f, hit@3 %.3f; defaults %.3f, %.3f)", t.Chosen, chosen.MRR, chosen.Hit3, def.MRR, def.Hit3)
+}
+
+// parseMethod checks a --method value.
+func parseMethod(method string) (cochange.Method, error) {
+	m := cochange.Method(method)
+	if !slices.Contains(cochange.Methods, m) {
+		return "", usagef("unknown --method %q (want one of weighted, rose, count, degree)", method)
+	}
+	return m, nil
+}
+
 func newCochanges(e *env) *cobra.Command {
 	var n int
 	var js bool
+	var method string
 	c := &cobra.Command{
 		Use:   "cochanges FILE",
 		Short: "Files that usually change together with FILE",
-		Long: fmt.Sprintf(`List the files that changed in the same commits as FILE, with how often
-(count), the share of FILE's commits that also touched them (confidence) and
-when they last changed together. Commits touching more than %d files are
-ignored for pairs (sweeping changes couple everything); merge commits add
-nothing of their own; renames are followed, so history survives a move.
-New commits of the current branch are indexed first.`, cochange.DefaultMaxFiles),
+		Long: fmt.Sprintf(`List the files that changed in the same commits as FILE, ranked as suggest
+ranks them (--method to compare recommenders), with how often (count), the
+share of FILE's commits that also touched them (confidence) and when they
+last changed together. Commits touching more than %d files are ignored for
+pairs (sweeping changes couple everything); merge commits add nothing of
+their own; renames are followed, so history survives a move; files deleted
+since are never listed. New commits of the current branch are indexed first.`, cochange.DefaultMaxFiles),
 		Example: `  git synaptic cochanges internal/app/sync.go
-  git synaptic cochanges go.mod -n 5 --json`,
+  git synaptic cochanges go.mod -n 5 --json
+  git synaptic cochanges tty.c --method count`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			m, err := parseMethod(method)
+			if err != nil {
+				return err
+			}
 			return e.withService(func(s *app.Service) error {
-				list, commits, err := s.Cochanges(contextOf(e), args[0], n, progress(e, "indexing commits"))
+				list, commits, err := s.Cochanges(contextOf(e), args[0], m, n, progress(e, "indexing commits"))
 				if err != nil {
 					return err
 				}
@@ -129,6 +180,7 @@ New commits of the current branch are indexed first.`, cochange.DefaultMaxFiles)
 			})
 		},
 	}
+	c.Flags().StringVar(&method, "method", string(cochange.Weighted), "recommender: weighted, rose, count, degree")
 	c.Flags().IntVarP(&n, "max-count", "n", 10, "show at most `n` files")
 	c.Flags().BoolVar(&js, "json", false, "print JSON")
 	return c
@@ -155,13 +207,9 @@ directory follow, marked as having no shared commit.`,
   git synaptic suggest --files hugolib/site.go,hugolib/page.go --json`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			m := cochange.Method(method)
-			valid := false
-			for _, x := range cochange.Methods {
-				valid = valid || x == m
-			}
-			if !valid {
-				return usagef("unknown --method %q", method)
+			m, err := parseMethod(method)
+			if err != nil {
+				return err
 			}
 			return e.withService(func(s *app.Service) error {
 				query, list, err := s.Suggest(contextOf(e), app.SuggestRequest{Files: files, Staged: staged, Method: m, N: n, Progress: progress(e, "indexing commits")})
@@ -200,11 +248,13 @@ func newHooks(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "hooks",
 		Short: "Install, remove or inspect git-synaptic's git hooks",
-		Long: `git-synaptic's hooks (post-commit, post-merge, post-checkout, post-rewrite)
-index new commits, pick up memory that arrived with a pull, and follow
-rewritten commits. They are short versioned scripts that call
-'git-synaptic hook NAME', run any hook that was there before (kept as
-NAME.pre-synaptic), and never fail or block git.`,
+		Long: `git-synaptic's git hooks: post-rewrite follows commits rewritten by an amend
+or a rebase, pre-push pushes memory along with git push. They are short
+versioned scripts that call 'git-synaptic hook NAME', run any hook that was
+there before (kept as NAME.pre-synaptic), and never fail or block git.
+Nothing runs on commit, merge or checkout: every git synaptic command indexes
+the commits made since (see 'git synaptic index'). Installing removes the
+post-commit, post-merge and post-checkout hooks of earlier versions.`,
 		Example: `  git synaptic hooks install
   git synaptic hooks status
   git synaptic hooks uninstall`,
@@ -284,9 +334,10 @@ func newHook(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "hook NAME [ARGS...]",
 		Short: "Run the work of a git hook or an agent hook",
-		Long: `Run by the installed git hooks (post-commit, post-merge, post-checkout,
-post-rewrite, and pre-push, which pushes memory to the remote being pushed
-to unless git config synaptic.autoPush is false) and by coding agents:
+		Long: `Run by the installed git hooks (post-rewrite, and pre-push, which pushes
+memory to the remote being pushed to unless git config synaptic.autoPush is
+false; post-commit, post-merge and post-checkout, installed by earlier
+versions, index new commits) and by coding agents:
   session-start   print the project's memory as context for a new agent
                   session: rules, last handoffs, decisions and context, and
                   what usually changes with the files being worked on, within

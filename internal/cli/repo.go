@@ -22,8 +22,8 @@ func newInit(e *env) *cobra.Command {
     (refs/synaptic/* and refs/notes/synaptic land under refs/remotes/<remote>/);
     the next git synaptic command merges it in;
   - notes.rewriteRef, so commit notes follow 'git commit --amend' and 'git rebase';
-  - git hooks (see 'git synaptic hooks'; skip with --no-hooks): post-commit and
-    friends index new commits; pre-push pushes memory to the remote you push to,
+  - git hooks (see 'git synaptic hooks'; skip with --no-hooks): post-rewrite
+    follows amended and rebased commits; pre-push pushes memory to the remote you push to,
     with its own push, so 'git push' carries memory but pushes your branches
     exactly as it did before and never fails because of memory (when memory
     cannot go, it says so and your push goes on; --no-push, or git config
@@ -101,6 +101,9 @@ func newStatus(e *env) *cobra.Command {
 				fmt.Fprintf(w, "  by tier: %s\n", strings.Join(parts, ", "))
 				fmt.Fprintf(w, "cache %s (%.1f MiB)\n", st.CachePath, float64(st.CacheBytes)/(1<<20))
 				fmt.Fprintf(w, "search: %s\n", st.Search)
+				if st.Cochange != nil {
+					fmt.Fprintf(w, "co-change ranking: tuned on %d of %d commits: %s\n", st.Cochange.Validation, st.Cochange.Commits, tuningSummary(*st.Cochange))
+				}
 				if len(st.Hooks) > 0 {
 					var parts []string
 					for _, name := range hooks.Names {

@@ -34,7 +34,8 @@ func main() {
 	sizeExp := flag.Float64("size-exp", 0, "Weighted: size exponent (0: default)")
 	sameDir := flag.Float64("same-dir", 0, "Weighted: same-directory factor (0: default, <0: off)")
 	maxLearn := flag.Int("max-files", 0, "largest commit learned for pairs (0: default)")
-	only := flag.String("only", "", "evaluate only this method")
+	only := flag.String("only", "", "evaluate only this method (or tuned: weighted with self-tuned options)")
+	holdout := flag.Int("tune-holdout", 300, "self-tuning: validate on this many of the last training commits")
 	flag.Parse()
 	commits, err := readLog(*logPath)
 	if err != nil {
@@ -73,20 +74,36 @@ func main() {
 	fmt.Printf("history %s: %d commits with files; train %d (< %s), test %d (%d with %d-%d files)\n\n",
 		*logPath, len(commits), len(train), *split, len(test), nTest, *minFiles, *maxFiles)
 	opt := cochange.Options{HalfLife: *halfLife, SizeExp: *sizeExp, SameDir: *sameDir, MaxFiles: *maxLearn}
+	// Self-tuning as the product does it, on the training commits only:
+	// nothing after the split is seen.
+	tuned := cochange.Tune(train, *holdout)
+	fmt.Printf("self-tuning on the last %d training commits with 2-20 files (MRR@10 / hit@3 per commit, rolling navigation):\n", tuned.Validation)
+	for _, sc := range tuned.Scores {
+		mark := " "
+		if sc.Options == tuned.Chosen {
+			mark = "*"
+		}
+		fmt.Printf("  %s %.3f / %.3f  %s\n", mark, sc.MRR, sc.Hit3, sc.Options)
+	}
+	fmt.Println()
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "mode\ttask\tmethod\tqueries\tanswered\tP@1\tP@3\tP@10\tR@3\tR@10\thit@3\tMRR@10\t\tper commit: hit@3\tMRR@10\t")
 	for _, rolling := range []bool{false, true} {
 		for _, task := range []string{"navigation", "prevention"} {
-			for _, m := range cochange.Methods {
+			for _, m := range append(cochange.Methods, "tuned") {
 				if *only != "" && string(m) != *only {
 					continue
 				}
-				s := evaluate(train, test, m, task, rolling, *minFiles, *maxFiles, opt)
+				name, o := m, opt
+				if m == "tuned" {
+					m, o = cochange.Weighted, tuned.Chosen
+				}
+				s := evaluate(train, test, m, task, rolling, *minFiles, *maxFiles, o)
 				mode := "frozen"
 				if rolling {
 					mode = "rolling"
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\t%.3f\t%.3f\t\n", mode, task, m, s.n, s.answered/s.nf(),
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\t%.3f\t%.3f\t\n", mode, task, name, s.n, s.answered/s.nf(),
 					s.p1/s.nf(), s.p3/s.nf(), s.p10/s.nf(), s.r3/s.nf(), s.r10/s.nf(), s.hit3/s.nf(), s.mrr/s.nf(),
 					s.cHit3/float64(max(s.commits, 1)), s.cMRR/float64(max(s.commits, 1)))
 			}

@@ -1,0 +1,99 @@
+package gitstore
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+)
+
+// history reads dir's whole history.
+func history(t *testing.T, dir string) ([]Commit, bool) {
+	t.Helper()
+	var out []Commit
+	exact, err := open(t, dir).History(context.Background(), LogOptions{}, func(c Commit) error {
+		out = append(out, c)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, exact
+}
+
+func write(t *testing.T, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// History follows renames, exact ones by blob id even where the contents
+// git's rename detection compares are missing, and marks deleted files.
+func TestHistoryRenamesAndMissingBlobs(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	long := strings.Repeat("a line that makes the file long enough to compare\n", 20)
+	write(t, dir, "a.txt", "alpha\n"+long)
+	write(t, dir, "b.txt", "beta\n"+long)
+	testrepo.Git(t, dir, "add", ".")
+	testrepo.Git(t, dir, "commit", "-q", "-m", "add a and b")
+	os.Mkdir(filepath.Join(dir, "dir"), 0o755)
+	testrepo.Git(t, dir, "mv", "a.txt", "dir/a.txt")
+	testrepo.Git(t, dir, "commit", "-q", "-m", "move a exactly")
+	testrepo.Git(t, dir, "mv", "b.txt", "c.txt")
+	write(t, dir, "c.txt", "beta, edited\n"+long)
+	testrepo.Git(t, dir, "add", ".")
+	testrepo.Git(t, dir, "commit", "-q", "-m", "move b and edit it")
+	testrepo.Git(t, dir, "rm", "-q", "README")
+	testrepo.Git(t, dir, "commit", "-q", "-m", "drop the readme")
+
+	check := func(cs []Commit, editedRename bool) {
+		t.Helper()
+		if len(cs) != 5 || cs[0].Message != "initial" || cs[4].Message != "drop the readme" {
+			t.Fatalf("commits: %+v", cs)
+		}
+		if f := cs[2].Files; len(f) != 1 || f[0] != (FileChange{Path: "dir/a.txt", OldPath: "a.txt"}) {
+			t.Fatalf("exact rename: %+v", f)
+		}
+		f := cs[3].Files
+		if editedRename && (len(f) != 1 || f[0] != (FileChange{Path: "c.txt", OldPath: "b.txt"})) {
+			t.Fatalf("rename with edits: %+v", f)
+		}
+		if !editedRename && (len(f) != 2 || f[0] != (FileChange{Path: "b.txt", Deleted: true}) || f[1] != (FileChange{Path: "c.txt"})) {
+			t.Fatalf("rename with edits, contents missing: %+v", f)
+		}
+		if f := cs[4].Files; len(f) != 1 || f[0] != (FileChange{Path: "README", Deleted: true}) {
+			t.Fatalf("deletion: %+v", f)
+		}
+	}
+	cs, exact := history(t, dir)
+	if exact {
+		t.Fatal("exact renames only, with every blob present")
+	}
+	check(cs, true)
+
+	// Lose b.txt's first contents, as a partial clone or a mirror
+	// without its largest files would: git's rename detection fails on
+	// it, History goes on with exact renames.
+	blob := testrepo.Git(t, dir, "rev-parse", "HEAD~2:b.txt")
+	if err := os.Remove(filepath.Join(dir, ".git", "objects", blob[:2], blob[2:])); err != nil {
+		t.Fatal(err)
+	}
+	cs, exact = history(t, dir)
+	if !exact {
+		t.Fatal("not told that renames were exact only")
+	}
+	check(cs, false)
+
+	// A partial clone never lets git try (it would fetch the blobs).
+	testrepo.Git(t, dir, "config", "core.repositoryformatversion", "1")
+	testrepo.Git(t, dir, "config", "extensions.partialClone", "origin")
+	if _, exact := history(t, dir); !exact {
+		t.Fatal("a partial clone ran git's rename detection")
+	}
+}

@@ -1,0 +1,245 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/cochange"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// snapshotFile holds the co-change model beside the cache, so that a
+// command loads it instead of learning the whole history again; it is as
+// disposable as the cache.
+const snapshotFile = "cochange.model"
+
+// model returns the co-change model of the indexed history, first
+// indexing new commits of HEAD (at most maxNew of them when maxNew > 0, so
+// an agent's session start never waits on a huge unindexed history). It
+// loads the model snapshot and learns only the commits indexed since.
+func (s *Service) model(ctx context.Context, maxNew int, progress func(done, total int)) (*cochange.Model, error) {
+	if _, err := s.Index(ctx, IndexOptions{Max: maxNew, Progress: progress}); err != nil {
+		return nil, err
+	}
+	c, err := s.openCache()
+	if err != nil {
+		return nil, err
+	}
+	opt, err := s.cochangeOptions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	state, err := c.CommitsState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(filepath.Dir(s.CachePath()), snapshotFile)
+	key := snapshotKey(opt)
+	m, from := loadSnapshot(path, key)
+	if m != nil {
+		if from == state {
+			return m, nil
+		}
+		ok, err := c.EachCommitAfter(ctx, from, learner(m))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			m = nil // commits were dropped (a rebase): learn everything again
+		}
+	}
+	if m == nil {
+		m = cochange.New(opt)
+		if err := c.EachCommit(ctx, learner(m)); err != nil {
+			return nil, err
+		}
+	}
+	// A snapshot that cannot be written costs speed, not answers.
+	_ = writeSnapshot(path, key, state, m)
+	return m, nil
+}
+
+// learner feeds indexed commits to m.
+func learner(m *cochange.Model) func(string, time.Time, []cache.FileRecord) {
+	return func(_ string, t time.Time, files []cache.FileRecord) { m.Learn(commitOf(t, files)) }
+}
+
+// commitOf is an indexed commit as the co-change model learns it.
+func commitOf(t time.Time, files []cache.FileRecord) cochange.Commit {
+	c := cochange.Commit{Time: t, Files: make([]string, len(files))}
+	for i, f := range files {
+		c.Files[i] = f.Path
+		if f.OldPath != "" {
+			c.Renames = append(c.Renames, cochange.Rename{From: f.OldPath, To: f.Path})
+		}
+		if f.Deleted {
+			c.Gone = append(c.Gone, f.Path)
+		}
+	}
+	return c
+}
+
+// snapshotKey names the model a snapshot holds: the cache schema and the
+// model's options.
+func snapshotKey(opt cochange.Options) string {
+	return fmt.Sprintf("schema %d options %+v", cache.SchemaVersion, opt)
+}
+
+// loadSnapshot reads the model snapshot at path if it was made with key,
+// and the commits state it covers; nil when there is none to use.
+func loadSnapshot(path, key string) (*cochange.Model, string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, ""
+	}
+	head, body, ok := bytes.Cut(b, []byte{0})
+	if !ok {
+		return nil, ""
+	}
+	k, state, ok := bytes.Cut(head, []byte{'\n'})
+	if !ok || string(k) != key {
+		return nil, ""
+	}
+	m, err := cochange.Load(body)
+	if err != nil {
+		return nil, ""
+	}
+	return m, string(state)
+}
+
+// writeSnapshot replaces the snapshot at path atomically.
+func writeSnapshot(path, key, state string, m *cochange.Model) error {
+	var b bytes.Buffer
+	b.WriteString(key + "\n" + state)
+	b.WriteByte(0)
+	b.Write(m.Snapshot())
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// tuningKey holds the last cochange.Tuning of this repository (JSON).
+const tuningKey = "cochange:tuning"
+
+// tuneHoldout is how many recent commits self-tuning validates on.
+const tuneHoldout = 200
+
+// cochangeOptions are the co-change model's options for this repository:
+// what self-tuning chose, or the defaults.
+func (s *Service) cochangeOptions(ctx context.Context) (cochange.Options, error) {
+	t, err := s.tuning(ctx)
+	if err != nil || t == nil {
+		return cochange.Options{}, err
+	}
+	return t.Chosen, nil
+}
+
+// tuning is the last self-tuning of this repository, or nil.
+func (s *Service) tuning(ctx context.Context) (*cochange.Tuning, error) {
+	c, err := s.openCache()
+	if err != nil {
+		return nil, err
+	}
+	v, err := c.Meta(ctx, tuningKey)
+	if err != nil || v == "" {
+		return nil, err
+	}
+	var t cochange.Tuning
+	if json.Unmarshal([]byte(v), &t) != nil {
+		return nil, nil // unreadable: the defaults, until the next index tunes again
+	}
+	return &t, nil
+}
+
+// tune chooses the co-change options that best predict this repository's
+// own recent commits (see cochange.Tune), when there are enough of them
+// and the history grew by a quarter since the last tuning.
+func (s *Service) tune(ctx context.Context) (*cochange.Tuning, error) {
+	old, err := s.tuning(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.openCache()
+	if err != nil {
+		return nil, err
+	}
+	var history []cochange.Commit
+	err = c.EachCommit(ctx, func(_ string, t time.Time, files []cache.FileRecord) {
+		history = append(history, commitOf(t, files))
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(history) < 4*tuneHoldout || old != nil && len(history) < old.Commits+old.Commits/4 {
+		return old, nil
+	}
+	t := cochange.Tune(history, tuneHoldout)
+	b, err := json.Marshal(t)
+	if err != nil {
+		return nil, err
+	}
+	return &t, s.inTx(ctx, func(tx *cache.Tx) error { return tx.SetMeta(tuningKey, string(b)) })
+}
+
+// Cochanges lists the files that usually change with file, ranked by
+// method (default: the weighted recommender suggest uses).
+func (s *Service) Cochanges(ctx context.Context, file string, method cochange.Method, n int, progress func(done, total int)) ([]cochange.Suggestion, int, error) {
+	m, err := s.model(ctx, 0, progress)
+	if err != nil {
+		return nil, 0, err
+	}
+	if method == "" {
+		method = cochange.Weighted
+	}
+	return m.Suggest([]string{file}, method, n), m.FileCommits(file), nil
+}
+
+// SuggestRequest asks what else usually changes with some files.
+type SuggestRequest struct {
+	Files    []string // explicit files; empty: the working tree's changes
+	Staged   bool     // with no Files: only staged changes
+	Method   cochange.Method
+	N        int
+	MaxNew   int // index at most this many new commits first (0: all)
+	Progress func(done, total int)
+}
+
+// Suggest ranks files that usually change with the given (or currently
+// changed) files but are not among them.
+func (s *Service) Suggest(ctx context.Context, req SuggestRequest) (query []string, out []cochange.Suggestion, err error) {
+	if s.repo.Unborn() {
+		return nil, nil, ErrNoCommits
+	}
+	query = req.Files
+	if len(query) == 0 && s.repo.WorkTree() == "" {
+		return nil, nil, fmt.Errorf("%w: a bare repository has no changed files to suggest for; name the files (git synaptic suggest FILE...)", notes.ErrInvalid)
+	}
+	if len(query) == 0 {
+		if query, err = s.repo.ChangedFiles(ctx, req.Staged); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(query) == 0 {
+		return nil, nil, nil
+	}
+	m, err := s.model(ctx, req.MaxNew, req.Progress)
+	if err != nil {
+		return query, nil, err
+	}
+	if req.Method == "" {
+		req.Method = cochange.Weighted
+	}
+	return query, m.Suggest(query, req.Method, req.N), nil
+}
