@@ -160,7 +160,8 @@ func BenchmarkRealCommit(b *testing.B) {
 				idle = append(idle, timeCmd(b, dir, bin, "search", "hooked", "-n", "1"))
 			}
 		}
-		out, _ := run(b, dir, "search", "--type", "git_commit", fmt.Sprintf("hooked commit %d", i), "-n", "1", "--json")
+		// (the searches above made earlier commits popular: look further down)
+		out, _ := run(b, dir, "search", "--type", "git_commit", fmt.Sprintf("hooked commit %d", i), "-n", "100", "--json")
 		if !strings.Contains(out, testrepo.Git(b, dir, "rev-parse", "HEAD")) {
 			b.Fatalf("the last commit was not indexed: %s", out)
 		}
