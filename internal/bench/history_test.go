@@ -48,10 +48,16 @@ func timeCmd(b *testing.B, dir string, name string, args ...string) time.Duratio
 // with `git log --name-only` over the same repository, in one run; then
 // times an incremental re-index with nothing new.
 func BenchmarkIndexHugoReplay(b *testing.B) {
-	dir := hugoRepo(b, 0)
+	benchIndex(b, hugoRepo(b, 0), 3)
+}
+
+// benchIndex times runs full indexes of dir into a fresh cache against
+// `git log --no-renames --name-only`, interleaved, then 20 indexes with
+// nothing new.
+func benchIndex(b *testing.B, dir string, runs int) {
 	var logD, idxD, incD []time.Duration
-	for i := 0; i < 3; i++ {
-		logD = append(logD, timeCmd(b, dir, "git", "log", "--name-only", "--format=%H %an %at %s"))
+	for i := 0; i < runs; i++ {
+		logD = append(logD, timeCmd(b, dir, "git", "log", "--no-renames", "--name-only", "--format=%H %an %at %s"))
 		os.RemoveAll(filepath.Join(dir, ".git", "synaptic"))
 		idxD = append(idxD, timeCmd(b, dir, bin, "index"))
 	}
@@ -61,7 +67,7 @@ func BenchmarkIndexHugoReplay(b *testing.B) {
 	b.ReportMetric(median(logD).Seconds(), "s/git-log-name-only")
 	b.ReportMetric(median(idxD).Seconds(), "s/index-full")
 	b.ReportMetric(float64(median(idxD))/float64(median(logD)), "ratio-index/git-log")
-	b.ReportMetric(ms(median(incD)), "ms/index-incremental")
+	b.ReportMetric(ms(median(incD)), "ms/index-up-to-date")
 }
 
 // realRepos are the real repositories the history benchmarks run on:
@@ -110,21 +116,7 @@ func forEachReal(b *testing.B, f func(b *testing.B, dir string)) {
 // that it never needs file contents, as on a partial clone) in the same
 // run, interleaved; then an index with nothing new.
 func BenchmarkRealIndex(b *testing.B) {
-	forEachReal(b, func(b *testing.B, dir string) {
-		var logD, idxD, incD []time.Duration
-		for i := 0; i < 5; i++ {
-			logD = append(logD, timeCmd(b, dir, "git", "log", "--no-renames", "--name-only", "--format=%H %an %at %s"))
-			os.RemoveAll(filepath.Join(dir, ".git", "synaptic"))
-			idxD = append(idxD, timeCmd(b, dir, bin, "index"))
-		}
-		for i := 0; i < 20; i++ {
-			incD = append(incD, timeCmd(b, dir, bin, "index"))
-		}
-		b.ReportMetric(median(logD).Seconds(), "s/git-log-name-only")
-		b.ReportMetric(median(idxD).Seconds(), "s/index-full")
-		b.ReportMetric(float64(median(idxD))/float64(median(logD)), "ratio-index/git-log")
-		b.ReportMetric(ms(median(incD)), "ms/index-up-to-date")
-	})
+	forEachReal(b, func(b *testing.B, dir string) { benchIndex(b, dir, 5) })
 }
 
 // BenchmarkRealCommit measures what git-synaptic adds to `git commit` on a
