@@ -371,6 +371,7 @@ func TestSessionStartContext(t *testing.T) {
 	dir := testrepo.NewRepo(t)
 	commitFiles(t, dir, "api and handler", "api/server.go", "api/handler.go")
 	commitFiles(t, dir, "api and handler again", "api/server.go", "api/handler.go")
+	commitFiles(t, dir, "api and handler, third time", "api/server.go", "api/handler.go")
 	ok(t, dir, "save", "never log request bodies: they hold customer data", "--type", "rule", "--pin")
 	ok(t, dir, "save", "handoff: the retry work is half done, see server.go", "--type", "handoff")
 	ok(t, dir, "save", "we chose chi over gin for the api router", "--type", "decision")
@@ -386,7 +387,7 @@ func TestSessionStartContext(t *testing.T) {
 
 	md := ok(t, dir, "hook", "session-start", "--format", "markdown")
 	for _, want := range []string{"## Rules", "never log request bodies", "pinned", "## Last handoffs", "retry work is half done",
-		"## Decisions and context", "chi over gin", "Tea Mate, teammate", "## Files you are working on: api/server.go", "api/handler.go (2×)", "timeout must stay above"} {
+		"## Decisions and context", "chi over gin", "Tea Mate, teammate", "## Files you are working on: api/server.go", "api/handler.go (3×)", "timeout must stay above"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("session context lacks %q:\n%s", want, md)
 		}
