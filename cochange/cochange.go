@@ -491,12 +491,6 @@ func (m *Model) roseExact(q []int32, emit func(y int32, conf float64, support in
 	}
 }
 
-// Partners lists the files that changed with file, most often first, with
-// confidence count(file,y)/count(file) and when they last changed together.
-func (m *Model) Partners(file string, n int) []Suggestion {
-	return m.Suggest([]string{file}, Count, n)
-}
-
 // FileCommits is the number of learned commits that touched file.
 func (m *Model) FileCommits(file string) int {
 	if id, ok := m.id(file, false); ok {

@@ -44,7 +44,7 @@ func TestRecommendersRankPartners(t *testing.T) {
 			}
 		}
 	}
-	p := m.Partners("a.go", 0)
+	p := m.Suggest([]string{"a.go"}, Count, 0)
 	if p[0].Count != 5 || p[0].Confidence != 5.0/6 {
 		t.Fatalf("partners: %+v", p[0])
 	}
@@ -71,7 +71,7 @@ func TestRenameKeepsHistoryAndColdStartUsesDirectory(t *testing.T) {
 	if len(got) != 2 || got[0].Count != 3 || got[1].Count != 3 {
 		t.Fatalf("after rename: %+v", got)
 	}
-	back := m.Partners("old/x_test.go", 5)
+	back := m.Suggest([]string{"old/x_test.go"}, Count, 5)
 	if fmt.Sprint(names(back)) != "[docs/x.md new/x.go]" || back[1].Count != 3 {
 		t.Fatalf("partner side of the rename: %+v", back)
 	}

@@ -306,19 +306,6 @@ func (r *Repo) CountCommits(ctx context.Context, opt LogOptions) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(out))
 }
 
-// Branches lists local branch names.
-func (r *Repo) Branches() ([]string, error) {
-	refs, err := r.Refs("refs/heads/")
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for ref := range refs {
-		out = append(out, strings.TrimPrefix(ref, "refs/heads/"))
-	}
-	return out, nil
-}
-
 // HooksDir is where git looks for hooks (core.hooksPath honoured).
 func (r *Repo) HooksDir(ctx context.Context) (string, error) {
 	out, err := r.run(ctx, nil, nil, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
