@@ -86,6 +86,16 @@ func (c *Cache) CommitsState(ctx context.Context) (string, error) {
 	return fmt.Sprintf("%d %d %s", n, last, sha), nil
 }
 
+// CountCommits is the number of indexed non-merge commits (those
+// EachCommit gives).
+func (c *Cache) CountCommits(ctx context.Context) (int, error) {
+	var n int
+	if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM commits WHERE merge = 0`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("cache: commits: %w", err)
+	}
+	return n, nil
+}
+
 // EachCommit calls fn for every indexed non-merge commit, oldest first
 // (commits of the same second in the order they were indexed, which
 // History gives oldest first), with its files.

@@ -165,7 +165,8 @@ func (s *Service) tuning(ctx context.Context) (*cochange.Tuning, error) {
 
 // tune chooses the co-change options that best predict this repository's
 // own recent commits (see cochange.Tune), when there are enough of them
-// and the history grew by a quarter since the last tuning.
+// and the history grew by a quarter since the last tuning; nil when it did
+// not tune.
 func (s *Service) tune(ctx context.Context) (*cochange.Tuning, error) {
 	old, err := s.tuning(ctx)
 	if err != nil {
@@ -175,15 +176,16 @@ func (s *Service) tune(ctx context.Context) (*cochange.Tuning, error) {
 	if err != nil {
 		return nil, err
 	}
+	n, err := c.CountCommits(ctx)
+	if err != nil || n < 4*tuneHoldout || old != nil && n < old.Commits+old.Commits/4 {
+		return nil, err
+	}
 	var history []cochange.Commit
 	err = c.EachCommit(ctx, func(_ string, t time.Time, files []cache.FileRecord) {
 		history = append(history, commitOf(t, files))
 	})
 	if err != nil {
 		return nil, err
-	}
-	if len(history) < 4*tuneHoldout || old != nil && len(history) < old.Commits+old.Commits/4 {
-		return old, nil
 	}
 	t := cochange.Tune(history, tuneHoldout)
 	b, err := json.Marshal(t)

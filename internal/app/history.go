@@ -118,16 +118,8 @@ func (s *Service) Index(ctx context.Context, opt IndexOptions) (IndexReport, err
 		opt.Progress(rep.Seen, max(total, rep.Seen))
 	}
 	if opt.Tune && rep.Indexed > 0 {
-		before, err := s.tuning(ctx)
-		if err != nil {
+		if rep.Tuning, err = s.tune(ctx); err != nil {
 			return rep, err
-		}
-		t, err := s.tune(ctx)
-		if err != nil {
-			return rep, err
-		}
-		if t != nil && (before == nil || t.Commits != before.Commits) {
-			rep.Tuning = t
 		}
 	}
 	rep.Elapsed = time.Since(start)
