@@ -13,8 +13,9 @@ func FuzzParseLog(f *testing.F) {
 	f.Add([]byte("\x1e\x1f\x1f\x1f\x1f\x1f\x00\n:100644 000000 aa 00 D\x00old\x00:000000 100644 00 aa A\x00new\x00"))
 	f.Add([]byte("\x1e\x1e\x1f"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, exact := range []bool{false, true} {
-			parseLog(bytes.NewReader(data), exact, func(Commit) error { return nil })
-		}
+		parseLog(bytes.NewReader(data), func(_ Commit, changes []rawChange) error {
+			fileChanges(pairExactRenames(changes))
+			return nil
+		})
 	})
 }

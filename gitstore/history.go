@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -38,9 +40,6 @@ type LogOptions struct {
 	Since   time.Time
 	Max     int
 	NoWalk  bool // only the named commits, not their ancestors
-	// ExactRenames follows only renames that kept the content, by blob id,
-	// without asking git to compare contents (known to be missing here).
-	ExactRenames bool
 }
 
 // revArgs are the rev-list options and revisions opt selects.
@@ -74,30 +73,45 @@ const logFormat = "%x1e%H%x1f%P%x1f%an <%ae>%x1f%at%x1f%B%x1f"
 // them in arrival order keeps history order even among commits made in the
 // same second. Paths are returned verbatim, whatever bytes they hold.
 //
-// It reads names and blob ids only (git log --raw), never file contents,
-// except where git's rename detection compares the blobs of a commit's
-// deleted and added files. Where those blobs are missing (a partial clone,
-// or a copy without its largest files) it follows only exact renames,
-// matched by blob id, and says so: exactRenames is true.
-func (r *Repo) History(ctx context.Context, opt LogOptions, fn func(Commit) error) (exactRenames bool, err error) {
-	if opt.ExactRenames || r.partialClone() {
-		// git would fetch every blob rename detection asks for.
-		return true, r.log(ctx, opt, true, fn)
-	}
-	seen := map[string]bool{}
-	err = r.log(ctx, opt, false, func(c Commit) error {
-		seen[c.SHA] = true
-		return fn(c)
-	})
-	if !isMissingBlob(err) {
-		return false, err
-	}
-	return true, r.log(ctx, opt, true, func(c Commit) error {
-		if seen[c.SHA] {
-			return nil
+// It reads names and blob ids (git log --raw --no-renames), never file
+// contents, and pairs a deleted and an added file with the same blob as a
+// rename. Only a commit that still deletes one file and adds another goes
+// to git's rename detection, which compares their contents. Where those are
+// missing (a partial clone, where git would fetch them, or a copy without
+// its largest files) the commit keeps its exact renames only; exactOnly
+// counts such commits.
+func (r *Repo) History(ctx context.Context, opt LogOptions, fn func(Commit) error) (exactOnly int, err error) {
+	partial := r.partialClone()
+	var rd *renameDetector
+	defer func() { rd.close() }()
+	err = r.log(ctx, opt, func(c Commit, changes []rawChange) error {
+		changes = pairExactRenames(changes)
+		switch {
+		case !unpaired(changes):
+		case partial:
+			exactOnly++
+		default:
+			if rd == nil {
+				var err error
+				if rd, err = r.startRenameDetector(ctx); err != nil {
+					return err
+				}
+			}
+			got, err := rd.detect(c.SHA)
+			if err != nil {
+				rd = nil // git has stopped
+				if !isMissingBlob(err) {
+					return err
+				}
+				exactOnly++
+				break
+			}
+			changes = got
 		}
+		c.Files = fileChanges(changes)
 		return fn(c)
 	})
+	return exactOnly, err
 }
 
 // partialClone reports whether objects may be missing on purpose here
@@ -125,14 +139,9 @@ func isMissingBlob(err error) bool {
 	return errors.As(err, &ge) && (strings.Contains(ge.Stderr, "unable to read") || strings.Contains(ge.Stderr, "missing blob"))
 }
 
-// log runs git log --raw over opt's commits; exactRenames turns git's
-// rename detection off and pairs deleted and added files by blob id.
-func (r *Repo) log(ctx context.Context, opt LogOptions, exactRenames bool, fn func(Commit) error) error {
-	renames := "-M"
-	if exactRenames {
-		renames = "--no-renames"
-	}
-	args := append([]string{"log", "-z", "--raw", "--no-abbrev", renames, "--no-color", "--reverse", "--format=" + logFormat}, opt.revArgs()...)
+// log runs git log --raw --no-renames over opt's commits.
+func (r *Repo) log(ctx context.Context, opt LogOptions, fn func(Commit, []rawChange) error) error {
+	args := append([]string{"log", "-z", "--raw", "--no-abbrev", "--no-renames", "--no-color", "--reverse", "--format=" + logFormat}, opt.revArgs()...)
 	args = append(args, "--")
 	full := append([]string{"--git-dir=" + r.gitDir}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
@@ -146,7 +155,7 @@ func (r *Repo) log(ctx context.Context, opt LogOptions, exactRenames bool, fn fu
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	perr := parseLog(out, exactRenames, fn)
+	perr := parseLog(out, fn)
 	if perr != nil {
 		cmd.Process.Kill()
 		io.Copy(io.Discard, out)
@@ -161,7 +170,7 @@ func (r *Repo) log(ctx context.Context, opt LogOptions, exactRenames bool, fn fu
 	return nil
 }
 
-func parseLog(r io.Reader, exactRenames bool, fn func(Commit) error) error {
+func parseLog(r io.Reader, fn func(Commit, []rawChange) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
@@ -178,30 +187,30 @@ func parseLog(r io.Reader, exactRenames bool, fn func(Commit) error) error {
 		return 0, nil, nil
 	})
 	for sc.Scan() {
-		c, err := parseCommit(sc.Bytes(), exactRenames)
+		c, changes, err := parseCommit(sc.Bytes())
 		if err != nil {
 			return err
 		}
-		if err := fn(c); err != nil {
+		if err := fn(c, changes); err != nil {
 			return err
 		}
 	}
 	return sc.Err()
 }
 
-func parseCommit(rec []byte, exactRenames bool) (Commit, error) {
+func parseCommit(rec []byte) (Commit, []rawChange, error) {
 	f := bytes.SplitN(rec, []byte{0x1f}, 6)
 	if len(f) != 6 {
-		return Commit{}, fmt.Errorf("unexpected git log record %q", firstBytes(rec, 80))
+		return Commit{}, nil, fmt.Errorf("unexpected git log record %q", firstBytes(rec, 80))
 	}
 	ts, err := strconv.ParseInt(string(f[3]), 10, 64)
 	if err != nil {
-		return Commit{}, fmt.Errorf("unexpected commit time %q", f[3])
+		return Commit{}, nil, fmt.Errorf("unexpected commit time %q", f[3])
 	}
 	c := Commit{SHA: string(f[0]), Parents: strings.Fields(string(f[1])), Author: string(f[2]), Time: time.Unix(ts, 0).UTC(),
 		Message: strings.TrimSpace(string(f[4]))}
-	c.Files, err = parseRaw(f[5], exactRenames)
-	return c, err
+	changes, err := parseRaw(f[5])
+	return c, changes, err
 }
 
 // rawChange is one line of git's --raw output.
@@ -212,9 +221,8 @@ type rawChange struct {
 }
 
 // parseRaw reads a commit's -z --raw records (":old-mode new-mode old-blob
-// new-blob status NUL path NUL [new-path NUL]"); with exactRenames, a
-// deleted and an added file with the same blob are one renamed file.
-func parseRaw(b []byte, exactRenames bool) ([]FileChange, error) {
+// new-blob status NUL path NUL [new-path NUL]").
+func parseRaw(b []byte) ([]rawChange, error) {
 	toks := bytes.Split(bytes.TrimLeft(b, "\x00\n"), []byte{0})
 	var changes []rawChange
 	for i := 0; i < len(toks); i++ {
@@ -224,22 +232,24 @@ func parseRaw(b []byte, exactRenames bool) ([]FileChange, error) {
 		}
 		meta := strings.Fields(string(t))
 		if len(meta) != 5 || !strings.HasPrefix(meta[0], ":") || i+1 >= len(toks) {
-			return nil, fmt.Errorf("unexpected git log --raw record %q", firstBytes(t, 80))
+			return nil, fmt.Errorf("unexpected git --raw record %q", firstBytes(t, 80))
 		}
 		ch := rawChange{status: meta[4][0], oldBlob: meta[2], blob: meta[3], path: string(toks[i+1])}
 		i++
 		if ch.status == 'R' || ch.status == 'C' {
 			if i+1 >= len(toks) {
-				return nil, fmt.Errorf("unexpected git log --raw rename %q", firstBytes(t, 80))
+				return nil, fmt.Errorf("unexpected git --raw rename %q", firstBytes(t, 80))
 			}
 			ch.oldPath, ch.path = ch.path, string(toks[i+1])
 			i++
 		}
 		changes = append(changes, ch)
 	}
-	if exactRenames {
-		changes = pairExactRenames(changes)
-	}
+	return changes, nil
+}
+
+// fileChanges are the files of a commit's changes.
+func fileChanges(changes []rawChange) []FileChange {
 	files := make([]FileChange, 0, len(changes))
 	for _, ch := range changes {
 		if ch.status == 'C' {
@@ -247,7 +257,18 @@ func parseRaw(b []byte, exactRenames bool) ([]FileChange, error) {
 		}
 		files = append(files, FileChange{Path: ch.path, OldPath: ch.oldPath, Deleted: ch.status == 'D'})
 	}
-	return files, nil
+	return files
+}
+
+// unpaired reports whether changes delete a file and add another, which
+// git's rename detection might pair by content.
+func unpaired(changes []rawChange) bool {
+	var del, add bool
+	for _, ch := range changes {
+		del = del || ch.status == 'D'
+		add = add || ch.status == 'A'
+	}
+	return del && add
 }
 
 // pairExactRenames turns each added file whose blob a deleted file of the
@@ -288,6 +309,88 @@ func pairExactRenames(changes []rawChange) []rawChange {
 		}
 	}
 	return out
+}
+
+// renameDetector is a running git diff-tree --stdin -M, asked about one
+// commit at a time.
+type renameDetector struct {
+	cmd    *exec.Cmd
+	args   []string
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stderr bytes.Buffer
+	// marker follows each commit id written: git echoes a line that is
+	// not an object id and flushes, which ends the commit's answer.
+	marker string
+}
+
+func (r *Repo) startRenameDetector(ctx context.Context) (*renameDetector, error) {
+	var nonce [8]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return nil, err
+	}
+	d := &renameDetector{marker: "--synaptic-" + hex.EncodeToString(nonce[:]) + "--\n"}
+	d.args = []string{"diff-tree", "--stdin", "-r", "-z", "--raw", "--no-abbrev", "-M", "--no-color"}
+	d.cmd = exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + r.gitDir}, d.args...)...)
+	d.cmd.Env = cleanEnv()
+	d.cmd.Stderr = &d.stderr
+	var err error
+	if d.in, err = d.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := d.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := d.cmd.Start(); err != nil {
+		return nil, err
+	}
+	d.out = bufio.NewReaderSize(out, 64<<10)
+	return d, nil
+}
+
+// detect returns commit sha's changes with renames found by content. After
+// an error git has stopped and the detector is done.
+func (d *renameDetector) detect(sha string) ([]rawChange, error) {
+	if _, err := io.WriteString(d.in, sha+"\n"+d.marker); err != nil {
+		return nil, d.fail(err)
+	}
+	var buf []byte
+	for !bytes.Equal(buf, []byte(d.marker)) && !bytes.HasSuffix(buf, []byte("\x00"+d.marker)) {
+		line, err := d.out.ReadSlice('\n')
+		buf = append(buf, line...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			return nil, d.fail(err)
+		}
+	}
+	buf = bytes.TrimSuffix(buf, []byte(d.marker))
+	buf = bytes.TrimPrefix(buf, []byte(sha+"\x00")) // the commit's header, when it changed anything
+	return parseRaw(buf)
+}
+
+// fail ends git and says why it stopped answering.
+func (d *renameDetector) fail(err error) error {
+	d.in.Close()
+	werr := d.cmd.Wait()
+	d.cmd = nil
+	if werr != nil {
+		return &GitError{Args: d.args, Stderr: d.stderr.String(), Err: werr}
+	}
+	return fmt.Errorf("git diff-tree: %w", err)
+}
+
+// close ends git; it may be called on nil and more than once.
+func (d *renameDetector) close() {
+	if d == nil || d.cmd == nil {
+		return
+	}
+	d.in.Close()
+	io.Copy(io.Discard, d.out)
+	d.cmd.Wait()
+	d.cmd = nil
 }
 
 func firstBytes(b []byte, n int) []byte {

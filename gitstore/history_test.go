@@ -11,7 +11,7 @@ import (
 )
 
 // history reads dir's whole history.
-func history(t *testing.T, dir string) ([]Commit, bool) {
+func history(t *testing.T, dir string) ([]Commit, int) {
 	t.Helper()
 	var out []Commit
 	exact, err := open(t, dir).History(context.Background(), LogOptions{}, func(c Commit) error {
@@ -51,10 +51,14 @@ func TestHistoryRenamesAndMissingBlobs(t *testing.T) {
 	testrepo.Git(t, dir, "commit", "-q", "-m", "move b and edit it")
 	testrepo.Git(t, dir, "rm", "-q", "README")
 	testrepo.Git(t, dir, "commit", "-q", "-m", "drop the readme")
+	testrepo.Git(t, dir, "mv", "c.txt", "d.txt")
+	write(t, dir, "d.txt", "beta, edited again\n"+long)
+	testrepo.Git(t, dir, "add", ".")
+	testrepo.Git(t, dir, "commit", "-q", "-m", "move c and edit it")
 
 	check := func(cs []Commit, editedRename bool) {
 		t.Helper()
-		if len(cs) != 5 || cs[0].Message != "initial" || cs[4].Message != "drop the readme" {
+		if len(cs) != 6 || cs[0].Message != "initial" || cs[4].Message != "drop the readme" {
 			t.Fatalf("commits: %+v", cs)
 		}
 		if f := cs[2].Files; len(f) != 1 || f[0] != (FileChange{Path: "dir/a.txt", OldPath: "a.txt"}) {
@@ -70,30 +74,42 @@ func TestHistoryRenamesAndMissingBlobs(t *testing.T) {
 		if f := cs[4].Files; len(f) != 1 || f[0] != (FileChange{Path: "README", Deleted: true}) {
 			t.Fatalf("deletion: %+v", f)
 		}
+		// Renames after a commit whose contents are missing are still
+		// found by content.
+		if f := cs[5].Files; len(f) != 1 || f[0] != (FileChange{Path: "d.txt", OldPath: "c.txt"}) {
+			t.Fatalf("rename with edits after missing contents: %+v", f)
+		}
 	}
 	cs, exact := history(t, dir)
-	if exact {
-		t.Fatal("exact renames only, with every blob present")
+	if exact != 0 {
+		t.Fatalf("%d commits with exact renames only, with every blob present", exact)
 	}
 	check(cs, true)
 
 	// Lose b.txt's first contents, as a partial clone or a mirror
 	// without its largest files would: git's rename detection fails on
 	// it, History goes on with exact renames.
-	blob := testrepo.Git(t, dir, "rev-parse", "HEAD~2:b.txt")
+	blob := testrepo.Git(t, dir, "rev-parse", "HEAD~3:b.txt")
 	if err := os.Remove(filepath.Join(dir, ".git", "objects", blob[:2], blob[2:])); err != nil {
 		t.Fatal(err)
 	}
 	cs, exact = history(t, dir)
-	if !exact {
-		t.Fatal("not told that renames were exact only")
+	if exact != 1 {
+		t.Fatalf("told of %d commits with exact renames only, want 1", exact)
 	}
 	check(cs, false)
 
-	// A partial clone never lets git try (it would fetch the blobs).
+	// A partial clone never lets git try (it would fetch the blobs), even
+	// where they are present.
+	if got := testrepo.GitStdin(t, dir, "beta\n"+long, "hash-object", "-w", "--stdin"); got != blob {
+		t.Fatalf("restored blob %s, want %s", got, blob)
+	}
+	if _, exact := history(t, dir); exact != 0 {
+		t.Fatalf("blobs restored: %d commits with exact renames only", exact)
+	}
 	testrepo.Git(t, dir, "config", "core.repositoryformatversion", "1")
 	testrepo.Git(t, dir, "config", "extensions.partialClone", "origin")
-	if _, exact := history(t, dir); !exact {
-		t.Fatal("a partial clone ran git's rename detection")
+	if _, exact := history(t, dir); exact != 2 {
+		t.Fatalf("a partial clone: %d commits with exact renames only, want 2", exact)
 	}
 }

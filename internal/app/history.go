@@ -19,10 +19,6 @@ var ErrNoCommits = errors.New("this repository has no commits yet")
 
 const historyTipsKey = "history:tips"
 
-// exactRenamesKey is set once git's rename detection met missing contents
-// here, so later walks do not try again.
-const exactRenamesKey = "history:exact-renames"
-
 // IndexOptions select which history Index walks.
 type IndexOptions struct {
 	All      bool      // every local branch
@@ -41,9 +37,10 @@ type IndexReport struct {
 	Seen    int           `json:"seen"`
 	Revs    []string      `json:"revs"`
 	Elapsed time.Duration `json:"elapsed_ns"`
-	// ExactRenamesOnly: some file contents are missing here (a partial
-	// clone), so renames were followed only where the content was unchanged.
-	ExactRenamesOnly bool `json:"exact_renames_only,omitempty"`
+	// ExactRenamesOnly counts commits whose renamed files were followed only
+	// where the content did not change: their contents are missing here (a
+	// partial clone, or a copy without its largest files).
+	ExactRenamesOnly int `json:"exact_renames_only,omitempty"`
 	// Tuning is the co-change ranking's self-tuning, when this run did it.
 	Tuning *cochange.Tuning `json:"tuning,omitempty"`
 }
@@ -79,11 +76,7 @@ func (s *Service) Index(ctx context.Context, opt IndexOptions) (IndexReport, err
 			exclude = append(exclude, k)
 		}
 	}
-	exact, err := c.Meta(ctx, exactRenamesKey)
-	if err != nil {
-		return rep, err
-	}
-	lo := gitstore.LogOptions{Revs: tips.ids, Exclude: exclude, Since: opt.Since, Max: opt.Max, ExactRenames: exact != ""}
+	lo := gitstore.LogOptions{Revs: tips.ids, Exclude: exclude, Since: opt.Since, Max: opt.Max}
 	total := 0
 	if opt.Progress != nil {
 		if total, err = s.repo.CountCommits(ctx, lo); err != nil {
@@ -102,9 +95,6 @@ func (s *Service) Index(ctx context.Context, opt IndexOptions) (IndexReport, err
 				opt.Progress(seen, total)
 			}
 		})
-		if err == nil && rep.ExactRenamesOnly && exact == "" {
-			err = tx.SetMeta(exactRenamesKey, "1")
-		}
 		// A walk that ended by itself covered everything the tips reach.
 		if err != nil || !opt.Since.IsZero() || opt.Max != 0 && rep.Seen >= opt.Max {
 			return err
@@ -210,9 +200,9 @@ func (s *Service) inTx(ctx context.Context, f func(*cache.Tx) error) error {
 }
 
 // logInto indexes the commits lo selects into tx; it reports how many it
-// walked, how many were new and whether renames were followed only where
-// content was unchanged. each, if set, sees the running count.
-func (s *Service) logInto(ctx context.Context, tx *cache.Tx, lo gitstore.LogOptions, branch string, each func(seen int)) (seen, added int, exactRenames bool, err error) {
+// walked, how many were new and how many had their renames followed only
+// where content was unchanged. each, if set, sees the running count.
+func (s *Service) logInto(ctx context.Context, tx *cache.Tx, lo gitstore.LogOptions, branch string, each func(seen int)) (seen, added, exactRenames int, err error) {
 	exactRenames, err = s.repo.History(ctx, lo, func(gc gitstore.Commit) error {
 		seen++
 		if each != nil {

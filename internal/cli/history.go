@@ -86,8 +86,8 @@ status' shows the result.`,
 					return writeJSON(e.io.Out, rep)
 				}
 				fmt.Fprintf(e.io.Out, "indexed %d new commits (%d walked) of %s in %s\n", rep.Indexed, rep.Seen, strings.Join(rep.Revs, ", "), rep.Elapsed.Round(time.Millisecond))
-				if rep.ExactRenamesOnly {
-					fmt.Fprintln(e.io.Out, "note: some file contents are missing here (a partial clone?); renames were followed only where the content did not change")
+				if rep.ExactRenamesOnly > 0 {
+					fmt.Fprintf(e.io.Out, "note: file contents are missing here (a partial clone?); renames in %d commits were followed only where the content did not change\n", rep.ExactRenamesOnly)
 				}
 				if rep.Tuning != nil {
 					fmt.Fprintf(e.io.Out, "co-change ranking tuned on this repository's last %d commits: %s\n", rep.Tuning.Validation, tuningSummary(*rep.Tuning))
