@@ -80,7 +80,41 @@ const logFormat = "%x1e%H%x1f%P%x1f%an <%ae>%x1f%at%x1f%B%x1f"
 // missing (a partial clone, where git would fetch them, or a copy without
 // its largest files) the commit keeps its exact renames only; exactOnly
 // counts such commits.
+//
+// Reading and rename detection run ahead of fn, in their own goroutine and
+// git processes, so that a slow consumer (the cache) overlaps with git.
 func (r *Repo) History(ctx context.Context, opt LogOptions, fn func(Commit) error) (exactOnly int, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	commits := make(chan Commit, 256)
+	var readErr error
+	go func() {
+		defer close(commits)
+		exactOnly, readErr = r.history(ctx, opt, func(c Commit) error {
+			select {
+			case commits <- c:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	for c := range commits {
+		if err = fn(c); err != nil {
+			cancel()
+			break
+		}
+	}
+	for range commits { // until the reader has stopped
+	}
+	if err != nil {
+		return exactOnly, err
+	}
+	return exactOnly, readErr
+}
+
+// history is History without the read-ahead.
+func (r *Repo) history(ctx context.Context, opt LogOptions, fn func(Commit) error) (exactOnly int, err error) {
 	partial := r.partialClone()
 	var rd *renameDetector
 	defer func() { rd.close() }()
