@@ -89,6 +89,9 @@ type fileStat struct {
 	last     int64
 	commits  []int32 // indexes of the learned commits holding the file (ROSE)
 	partners map[int32]*pair
+	// raw holds partners as a snapshot encoded them, until first use:
+	// loading a model decodes only the files a query reaches.
+	raw []byte
 }
 
 // Model holds co-change statistics.
@@ -181,15 +184,15 @@ func (m *Model) Learn(c Commit) bool {
 		fs.seq = idx
 	}
 	for _, a := range ids {
-		fa := m.files[a]
+		partners := m.partners(a)
 		for _, b := range ids {
 			if a == b {
 				continue
 			}
-			p := fa.partners[b]
+			p := partners[b]
 			if p == nil {
 				p = &pair{}
-				fa.partners[b] = p
+				partners[b] = p
 			}
 			p.count++
 			p.seq = idx
@@ -229,21 +232,22 @@ func (m *Model) Rename(from, to string) {
 	dst.last = max(dst.last, src.last)
 	dst.seq = max(dst.seq, src.seq)
 	dst.commits = mergeSorted(dst.commits, src.commits)
-	for other, p := range src.partners {
+	dstPartners := m.partners(tid)
+	for other, p := range m.partners(fid) {
 		if other == tid {
 			continue
 		}
-		q := dst.partners[other]
+		q := dstPartners[other]
 		if q == nil {
 			q = &pair{}
-			dst.partners[other] = q
+			dstPartners[other] = q
 		}
 		q.count += p.count
 		q.w += p.w
 		q.last = max(q.last, p.last)
 		q.seq = max(q.seq, p.seq)
 		// the partner's view of the pair moves too
-		op := m.files[other].partners
+		op := m.partners(other)
 		if back := op[fid]; back != nil {
 			if fwd := op[tid]; fwd != nil {
 				fwd.count += back.count
@@ -292,12 +296,12 @@ func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
 	}
 	size := 0
 	for _, a := range q {
-		size += len(m.files[a].partners)
+		size += len(m.partners(a))
 	}
 	cands := make(map[int32]*cand, size)
 	for _, a := range q {
 		fa := m.files[a]
-		for b, p := range fa.partners {
+		for b, p := range m.partners(a) {
 			if inQuery[b] || m.files[b].gone {
 				continue
 			}
@@ -479,7 +483,7 @@ func (m *Model) roseExact(q []int32, emit func(y int32, conf float64, support in
 		set[c] = true
 	}
 	support := map[int32]int{}
-	for b := range m.files[q[0]].partners {
+	for b := range m.partners(q[0]) {
 		for _, c := range m.files[b].commits {
 			if set[c] {
 				support[b]++

@@ -1,7 +1,9 @@
 package cochange
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"reflect"
 	"slices"
 	"testing"
@@ -172,6 +174,15 @@ func TestSnapshotLoadsTheSameModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A snapshot of a loaded model, whose partners are still encoded, is
+	// the same snapshot.
+	if again, err := Load(l.Snapshot()); err != nil {
+		t.Fatal(err)
+	} else if a, b := m.Snapshot(), again.Snapshot(); len(a) != len(b) {
+		t.Fatalf("snapshot of a loaded model: %d bytes, want %d", len(b), len(a))
+	} else {
+		l = again
+	}
 	for _, method := range Methods {
 		for _, q := range [][]string{{"x/a.go"}, {"y/b.go", "docs/z.md"}, {"z.md"}, {"x/new.go"}} {
 			if a, b := m.Suggest(q, method, 10), l.Suggest(q, method, 10); !reflect.DeepEqual(a, b) {
@@ -193,6 +204,21 @@ func TestSnapshotLoadsTheSameModel(t *testing.T) {
 			t.Fatalf("a snapshot cut at %d loaded", cut)
 		}
 	}
+	flipped := slices.Clone(snap)
+	flipped[len(flipped)/2] ^= 1
+	if _, err := Load(flipped); err == nil {
+		t.Fatal("a snapshot with a flipped bit loaded")
+	}
+}
+
+// withChecksum replaces b's checksum by the right one, so that fuzzing
+// reaches the decoder behind it.
+func withChecksum(b []byte) []byte {
+	if len(b) < 4 {
+		return b
+	}
+	body := b[: len(b)-4 : len(b)-4]
+	return binary.LittleEndian.AppendUint32(body, crc32.Checksum(body, crcTable))
 }
 
 func FuzzLoad(f *testing.F) {
@@ -200,9 +226,11 @@ func FuzzLoad(f *testing.F) {
 	m.Learn(Commit{Time: at(1), Files: []string{"a", "b"}})
 	f.Add(m.Snapshot())
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if l, err := Load(b); err == nil {
+		if l, err := Load(withChecksum(b)); err == nil {
 			l.Suggest([]string{"a"}, Weighted, 5)
 			l.Suggest([]string{"a", "b"}, Rose, 5)
+			l.Learn(Commit{Time: at(2), Files: []string{"a", "c"}, Renames: []Rename{{From: "b", To: "d"}}})
+			Load(l.Snapshot())
 		}
 	})
 }

@@ -3,20 +3,25 @@ package cochange
 import (
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"math"
 	"path"
 	"time"
 )
 
 // snapshotMagic starts every snapshot; it changes with the format.
-const snapshotMagic = "synaptic-cochange-1\n"
+const snapshotMagic = "synaptic-cochange-2\n"
 
 // ErrSnapshot is returned for bytes that are not a snapshot of this
 // version.
 var ErrSnapshot = errors.New("cochange: not a model snapshot of this version")
 
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
 // Snapshot encodes the model, so that a later process can load it in a
-// few milliseconds instead of learning the whole history again.
+// few milliseconds instead of learning the whole history again. Each
+// file's partners are a block of their own, which Load keeps encoded until
+// a query reaches the file; a CRC-32C of everything ends the snapshot.
 func (m *Model) Snapshot() []byte {
 	b := []byte(snapshotMagic)
 	b = binary.AppendVarint(b, int64(m.opt.MaxFiles))
@@ -26,6 +31,7 @@ func (m *Model) Snapshot() []byte {
 	b = binary.AppendVarint(b, int64(m.commits))
 	b = binary.AppendVarint(b, m.t0)
 	b = binary.AppendUvarint(b, uint64(len(m.names)))
+	var scratch []byte
 	for i, name := range m.names {
 		b = binary.AppendUvarint(b, uint64(len(name)))
 		b = append(b, name...)
@@ -43,24 +49,40 @@ func (m *Model) Snapshot() []byte {
 			b = binary.AppendUvarint(b, uint64(c-prev))
 			prev = c
 		}
-		b = binary.AppendUvarint(b, uint64(len(f.partners)))
-		for other, p := range f.partners {
-			b = binary.AppendUvarint(b, uint64(other))
-			b = binary.AppendVarint(b, int64(p.count))
-			b = binary.AppendVarint(b, int64(p.seq))
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(p.w))
-			b = binary.AppendVarint(b, p.last)
+		block := f.raw
+		if f.partners != nil {
+			scratch = appendPartners(scratch[:0], f.partners)
+			block = scratch
 		}
+		b = binary.AppendUvarint(b, uint64(len(block)))
+		b = append(b, block...)
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+}
+
+func appendPartners(b []byte, partners map[int32]*pair) []byte {
+	b = binary.AppendUvarint(b, uint64(len(partners)))
+	for other, p := range partners {
+		b = binary.AppendUvarint(b, uint64(other))
+		b = binary.AppendVarint(b, int64(p.count))
+		b = binary.AppendVarint(b, int64(p.seq))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(p.w))
+		b = binary.AppendVarint(b, p.last)
 	}
 	return b
 }
 
-// Load decodes a model written by Snapshot.
+// Load decodes a model written by Snapshot. The model keeps parts of b:
+// the caller must not change b afterwards.
 func Load(b []byte) (m *Model, err error) {
-	if len(b) < len(snapshotMagic) || string(b[:len(snapshotMagic)]) != snapshotMagic {
+	if len(b) < len(snapshotMagic)+4 || string(b[:len(snapshotMagic)]) != snapshotMagic {
 		return nil, ErrSnapshot
 	}
-	r := reader{b: b[len(snapshotMagic):]}
+	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(body, crcTable) != sum {
+		return nil, ErrSnapshot
+	}
+	r := reader{b: body[len(snapshotMagic):]}
 	opt := Options{MaxFiles: int(r.varint()), HalfLife: time.Duration(r.varint()), SizeExp: r.float(), SameDir: r.float()}
 	m = New(opt)
 	m.commits = int32(r.varint())
@@ -91,26 +113,39 @@ func Load(b []byte) (m *Model, err error) {
 			prev += int32(r.uvarint())
 			f.commits[j] = prev
 		}
-		np := r.count(4)
-		f.partners = make(map[int32]*pair, np)
-		pairs := make([]pair, np)
-		for j := range pairs {
-			other := int32(r.uvarint())
-			pairs[j] = pair{count: int(r.varint()), seq: int32(r.varint()), w: r.float(), last: r.varint()}
-			f.partners[other] = &pairs[j]
-		}
+		f.raw = r.bytes(r.count(1))
 	}
 	if r.err != nil || len(r.b) != 0 {
 		return nil, ErrSnapshot
 	}
-	for _, f := range m.files {
-		for other := range f.partners {
-			if int(other) >= n {
-				return nil, ErrSnapshot
-			}
-		}
-	}
 	return m, nil
+}
+
+// partners are file id's partners, decoded from the snapshot on first use.
+// A block that does not decode (which the checksum makes a bug, not
+// damage) reads as no partners.
+func (m *Model) partners(id int32) map[int32]*pair {
+	f := m.files[id]
+	if f.partners != nil {
+		return f.partners
+	}
+	r := reader{b: f.raw}
+	f.raw = nil
+	np := r.count(4)
+	f.partners = make(map[int32]*pair, np)
+	pairs := make([]pair, np)
+	for j := range pairs {
+		other := int32(r.uvarint())
+		pairs[j] = pair{count: int(r.varint()), seq: int32(r.varint()), w: r.float(), last: r.varint()}
+		if other < 0 || int(other) >= len(m.files) {
+			r.fail()
+		}
+		f.partners[other] = &pairs[j]
+	}
+	if r.err != nil || len(r.b) != 0 {
+		clear(f.partners)
+	}
+	return f.partners
 }
 
 func appendBool(b []byte, v bool) []byte {
