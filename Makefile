@@ -95,8 +95,12 @@ SHARED ?= ../shared
 eval: eval-cochange eval-locomo
 
 # Co-change recommenders on the replayed hugo history (protocol in
-# ../shared/README.md and internal/eval/cochange).
+# ../shared/README.md and internal/eval/cochange): first with renames and
+# deletions as the index reads them (the shipped --name-status log, written
+# by `go run ./internal/eval/cochange -repo <hugo clone> -write <file>`),
+# then the shared names-only log, the issues' baselines.
 eval-cochange: $(SQLITE_H)
+	$(GO) run ./internal/eval/cochange -log internal/eval/cochange/testdata/hugo.namestatus.log.gz
 	$(GO) run ./internal/eval/cochange -log $(SHARED)/eval/cochange/hugo.nameonly.log.gz
 
 # Retrieval on the LoCoMo dev conversations (turn-level recall@k, MRR).

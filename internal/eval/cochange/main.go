@@ -1,7 +1,12 @@
 // Command cochange evaluates the co-change recommenders on a real history
 // (`make eval-cochange`). Input: `git log --no-renames --name-only
-// --format=--%H--%ct--%an` output, optionally gzipped (the hugo history in
-// ../shared/eval/cochange). Protocol: learn commits before -split; test on
+// --format=--%H--%ct--%an` output, or the same with --name-status -M, whose
+// renames and deletions are replayed as the product follows them,
+// optionally gzipped (the hugo history in ../shared/eval/cochange, and
+// testdata/hugo.namestatus.log.gz with renames). With -repo and -write it
+// writes such a log of a repository's history instead, read as the
+// product's index reads it (renames found by git, exact ones only where
+// contents are missing). Protocol: learn commits before -split; test on
 // later commits touching 2-20 files. Metrics are means over queries and,
 // in the last two columns, means over commits of the per-query means (each
 // commit counts once: the averaging that gives plain pair counts the
@@ -14,13 +19,18 @@
 package main
 
 import (
+	"compress/gzip"
+	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cochange"
+	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/internal/evaldata"
 )
 
@@ -36,7 +46,16 @@ func main() {
 	maxLearn := flag.Int("max-files", 0, "largest commit learned for pairs (0: default)")
 	only := flag.String("only", "", "evaluate only this method (or tuned: weighted with self-tuned options)")
 	holdout := flag.Int("tune-holdout", 300, "self-tuning: validate on this many of the last training commits")
+	repo := flag.String("repo", "", "with -write: the repository whose history to write as a log")
+	write := flag.String("write", "", "write -repo's history as a --name-status log to this file (.gz: gzipped) and exit")
 	flag.Parse()
+	if *repo != "" || *write != "" {
+		if err := writeLog(*repo, *write); err != nil {
+			fmt.Fprintln(os.Stderr, "eval-cochange:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	commits, err := readLog(*logPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "eval-cochange:", err)
@@ -192,7 +211,62 @@ func readLog(path string) ([]cochange.Commit, error) {
 	}
 	out := make([]cochange.Commit, len(log))
 	for i, c := range log {
-		out[i] = cochange.Commit{ID: c.ID, Time: time.Unix(c.Time, 0).UTC(), Files: c.Files}
+		out[i] = cochange.Commit{ID: c.ID, Time: time.Unix(c.Time, 0).UTC(), Files: c.Files, Gone: c.Deleted}
+		for _, r := range c.Renames {
+			out[i].Renames = append(out[i].Renames, cochange.Rename{From: r.From, To: r.To})
+		}
 	}
 	return out, nil
+}
+
+// writeLog writes repo's history from HEAD, as the index reads it, to path.
+func writeLog(repo, path string) error {
+	if repo == "" || path == "" {
+		return fmt.Errorf("-repo and -write go together")
+	}
+	r, err := gitstore.Open(repo)
+	if err != nil {
+		return err
+	}
+	var commits []evaldata.Commit
+	exact, err := r.History(context.Background(), gitstore.LogOptions{}, func(gc gitstore.Commit) error {
+		c := evaldata.Commit{ID: gc.SHA, Time: gc.Time.Unix(), Author: strings.SplitN(gc.Author, " <", 2)[0]}
+		for _, f := range gc.Files {
+			c.Files = append(c.Files, f.Path)
+			if f.OldPath != "" {
+				c.Renames = append(c.Renames, evaldata.Rename{From: f.OldPath, To: f.Path})
+			}
+			if f.Deleted {
+				c.Deleted = append(c.Deleted, f.Path)
+			}
+		}
+		commits = append(commits, c)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	var w io.WriteCloser = f
+	if strings.HasSuffix(path, ".gz") {
+		w = gzip.NewWriter(f)
+	}
+	if err := evaldata.WriteNameStatusLog(w, commits); err != nil {
+		f.Close()
+		return err
+	}
+	if w != io.WriteCloser(f) {
+		if err := w.Close(); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %d commits to %s (%d with renames followed by blob id only: contents missing)\n", len(commits), path, exact)
+	return nil
 }
