@@ -2,10 +2,12 @@ package cochange
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"hash/crc32"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -285,5 +287,27 @@ func TestTuneNeverSeesTheFuture(t *testing.T) {
 	}
 	if tu.Chosen != Candidates[0] {
 		t.Fatalf("without evidence the defaults stay: %+v", tu.Chosen)
+	}
+}
+
+// Options read in JSON as the values in effect, and read back to options
+// that work the same.
+func TestOptionsJSON(t *testing.T) {
+	for _, o := range Candidates {
+		b, err := json.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Options
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if New(back).opt != New(o).opt || back.String() != o.String() {
+			t.Fatalf("%s: %s read back as %+v", o, b, back)
+		}
+	}
+	b, _ := json.Marshal(Options{})
+	if want := `{"max_files":30,"half_life_days":365,"size_exponent":0.5,"same_dir":1,`; !strings.HasPrefix(string(b), want) {
+		t.Fatalf("defaults in JSON: %s", b)
 	}
 }

@@ -1,6 +1,7 @@
 package cochange
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -124,6 +125,33 @@ func navigate(m *Model, files []string) (mrr, hit3 float64) {
 }
 
 // String describes options as a person would set them.
+// optionsJSON is how Options read in JSON: the values in effect, defaults
+// filled in, and a summary for people.
+type optionsJSON struct {
+	MaxFiles     int     `json:"max_files"`
+	HalfLifeDays float64 `json:"half_life_days"`
+	SizeExp      float64 `json:"size_exponent"`
+	SameDir      float64 `json:"same_dir"` // a same-directory partner counts 1+same_dir times; <0: off
+	Summary      string  `json:"summary,omitempty"`
+}
+
+// MarshalJSON writes the options in effect, defaults filled in.
+func (o Options) MarshalJSON() ([]byte, error) {
+	n := New(o).opt
+	return json.Marshal(optionsJSON{MaxFiles: n.MaxFiles, HalfLifeDays: n.HalfLife.Hours() / 24, SizeExp: n.SizeExp, SameDir: n.SameDir, Summary: o.String()})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (o *Options) UnmarshalJSON(b []byte) error {
+	var j optionsJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*o = Options{MaxFiles: j.MaxFiles, HalfLife: time.Duration(j.HalfLifeDays * 24 * float64(time.Hour)), SizeExp: j.SizeExp, SameDir: j.SameDir}
+	return nil
+}
+
+// String describes the options in effect.
 func (o Options) String() string {
 	n := New(o).opt
 	dir := fmt.Sprintf("same directory ×%g", 1+n.SameDir)
