@@ -113,8 +113,17 @@ func loadSnapshot(path, key string) (*cochange.Model, string) {
 	return m, string(state)
 }
 
-// writeSnapshot replaces the snapshot at path atomically.
+// writeSnapshot replaces the snapshot at path atomically, and removes
+// temporary files that killed writers left (a write takes milliseconds:
+// one older than a minute is nobody's).
 func writeSnapshot(path, key, state string, m *cochange.Model) error {
+	if stale, _ := filepath.Glob(path + ".*.tmp"); len(stale) > 0 {
+		for _, f := range stale {
+			if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) > time.Minute {
+				os.Remove(f)
+			}
+		}
+	}
 	var b bytes.Buffer
 	b.WriteString(key + "\n" + state)
 	b.WriteByte(0)
