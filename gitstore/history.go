@@ -36,7 +36,7 @@ type Commit struct {
 // LogOptions select commits for History.
 type LogOptions struct {
 	Revs    []string // what to walk (default HEAD)
-	Exclude []string // commits (and their ancestors) to leave out
+	Exclude []string // commits (and their ancestors) to leave out; missing ones are ignored
 	Since   time.Time
 	Max     int
 	NoWalk  bool // only the named commits, not their ancestors
@@ -57,6 +57,9 @@ func (opt LogOptions) revArgs() []string {
 	revs := opt.Revs
 	if len(revs) == 0 {
 		revs = []string{"HEAD"}
+	}
+	if len(opt.Exclude) > 0 {
+		args = append(args, "--ignore-missing")
 	}
 	args = append(args, "--end-of-options")
 	args = append(args, revs...)
@@ -175,7 +178,7 @@ func isMissingBlob(err error) bool {
 
 // log runs git log --raw --no-renames over opt's commits.
 func (r *Repo) log(ctx context.Context, opt LogOptions, fn func(Commit, []rawChange) error) error {
-	args := append([]string{"log", "-z", "--raw", "--no-abbrev", "--no-renames", "--no-color", "--reverse", "--format=" + logFormat}, opt.revArgs()...)
+	args := append([]string{"log", "-z", "--raw", "--no-abbrev", "--no-renames", "--no-color", "--no-show-signature", "--reverse", "--format=" + logFormat}, opt.revArgs()...)
 	args = append(args, "--")
 	full := append([]string{"--git-dir=" + r.gitDir}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)

@@ -113,3 +113,25 @@ func TestHistoryRenamesAndMissingBlobs(t *testing.T) {
 		t.Fatalf("a partial clone: %d commits with exact renames only, want 2", exact)
 	}
 }
+
+// A commit to leave out that git no longer has (pruned after a rewrite)
+// is ignored, not an error.
+func TestHistoryIgnoresMissingExcludes(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	write(t, dir, "a.txt", "a\n")
+	testrepo.Git(t, dir, "add", ".")
+	testrepo.Git(t, dir, "commit", "-q", "-m", "second")
+	first := testrepo.Git(t, dir, "rev-parse", "HEAD~1")
+	var got []string
+	_, err := open(t, dir).History(context.Background(), LogOptions{Exclude: []string{strings.Repeat("12", 20), first}}, func(c Commit) error {
+		got = append(got, c.Message)
+		return nil
+	})
+	if err != nil || len(got) != 1 || got[0] != "second" {
+		t.Fatalf("got %v, %v; want the second commit only", got, err)
+	}
+	n, err := open(t, dir).CountCommits(context.Background(), LogOptions{Exclude: []string{strings.Repeat("12", 20)}})
+	if err != nil || n != 2 {
+		t.Fatalf("count %d, %v; want 2", n, err)
+	}
+}
