@@ -13,7 +13,8 @@ BIN     := bin/git-synaptic
 MCPBIN  := bin/git-synaptic-mcp
 
 export CGO_ENABLED := 1
-export GOFLAGS := -tags=$(TAGS)
+# Your own GOFLAGS are kept; the SQLite build tag is added to them.
+export GOFLAGS := $(strip $(GOFLAGS) -tags=$(TAGS))
 
 # C code beside SQLite (sqlite-vec, cache/topbm25.c) includes sqlite3.h. The
 # header comes from the go-sqlite3 module that compiles SQLite into the
