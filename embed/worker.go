@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 )
 
 // WorkerFlag makes git-synaptic-mcp serve embedding requests for another
@@ -50,7 +49,7 @@ func newWorkerRunner(m Installed) (Runner, error) {
 	}
 	cmd := exec.Command(prog, WorkerFlag, m.Dir)
 	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	dieWithParent(cmd)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
