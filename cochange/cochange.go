@@ -3,7 +3,7 @@
 // usually change with them. It is pure: commits in, rankings out.
 //
 // Several recommenders share one model so they can be compared on the same
-// history (see cmd eval-cochange): plain pair counts, code-maat's degree,
+// history (see internal/eval/cochange): plain pair counts, code-maat's degree,
 // ROSE-style association rules (Zimmermann et al., ICSE 2004), and the
 // default, a recency- and size-weighted confidence.
 package cochange
