@@ -34,6 +34,14 @@ func (s *Service) memoryRefs() (local, tracking map[string]gitstore.Hash, err er
 	return local, tracking, nil
 }
 
+// trackingRef is the remote-tracking ref that remote's copy of local memory
+// ref is fetched into (the inverse of trackedLocal): refs/synaptic/X →
+// refs/remotes/R/synaptic/X, refs/notes/synaptic →
+// refs/remotes/R/notes/synaptic.
+func trackingRef(remote, local string) string {
+	return remotePrefix + remote + "/" + strings.TrimPrefix(local, "refs/")
+}
+
 // trackedLocal maps a remote-tracking memory ref to the local ref it merges
 // into: refs/remotes/R/synaptic/X → refs/synaptic/X and
 // refs/remotes/R/notes/synaptic → refs/notes/synaptic.

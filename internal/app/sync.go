@@ -25,8 +25,8 @@ var ErrNoRemote = errors.New("no remote")
 // error.
 func fetchSpecs(r string) []string {
 	return []string{
-		"+refs/synaptic/*:refs/remotes/" + r + "/synaptic/*",
-		"+refs/notes/synaptic*:refs/remotes/" + r + "/notes/synaptic*",
+		"+" + sharedPrefix + "*:" + trackingRef(r, sharedPrefix) + "*",
+		"+" + gitstore.NotesRef + "*:" + trackingRef(r, gitstore.NotesRef) + "*",
 	}
 }
 
@@ -231,11 +231,11 @@ func (s *Service) Sync(ctx context.Context, remote string) (SyncReport, error) {
 		if err := s.repo.Fetch(ctx, remote, fetchSpecs(remote)...); err != nil {
 			return rep, err
 		}
-		tracking, err := s.repo.Refs(remotePrefix + remote + "/synaptic/")
+		tracking, err := s.repo.Refs(trackingRef(remote, sharedPrefix))
 		if err != nil {
 			return rep, err
 		}
-		notesTracking := remotePrefix + remote + "/notes/synaptic"
+		notesTracking := trackingRef(remote, gitstore.NotesRef)
 		if h, err := s.repo.Tip(notesTracking); err == nil && !h.IsZero() {
 			tracking[notesTracking] = h
 		}
@@ -272,7 +272,7 @@ func (s *Service) Sync(ctx context.Context, remote string) (SyncReport, error) {
 		for _, spec := range push {
 			local, _, _ := strings.Cut(spec, ":")
 			if h, err := s.repo.Tip(local); err == nil && !h.IsZero() {
-				tr := remotePrefix + remote + "/" + strings.TrimPrefix(local, "refs/")
+				tr := trackingRef(remote, local)
 				if err := s.repo.SetRef(ctx, tr, h); err == nil && s.cache != nil {
 					s.cache.SetMeta(ctx, mergedKey+tr, h.String())
 				}
@@ -306,7 +306,7 @@ func (s *Service) leases(ctx context.Context, remote string, specs []string) []s
 		if dst == "" {
 			dst = local
 		}
-		theirs, err := s.repo.Tip(remotePrefix + remote + "/" + strings.TrimPrefix(local, "refs/"))
+		theirs, err := s.repo.Tip(trackingRef(remote, local))
 		if err != nil || theirs.IsZero() {
 			continue
 		}
@@ -343,7 +343,7 @@ func (s *Service) unpushed(remote string) (specs []string, bad map[string]error,
 	}
 	bad = map[string]error{}
 	for ref, h := range local {
-		tr := remotePrefix + remote + "/" + strings.TrimPrefix(ref, "refs/")
+		tr := trackingRef(remote, ref)
 		if t, _ := s.repo.Tip(tr); t == h {
 			continue
 		}
@@ -460,7 +460,7 @@ func (s *Service) Status(ctx context.Context) (Status, error) {
 			configured = configured || sp == fetchSpecs(r)[0]
 		}
 		for _, ref := range []string{SharedRef, gitstore.NotesRef} {
-			tr := remotePrefix + r + "/" + strings.TrimPrefix(ref, "refs/")
+			tr := trackingRef(r, ref)
 			lt, _ := s.repo.Tip(ref)
 			rt, _ := s.repo.Tip(tr)
 			rs := RemoteStatus{Remote: r, Ref: ref, Configured: configured}
