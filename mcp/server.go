@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +38,7 @@ type Memory interface {
 	Index(ctx context.Context, opt app.IndexOptions) (app.IndexReport, error)
 	Cochanges(ctx context.Context, file string, method cochange.Method, n int, progress func(done, total int)) ([]cochange.Suggestion, int, error)
 	Identity(ctx context.Context) string
+	Session() string
 	NearDuplicates(ctx context.Context, content string, semantic bool) ([]app.Similar, error)
 	ResolvePattern(ctx context.Context, id string) (app.Group, error)
 	Stale()
@@ -60,14 +60,8 @@ func New(m Memory, version string) *server.MCPServer {
 	return s
 }
 
-// Serve answers MCP requests on in/out until in closes or ctx ends. When
-// the agent gives no session id ($GIT_SYNAPTIC_SESSION), the server
-// generates one for its lifetime, so that the memory saved through it can
-// be listed as a session.
+// Serve answers MCP requests on in/out until in closes or ctx ends.
 func Serve(ctx context.Context, m Memory, version string, in io.Reader, out io.Writer, errlog io.Writer) error {
-	if os.Getenv("GIT_SYNAPTIC_SESSION") == "" {
-		os.Setenv("GIT_SYNAPTIC_SESSION", "mcp-"+notes.NewID()[:12])
-	}
 	st := server.NewStdioServer(New(m, version))
 	st.SetErrorLogger(log.New(errlog, "git-synaptic mcp: ", log.LstdFlags))
 	return st.Listen(ctx, in, out)
@@ -284,7 +278,7 @@ func (h *handlers) irrelevant(ctx context.Context, r mcpgo.CallToolRequest) (*mc
 }
 
 func (h *handlers) session(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-	id := r.GetString("session_id", os.Getenv("GIT_SYNAPTIC_SESSION"))
+	id := r.GetString("session_id", h.m.Session())
 	if id == "" {
 		return nil, fmt.Errorf("%w: give session_id (this server has no $GIT_SYNAPTIC_SESSION)", notes.ErrInvalid)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/cli"
 	"github.com/git-synaptic/git-synaptic/mcp"
+	"github.com/git-synaptic/git-synaptic/notes"
 )
 
 func main() {
@@ -30,7 +31,14 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, err := app.Open(".", app.Options{Warn: os.Stderr, LongLived: true})
+	// When the agent gives no session id ($GIT_SYNAPTIC_SESSION), the
+	// server makes one for its lifetime, so that the memory saved through
+	// it can be listed as a session.
+	opts := cli.ConfigFromEnv(app.Options{Warn: os.Stderr, LongLived: true})
+	if opts.Session == "" {
+		opts.Session = "mcp-" + notes.NewID()[:12]
+	}
+	s, err := app.Open(".", opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "git-synaptic mcp:", err)
 		os.Exit(cli.ExitCode(err))

@@ -36,7 +36,7 @@ const (
 
 // withVectors loads the model, embeds what a bounded pass can and runs f.
 // Without a model it returns the error (callers degrade to lexical).
-func (s *Service) withVectors(ctx context.Context, f func(c *cache.Cache, m *embed.Model) error) error {
+func (s *Service) withVectors(ctx context.Context, f func(c *cache.Cache, m Embedder) error) error {
 	m, err := s.embedder()
 	if err != nil {
 		return err
@@ -66,7 +66,7 @@ type Similar struct {
 func (s *Service) NearDuplicates(ctx context.Context, content string, semantic bool) ([]Similar, error) {
 	var out []Similar
 	if semantic {
-		err := s.withVectors(ctx, func(c *cache.Cache, m *embed.Model) error {
+		err := s.withVectors(ctx, func(c *cache.Cache, m Embedder) error {
 			v, err := m.Embed(ctx, []string{content})
 			if err != nil {
 				return err
@@ -224,7 +224,7 @@ type recentSet struct {
 // pattern was resolved. Needs the embedding model.
 func (s *Service) Patterns(ctx context.Context) ([]Group, error) {
 	var out []Group
-	err := s.withVectors(ctx, func(c *cache.Cache, _ *embed.Model) error {
+	err := s.withVectors(ctx, func(c *cache.Cache, _ Embedder) error {
 		open, err := s.openIssues(ctx, c)
 		if err != nil {
 			return err
@@ -288,7 +288,7 @@ func (s *Service) ResolvePattern(ctx context.Context, idPrefix string) (Group, e
 // helping): candidates to merge into one longterm entry.
 func (s *Service) Consolidation(ctx context.Context) ([]Group, error) {
 	var out []Group
-	err := s.withVectors(ctx, func(c *cache.Cache, _ *embed.Model) error {
+	err := s.withVectors(ctx, func(c *cache.Cache, _ Embedder) error {
 		recent, err := s.recentVectors(ctx, c, notes.TypeIssue, notes.TypeDecision)
 		if err != nil {
 			return err
@@ -362,7 +362,7 @@ func (s *Service) PendingRules(ctx context.Context) ([]PendingRule, error) {
 		return out, nil
 	}
 	// conflicts need vectors; without a model the list stands alone
-	_ = s.withVectors(ctx, func(c *cache.Cache, m *embed.Model) error {
+	_ = s.withVectors(ctx, func(c *cache.Cache, m Embedder) error {
 		rules, rvecs, err := c.VectorRows(ctx, cache.Filter{Types: []notes.Type{notes.TypeRule}, Limit: 500})
 		if err != nil || len(rules) == 0 {
 			return err

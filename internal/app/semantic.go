@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
@@ -21,22 +21,39 @@ type SearchInfo struct {
 	Fallback string `json:"fallback,omitempty"`
 }
 
-// ModelName is the embedding model in use: $GIT_SYNAPTIC_MODEL or the default.
-func ModelName() string {
-	if n := os.Getenv("GIT_SYNAPTIC_MODEL"); n != "" {
-		return n
-	}
-	return embed.DefaultModel
+// Embedder turns text into vectors for semantic search: the installed
+// model (embed.Model), or a deterministic fake in tests.
+type Embedder interface {
+	// Embed returns one vector per text, in order.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	// Dim is the length of every vector.
+	Dim() int
+	// ModelID names the model and its exact weights; vectors of different
+	// ids are never compared.
+	ModelID() string
+	// Backend names the runtime ("ort" embeds fast enough for a search to
+	// embed more entries in passing).
+	Backend() string
 }
 
+// ModelName is the embedding model this Service uses (Options.Model).
+func (s *Service) ModelName() string { return s.embModel }
+
+// Session is the agent session saves carry when they name none
+// (Options.Session), or "".
+func (s *Service) Session() string { return s.session }
+
 // embedder loads the model once per Service (the MCP server keeps it).
-func (s *Service) embedder() (*embed.Model, error) {
+func (s *Service) embedder() (Embedder, error) {
 	if s.emb != nil || s.embErr != nil {
 		return s.emb, s.embErr
 	}
-	m, err := embed.Find(ModelName())
+	m, err := embed.Find(s.embModel)
 	if err == nil {
-		s.emb, err = embed.Load(m, embed.Options{Backend: os.Getenv("GIT_SYNAPTIC_EMBED_BACKEND")})
+		var loaded *embed.Model
+		if loaded, err = embed.Load(m, embed.Options{Backend: s.backend}); err == nil {
+			s.emb, s.ownEmb = loaded, true
+		}
 	}
 	s.embErr = err
 	return s.emb, err
@@ -55,13 +72,16 @@ type ModelStatus struct {
 
 // VectorStatus loads the model and counts the entries with vectors.
 func (s *Service) VectorStatus(ctx context.Context) (ModelStatus, error) {
-	st := ModelStatus{Name: ModelName()}
+	st := ModelStatus{Name: s.embModel}
 	m, err := s.embedder()
 	if err != nil {
 		st.Error = err.Error()
 		return st, nil
 	}
-	st.ID, st.Backend, st.LoadMS = m.ModelID(), m.Backend(), m.LoadTime().Milliseconds()
+	st.ID, st.Backend = m.ModelID(), m.Backend()
+	if l, ok := m.(interface{ LoadTime() time.Duration }); ok {
+		st.LoadMS = l.LoadTime().Milliseconds()
+	}
 	err = s.withCache(ctx, func(c *cache.Cache) error {
 		if err := c.UseModel(ctx, m.ModelID(), m.Dim()); err != nil {
 			return err
@@ -75,7 +95,7 @@ func (s *Service) VectorStatus(ctx context.Context) (ModelStatus, error) {
 
 // embedPending embeds up to budget entries that have no vector (all when
 // budget < 0) and returns how many are left.
-func (s *Service) embedPending(ctx context.Context, c *cache.Cache, m *embed.Model, budget int, progress func(done, total int)) (left int, err error) {
+func (s *Service) embedPending(ctx context.Context, c *cache.Cache, m Embedder, budget int, progress func(done, total int)) (left int, err error) {
 	if err := c.UseModel(ctx, m.ModelID(), m.Dim()); err != nil {
 		return 0, err
 	}
@@ -125,7 +145,7 @@ func (s *Service) embedPending(ctx context.Context, c *cache.Cache, m *embed.Mod
 func (s *Service) Embed(ctx context.Context, progress func(done, total int)) (ModelStatus, error) {
 	m, err := s.embedder()
 	if err != nil {
-		return ModelStatus{Name: ModelName()}, err
+		return ModelStatus{Name: s.embModel}, err
 	}
 	err = s.withCache(ctx, func(c *cache.Cache) error {
 		_, err := s.embedPending(ctx, c, m, -1, progress)
@@ -152,7 +172,7 @@ func searchEmbedBudget(backend string) int {
 // named as such in the info) when not.
 func (s *Service) SearchWith(ctx context.Context, query string, f cache.Filter, mode string) ([]cache.Hit, SearchInfo, error) {
 	info := SearchInfo{Mode: cache.ModeBM25}
-	var m *embed.Model
+	var m Embedder
 	switch mode {
 	case "", "auto", "hybrid", "vector":
 		var err error
@@ -237,7 +257,7 @@ type queryVector struct {
 
 // embedQuery embeds text with m, in a goroutine when async; wait returns
 // the vector once it is there.
-func embedQuery(ctx context.Context, m *embed.Model, text string, async bool) *queryVector {
+func embedQuery(ctx context.Context, m Embedder, text string, async bool) *queryVector {
 	q := &queryVector{done: make(chan struct{})}
 	run := func() {
 		defer close(q.done)

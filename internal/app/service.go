@@ -48,19 +48,32 @@ type Options struct {
 	// LongLived is set by servers: the cache keeps its vector index in
 	// memory between searches.
 	LongLived bool
+	// Session and Agent are the agent session and agent ids saves carry
+	// when a request names none ($GIT_SYNAPTIC_SESSION and
+	// $GIT_SYNAPTIC_AGENT, which the front ends read).
+	Session, Agent string
+	// Model names the embedding model to load ("" = embed.DefaultModel)
+	// and EmbedBackend its runtime ("" = the best installed).
+	Model, EmbedBackend string
+	// Embedder, if set, is used instead of loading Model: a fake in tests.
+	// The Service does not close it.
+	Embedder Embedder
 }
 
 // Service is an open repository with its memory cache.
 type Service struct {
-	repo     *gitstore.Repo
-	cache    *cache.Cache
-	now      func() time.Time
-	warn     io.Writer
-	busy     time.Duration
-	progress func(done, total int)
-	fresh    bool
-	// embedding model, loaded on first use (semantic.go)
-	emb       *embed.Model
+	repo              *gitstore.Repo
+	cache             *cache.Cache
+	now               func() time.Time
+	warn              io.Writer
+	busy              time.Duration
+	progress          func(done, total int)
+	fresh             bool
+	session, agent    string
+	embModel, backend string
+	// embedding model, given or loaded on first use (semantic.go)
+	emb       Embedder
+	ownEmb    bool // loaded here, so closed here
 	embErr    error
 	rawScores bool
 	longLived bool
@@ -73,7 +86,11 @@ func Open(dir string, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{repo: repo, now: opts.Now, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores, longLived: opts.LongLived}
+	s := &Service{repo: repo, now: opts.Now, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores, longLived: opts.LongLived,
+		session: opts.Session, agent: opts.Agent, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder}
+	if s.embModel == "" {
+		s.embModel = embed.DefaultModel
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -86,8 +103,8 @@ func Open(dir string, opts Options) (*Service, error) {
 // Close releases the cache.
 func (s *Service) Close() error {
 	err := s.repo.Close()
-	if s.emb != nil {
-		err = errors.Join(err, s.emb.Close())
+	if c, ok := s.emb.(io.Closer); ok && s.ownEmb {
+		err = errors.Join(err, c.Close())
 	}
 	if s.cache != nil {
 		if cerr := s.cache.Close(); err == nil {

@@ -408,7 +408,7 @@ type Status struct {
 
 // Status reports counts, cache state, ref tips and remote sync state.
 func (s *Service) Status(ctx context.Context) (Status, error) {
-	st := Status{Project: s.Project(ctx), CachePath: s.CachePath(), Search: searchDescription()}
+	st := Status{Project: s.Project(ctx), CachePath: s.CachePath(), Search: s.searchDescription()}
 	var err error
 	if st.Stats, err = s.stats(ctx); err != nil {
 		return st, err
@@ -497,8 +497,11 @@ func syncState(ahead, behind int) string {
 }
 
 // searchDescription says how search will rank without loading the model.
-func searchDescription() string {
-	m, err := embed.Find(ModelName())
+func (s *Service) searchDescription() string {
+	if s.emb != nil {
+		return fmt.Sprintf("hybrid (BM25 + %s vectors, %s)", s.emb.ModelID(), s.emb.Backend())
+	}
+	m, err := embed.Find(s.embModel)
 	if err != nil {
 		return "lexical (BM25 only): " + err.Error()
 	}

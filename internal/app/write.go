@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"time"
 
@@ -27,8 +26,8 @@ type SaveRequest struct {
 	// save; they are linked like Related but not looked up again (a
 	// concurrent writer may be rebuilding the cache).
 	Duplicates []string
-	SessionID  string // "" = $GIT_SYNAPTIC_SESSION
-	AgentID    string // "" = $GIT_SYNAPTIC_AGENT
+	SessionID  string // "" = Options.Session
+	AgentID    string // "" = Options.Agent
 	Created    time.Time
 }
 
@@ -55,8 +54,8 @@ func (s *Service) newEntry(ctx context.Context, req SaveRequest, author, project
 	}
 	e := notes.Entry{
 		V: notes.FormatVersion, ID: notes.NewID(), Type: req.Type, Content: req.Content, Tags: tags,
-		Project: project, Branch: branch, SessionID: firstNonEmpty(req.SessionID, os.Getenv("GIT_SYNAPTIC_SESSION")),
-		AgentID: firstNonEmpty(req.AgentID, os.Getenv("GIT_SYNAPTIC_AGENT")), Author: author,
+		Project: project, Branch: branch, SessionID: firstNonEmpty(req.SessionID, s.session),
+		AgentID: firstNonEmpty(req.AgentID, s.agent), Author: author,
 		Created: created.UTC(), Tier: req.Tier, Pinned: req.Pinned,
 	}
 	for _, r := range req.Related {

@@ -372,7 +372,7 @@ $GIT_SYNAPTIC_SESSION.`,
 				in := readAgentInput(e)
 				session, prompt = in.SessionID, in.Prompt
 				if session == "" {
-					session = os.Getenv("GIT_SYNAPTIC_SESSION")
+					session = ConfigFromEnv(app.Options{}).Session
 				}
 			}
 			err := e.withService(func(s *app.Service) error {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 
 	"sort"
@@ -105,7 +106,7 @@ func newModelList(e *env) *cobra.Command {
 			for _, m := range list {
 				installed[m.Name] = true
 				mark := " "
-				if m.Name == app.ModelName() {
+				if m.Name == cmp.Or(ConfigFromEnv(app.Options{}).Model, embed.DefaultModel) {
 					mark = "*"
 				}
 				fmt.Fprintf(e.io.Out, "%s %-12s %4d-d  %s  installed %s\n", mark, m.Name, m.Dim, m.ID(), m.InstalledAt.Local().Format(time.DateOnly))

@@ -42,7 +42,20 @@ func contextOf(e *env) context.Context { return e.ctx }
 
 // open opens the repository of the current directory (or -C).
 func (e *env) open() (*app.Service, error) {
-	return app.Open(e.dir, app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory")})
+	return app.Open(e.dir, ConfigFromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory")}))
+}
+
+// ConfigFromEnv adds to opts what the environment configures: the agent
+// session and agent ids saves carry ($GIT_SYNAPTIC_SESSION,
+// $GIT_SYNAPTIC_AGENT), the embedding model ($GIT_SYNAPTIC_MODEL) and its
+// runtime ($GIT_SYNAPTIC_EMBED_BACKEND). The application itself never
+// reads the environment for them.
+func ConfigFromEnv(opts app.Options) app.Options {
+	opts.Session = os.Getenv("GIT_SYNAPTIC_SESSION")
+	opts.Agent = os.Getenv("GIT_SYNAPTIC_AGENT")
+	opts.Model = os.Getenv("GIT_SYNAPTIC_MODEL")
+	opts.EmbedBackend = os.Getenv("GIT_SYNAPTIC_EMBED_BACKEND")
+	return opts
 }
 
 // Main runs the CLI with os.Args and returns the exit code.

@@ -1,4 +1,4 @@
-package app
+package main_test
 
 import (
 	"context"
@@ -7,31 +7,32 @@ import (
 	"testing"
 
 	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
 
 // A query with no words fails in the BM25 stage while the query embedding
 // runs in the background. The search must wait for it before returning:
 // closing the model under a running ONNX Runtime session crashed the
-// process (SIGSEGV) about one run in two.
+// process (SIGSEGV) about one run in two. In process, with the real model.
 func TestSearchWithoutWordsWaitsForItsQueryEmbedding(t *testing.T) {
+	modelHome(t)
 	ctx := context.Background()
 	dir := testrepo.NewRepo(t)
 	for round := 0; round < 5; round++ {
-		s, err := Open(dir, Options{Warn: os.Stderr})
+		s, err := app.Open(dir, app.Options{Warn: os.Stderr})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if round == 0 {
-			if _, err := s.Save(ctx, SaveRequest{Content: "the build fails because sqlite is missing"}); err != nil {
+			if _, err := s.Save(ctx, app.SaveRequest{Content: "the build fails because sqlite is missing"}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := s.embedder(); err != nil {
-			t.Fatalf("this test needs the embedding model (make model): %v", err)
+		if st, err := s.VectorStatus(ctx); err != nil || st.Error != "" {
+			t.Fatalf("this test needs the embedding model (make model): %v %s", err, st.Error)
 		}
-		n := 200 / 5
-		for i := 0; i < n; i++ {
+		for i := 0; i < 200/5; i++ {
 			_, info, err := s.SearchWith(ctx, "!!!", cache.Filter{}, "auto")
 			if !errors.Is(err, cache.ErrNoWords) {
 				t.Fatalf("search '!!!': want ErrNoWords, got %v (mode %s)", err, info.Mode)
