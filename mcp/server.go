@@ -39,7 +39,9 @@ type Memory interface {
 	Cochanges(ctx context.Context, file string, method cochange.Method, n int, progress func(done, total int)) ([]cochange.Suggestion, int, error)
 	Identity(ctx context.Context) string
 	Session() string
-	NearDuplicates(ctx context.Context, content string, semantic bool) ([]app.Similar, error)
+	Now() time.Time
+	Filter(spec app.FilterSpec) (cache.Filter, error)
+	SaveLinked(ctx context.Context, req app.SaveRequest, semantic bool) (app.Saved, error)
 	ResolvePattern(ctx context.Context, id string) (app.Group, error)
 	Stale()
 }
@@ -356,24 +358,15 @@ func (h *handlers) deleteRule(ctx context.Context, r mcpgo.CallToolRequest) (*mc
 }
 
 func (h *handlers) filter(r mcpgo.CallToolRequest) (cache.Filter, error) {
-	f := cache.Filter{Tags: r.GetStringSlice("tags", nil), Author: r.GetString("author", ""), IncludeArchived: r.GetBool("include_archived", false), Limit: r.GetInt("limit", 10)}
-	if f.Limit <= 0 || f.Limit > 200 {
-		return f, fmt.Errorf("%w: limit must be 1 to 200", notes.ErrInvalid)
-	}
-	for _, t := range r.GetStringSlice("types", nil) {
-		f.Types = append(f.Types, notes.Type(t))
-	}
-	if t := r.GetString("tier", ""); t != "" {
-		tier, err := notes.ParseTier(t)
-		if err != nil {
-			return f, err
-		}
-		f.Tier = tier
+	spec := app.FilterSpec{Types: r.GetStringSlice("types", nil), Tags: r.GetStringSlice("tags", nil), Tier: r.GetString("tier", ""),
+		Author: r.GetString("author", ""), IncludeArchived: r.GetBool("include_archived", false), Limit: r.GetInt("limit", 10)}
+	if spec.Limit <= 0 || spec.Limit > 200 {
+		return cache.Filter{}, fmt.Errorf("%w: limit must be 1 to 200", notes.ErrInvalid)
 	}
 	if d := r.GetFloat("days", 0); d > 0 {
-		f.Since = time.Now().Add(-time.Duration(d * float64(24*time.Hour)))
+		spec.Within = time.Duration(d * float64(24*time.Hour))
 	}
-	return f, nil
+	return h.m.Filter(spec)
 }
 
 func (h *handlers) save(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
@@ -386,17 +379,16 @@ func (h *handlers) save(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.Ca
 		Related: r.GetStringSlice("related_ids", nil), AgentID: "mcp"}
 	// the server keeps the model loaded, so near-duplicates are found by
 	// meaning; they are linked and reported, never dropped
-	dups, _ := h.m.NearDuplicates(ctx, content, true)
-	var dupIDs []string
-	text := ""
-	for _, d := range dups {
-		dupIDs = append(dupIDs, d.ID)
-		text += fmt.Sprintf("\nnear-duplicate of %s (%s similarity %.2f), linked: %s", app.ShortID(d.ID), d.How, d.Similarity, app.FirstLine(d.Content, 80))
-	}
-	req.Duplicates = dupIDs
-	e, err := h.m.Save(ctx, req)
+	saved, err := h.m.SaveLinked(ctx, req, true)
 	if err != nil {
 		return nil, err
+	}
+	e := saved.Entry
+	var dupIDs []string
+	text := ""
+	for _, d := range saved.Duplicates {
+		dupIDs = append(dupIDs, d.ID)
+		text += fmt.Sprintf("\nnear-duplicate of %s (%s similarity %.2f), linked: %s", app.ShortID(d.ID), d.How, d.Similarity, app.FirstLine(d.Content, 80))
 	}
 	out := map[string]any{"id": e.ID, "type": e.Type, "tier": notes.DefaultTier(e.Type)}
 	if len(dupIDs) > 0 {
@@ -472,7 +464,7 @@ type provenance struct {
 
 func (h *handlers) provenance(me string, r cache.Row) provenance {
 	return provenance{ID: r.ID, Type: string(r.Type), Tier: string(r.Tier), Author: r.Author, Origin: app.Origin(r, me), Created: r.Created.Format(time.RFC3339),
-		Age: app.Age(time.Now(), r.Created), Source: r.Source, Tags: r.Tags, Pinned: r.Pinned, Content: r.Content}
+		Age: app.Age(h.m.Now(), r.Created), Source: r.Source, Tags: r.Tags, Pinned: r.Pinned, Content: r.Content}
 }
 
 func (h *handlers) rowsResult(ctx context.Context, rows []cache.Row, head string) *mcpgo.CallToolResult {

@@ -179,6 +179,10 @@ func TestMCPServerOverStdio(t *testing.T) {
 	if res.IsError || !strings.Contains(text, "(teammate)") || !strings.Contains(text, "(you)") || !strings.Contains(text, teammate) {
 		t.Fatalf("search results lack provenance:\n%s", text)
 	}
+	// an unknown type is refused, as the CLI refuses it, not an empty list
+	if r := c.tool("context_list", map[string]any{"types": []string{"decisions"}}); !r.IsError || !strings.Contains(r.Content[0].Text, "unknown type") {
+		t.Errorf("unknown type: %+v", r)
+	}
 	if r := c.tool("context_list", map[string]any{"types": []string{"decision"}}); !strings.Contains(r.Content[0].Text, "postgres 16") || strings.Contains(r.Content[0].Text, "retries 3") {
 		t.Fatalf("context_list with a type filter:\n%s", r.Content[0].Text)
 	}

@@ -31,6 +31,28 @@ type SaveRequest struct {
 	Created    time.Time
 }
 
+// Saved is what SaveLinked did: the entry, and the near-duplicates it
+// found and linked the entry to (reported, never dropped).
+type Saved struct {
+	Entry      notes.Entry
+	Duplicates []Similar
+}
+
+// SaveLinked looks for near-duplicates of req's content (by meaning when
+// semantic, where the model is loaded anyway; else by words), then saves
+// req linked to them. A failed lookup saves without links.
+func (s *Service) SaveLinked(ctx context.Context, req SaveRequest, semantic bool) (Saved, error) {
+	dups, _ := s.NearDuplicates(ctx, req.Content, semantic)
+	for _, d := range dups {
+		req.Duplicates = append(req.Duplicates, d.ID)
+	}
+	e, err := s.Save(ctx, req)
+	if err != nil {
+		return Saved{}, err
+	}
+	return Saved{Entry: e, Duplicates: dups}, nil
+}
+
 // secretHint tells the user what to do instead of pushing a credential.
 const secretHint = "shared memory is pushed to your remotes; remove the secret, save it with --private (kept in refs/synaptic-local, never pushed), or pass --allow-secret if it is not a real credential"
 

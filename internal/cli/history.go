@@ -71,9 +71,9 @@ status' shows the result.`,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opt := app.IndexOptions{All: all, Branch: branch, Progress: progress(e, "indexing commits"), Tune: true}
 			if since != "" {
-				t, err := parseTime(since, time.Now())
+				t, err := app.ParseTime(since, time.Now())
 				if err != nil {
-					return err
+					return usageError{err}
 				}
 				opt.Since = t
 			}

@@ -5,10 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
-	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/term"
 )
@@ -61,45 +58,6 @@ func pager(stdio IO, disabled bool) (io.Writer, func()) {
 		return stdio.Out, func() {}
 	}
 	return in, func() { in.Close(); cmd.Wait() }
-}
-
-var relRE = regexp.MustCompile(`^(\d+)\s*[. ]?\s*(h|hours?|d|days?|w|weeks?|mo|months?|y|years?|min|minutes?)(\s+ago)?$`)
-
-// parseTime accepts a date (2026-01-31), an RFC 3339 time, or a relative
-// age like "3d", "2.weeks", "36 hours ago", "yesterday".
-func parseTime(s string, now time.Time) (time.Time, error) {
-	s = strings.TrimSpace(strings.ToLower(s))
-	switch s {
-	case "today":
-		y, m, d := now.Date()
-		return time.Date(y, m, d, 0, 0, 0, 0, now.Location()), nil
-	case "yesterday":
-		y, m, d := now.AddDate(0, 0, -1).Date()
-		return time.Date(y, m, d, 0, 0, 0, 0, now.Location()), nil
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02"} {
-		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
-			return t, nil
-		}
-	}
-	if m := relRE.FindStringSubmatch(s); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		switch u := m[2]; {
-		case strings.HasPrefix(u, "min"):
-			return now.Add(-time.Duration(n) * time.Minute), nil
-		case strings.HasPrefix(u, "h"):
-			return now.Add(-time.Duration(n) * time.Hour), nil
-		case strings.HasPrefix(u, "d"):
-			return now.AddDate(0, 0, -n), nil
-		case strings.HasPrefix(u, "w"):
-			return now.AddDate(0, 0, -7*n), nil
-		case strings.HasPrefix(u, "mo"):
-			return now.AddDate(0, -n, 0), nil
-		case strings.HasPrefix(u, "y"):
-			return now.AddDate(-n, 0, 0), nil
-		}
-	}
-	return time.Time{}, usagef("cannot read time %q: use a date (2026-01-31), RFC 3339, or an age such as 3d, 2.weeks, 12h", s)
 }
 
 const (

@@ -45,39 +45,14 @@ func (f *filterFlags) register(c *cobra.Command, defLimit int) {
 }
 
 func (f *filterFlags) build(now time.Time) (cache.Filter, error) {
-	out := cache.Filter{Tags: f.tags, Author: f.author, Project: f.project, Branch: f.branch, Session: f.session,
-		IncludeArchived: f.includeArchived, OnlyArchived: f.onlyArchived, Limit: f.limit}
 	if f.limit < 0 {
-		return out, usagef("--max-count must be 0 or more")
+		return cache.Filter{}, usagef("--max-count must be 0 or more")
 	}
-	for _, t := range f.types {
-		if t == string(notes.TypeNote) || t == string(notes.TypeGitCommit) {
-			out.Types = append(out.Types, notes.Type(t))
-			continue
-		}
-		typ, err := notes.ParseType(t)
-		if err != nil {
-			return out, usageError{err}
-		}
-		out.Types = append(out.Types, typ)
-	}
-	if f.tier != "" {
-		tier, err := notes.ParseTier(f.tier)
-		if err != nil {
-			return out, usageError{err}
-		}
-		out.Tier = tier
-	}
-	var err error
-	if f.since != "" {
-		if out.Since, err = parseTime(f.since, now); err != nil {
-			return out, err
-		}
-	}
-	if f.until != "" {
-		if out.Until, err = parseTime(f.until, now); err != nil {
-			return out, err
-		}
+	out, err := app.ParseFilter(app.FilterSpec{Types: f.types, Tags: f.tags, Tier: f.tier, Since: f.since, Until: f.until,
+		Author: f.author, Project: f.project, Branch: f.branch, Session: f.session,
+		IncludeArchived: f.includeArchived, OnlyArchived: f.onlyArchived, Limit: f.limit}, now)
+	if err != nil {
+		return out, usageError{err}
 	}
 	return out, nil
 }

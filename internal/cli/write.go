@@ -109,18 +109,13 @@ func runSave(e *env, o *saveOptions, args []string) error {
 		return err
 	}
 	return e.withService(func(s *app.Service) error {
-		// near-duplicates are linked and reported, never dropped
-		dups, _ := s.NearDuplicates(contextOf(e), content, false)
-		var dupIDs []string
-		for _, d := range dups {
-			dupIDs = append(dupIDs, d.ID)
-		}
-		ent, err := s.Save(contextOf(e), app.SaveRequest{Content: content, Type: typ, Tags: o.tags, Tier: tier, Pinned: o.pin,
-			Private: o.private, AllowSecret: o.allowSecret, Related: o.related, Duplicates: dupIDs, SessionID: o.session, AgentID: o.agentID})
+		saved, err := s.SaveLinked(contextOf(e), app.SaveRequest{Content: content, Type: typ, Tags: o.tags, Tier: tier, Pinned: o.pin,
+			Private: o.private, AllowSecret: o.allowSecret, Related: o.related, SessionID: o.session, AgentID: o.agentID}, false)
 		if err != nil {
 			return err
 		}
-		for _, d := range dups {
+		ent := saved.Entry
+		for _, d := range saved.Duplicates {
 			fmt.Fprintf(e.io.Err, "note: near-duplicate of %s (%s similarity %.2f): %s; saved anyway and linked to it\n", app.ShortID(d.ID), d.How, d.Similarity, app.FirstLine(d.Content, 60))
 		}
 		if o.js {
