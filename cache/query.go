@@ -31,14 +31,15 @@ type Filter struct {
 	Limit           int
 }
 
-// Row is an indexed entry in its current (folded) state.
+// Row is an indexed entry in its current (folded) state. It is storage:
+// the application returns its own types.
 type Row struct {
 	notes.State
-	Source  string `json:"source"`
-	Private bool   `json:"private"`
-	Commit  string `json:"commit,omitempty"` // for notes: the annotated commit
+	Source  string
+	Private bool
+	Commit  string // for notes: the annotated commit
 	// Decayed is set when maintenance archived the entry (not a person).
-	Decayed bool `json:"decayed,omitempty"`
+	Decayed bool
 }
 
 // effTier and effArchived are an entry's tier and archived state once
@@ -159,22 +160,19 @@ func (c *Cache) queryRows(ctx context.Context, what, q string, args ...any) ([]R
 // bm25() (lower is better) for --explain.
 type Hit struct {
 	Row
-	Score float64 `json:"score"`
-	BM25  float64 `json:"bm25"`
+	Score float64
+	BM25  float64
 	// Set by SemanticSearch: ranks in each list (0: absent), cosine
 	// similarity, fused score (session context included), the part of it
 	// that came from the entries saved around it in its session, weight
 	// and access count.
-	LexRank  int     `json:"bm25_rank,omitempty"`
-	VecRank  int     `json:"vector_rank,omitempty"`
-	Cosine   float64 `json:"cosine,omitempty"`
-	Fused    float64 `json:"fused,omitempty"`
-	Context  float64 `json:"context,omitempty"`
-	Weight   float64 `json:"weight,omitempty"`
-	Accesses int     `json:"accesses,omitempty"`
-	// Pattern labels an issue that recurs ("[Pattern: seen N times since
-	// DATE]"); set by the application.
-	Pattern string `json:"pattern,omitempty"`
+	LexRank  int
+	VecRank  int
+	Cosine   float64
+	Fused    float64
+	Context  float64
+	Weight   float64
+	Accesses int
 }
 
 var wordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[\p{L}\p{N}_]+`) })

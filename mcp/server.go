@@ -18,7 +18,6 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/cochange"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/notes"
@@ -27,8 +26,8 @@ import (
 // Memory is what the server needs of the application.
 type Memory interface {
 	Save(ctx context.Context, req app.SaveRequest) (notes.Entry, error)
-	Search(ctx context.Context, query string, f cache.Filter) ([]cache.Hit, error)
-	List(ctx context.Context, f cache.Filter) ([]cache.Row, error)
+	Search(ctx context.Context, query string, f app.Filter) ([]app.Hit, error)
+	List(ctx context.Context, f app.Filter) ([]app.Entry, error)
 	Show(ctx context.Context, id string) (app.Detail, error)
 	Status(ctx context.Context) (app.Status, error)
 	Edit(ctx context.Context, id string, req app.EditRequest) (notes.Op, error)
@@ -40,7 +39,7 @@ type Memory interface {
 	Identity(ctx context.Context) string
 	Session() string
 	Now() time.Time
-	Filter(spec app.FilterSpec) (cache.Filter, error)
+	Filter(spec app.FilterSpec) (app.Filter, error)
 	SaveLinked(ctx context.Context, req app.SaveRequest, semantic bool) (app.Saved, error)
 	ResolvePattern(ctx context.Context, id string) (app.Group, error)
 	Stale()
@@ -317,7 +316,7 @@ func (h *handlers) saveRule(ctx context.Context, r mcpgo.CallToolRequest) (*mcpg
 }
 
 func (h *handlers) listRules(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-	rows, err := h.m.List(ctx, cache.Filter{Types: []notes.Type{notes.TypeRule}})
+	rows, err := h.m.List(ctx, app.Filter{Types: []notes.Type{notes.TypeRule}})
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +330,7 @@ func (h *handlers) deleteRule(ctx context.Context, r mcpgo.CallToolRequest) (*mc
 	}
 	var ids []string
 	if tag, err := ruleLabel(which); err == nil {
-		rows, err := h.m.List(ctx, cache.Filter{Types: []notes.Type{notes.TypeRule}, Tags: []string{tag}})
+		rows, err := h.m.List(ctx, app.Filter{Types: []notes.Type{notes.TypeRule}, Tags: []string{tag}})
 		if err != nil {
 			return nil, err
 		}
@@ -357,11 +356,11 @@ func (h *handlers) deleteRule(ctx context.Context, r mcpgo.CallToolRequest) (*mc
 	return mcpgo.NewToolResultText("deleted rule " + strings.Join(ids, ", ") + " (archived; git history keeps it)"), nil
 }
 
-func (h *handlers) filter(r mcpgo.CallToolRequest) (cache.Filter, error) {
+func (h *handlers) filter(r mcpgo.CallToolRequest) (app.Filter, error) {
 	spec := app.FilterSpec{Types: r.GetStringSlice("types", nil), Tags: r.GetStringSlice("tags", nil), Tier: r.GetString("tier", ""),
 		Author: r.GetString("author", ""), IncludeArchived: r.GetBool("include_archived", false), Limit: r.GetInt("limit", 10)}
 	if spec.Limit <= 0 || spec.Limit > 200 {
-		return cache.Filter{}, fmt.Errorf("%w: limit must be 1 to 200", notes.ErrInvalid)
+		return app.Filter{}, fmt.Errorf("%w: limit must be 1 to 200", notes.ErrInvalid)
 	}
 	if d := r.GetFloat("days", 0); d > 0 {
 		spec.Within = time.Duration(d * float64(24*time.Hour))
@@ -423,10 +422,10 @@ func (h *handlers) search(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]cache.Row, len(hits))
+	rows := make([]app.Entry, len(hits))
 	labels := map[string]string{}
 	for i, x := range hits {
-		rows[i] = x.Row
+		rows[i] = x.Entry
 		if x.Pattern != "" {
 			labels[x.ID] = x.Pattern
 		}
@@ -462,17 +461,17 @@ type provenance struct {
 	Pattern string   `json:"pattern,omitempty"`
 }
 
-func (h *handlers) provenance(me string, r cache.Row) provenance {
+func (h *handlers) provenance(me string, r app.Entry) provenance {
 	return provenance{ID: r.ID, Type: string(r.Type), Tier: string(r.Tier), Author: r.Author, Origin: app.Origin(r, me), Created: r.Created.Format(time.RFC3339),
 		Age: app.Age(h.m.Now(), r.Created), Source: r.Source, Tags: r.Tags, Pinned: r.Pinned, Content: r.Content}
 }
 
-func (h *handlers) rowsResult(ctx context.Context, rows []cache.Row, head string) *mcpgo.CallToolResult {
+func (h *handlers) rowsResult(ctx context.Context, rows []app.Entry, head string) *mcpgo.CallToolResult {
 	return h.labelledResult(ctx, rows, nil, head)
 }
 
 // labelledResult is rowsResult with recurring-pattern labels by entry id.
-func (h *handlers) labelledResult(ctx context.Context, rows []cache.Row, labels map[string]string, head string) *mcpgo.CallToolResult {
+func (h *handlers) labelledResult(ctx context.Context, rows []app.Entry, labels map[string]string, head string) *mcpgo.CallToolResult {
 	me := h.m.Identity(ctx)
 	items := make([]provenance, len(rows))
 	var b strings.Builder
@@ -580,14 +579,14 @@ func (h *handlers) related(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo
 	if err != nil {
 		return nil, err
 	}
-	rows := []cache.Row{d.Row}
+	rows := []app.Entry{d.Entry}
 	for _, rid := range d.RelatedIDs {
 		if x, err := h.m.Show(ctx, rid); err == nil {
-			rows = append(rows, x.Row)
+			rows = append(rows, x.Entry)
 		}
 	}
 	// Entries that link to this one.
-	all, err := h.m.List(ctx, cache.Filter{IncludeArchived: true})
+	all, err := h.m.List(ctx, app.Filter{IncludeArchived: true})
 	if err != nil {
 		return nil, err
 	}

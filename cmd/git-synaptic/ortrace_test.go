@@ -6,7 +6,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
@@ -33,8 +32,8 @@ func TestSearchWithoutWordsWaitsForItsQueryEmbedding(t *testing.T) {
 			t.Fatalf("this test needs the embedding model (make model): %v %s", err, st.Error)
 		}
 		for i := 0; i < 200/5; i++ {
-			_, info, err := s.SearchWith(ctx, "!!!", cache.Filter{}, "auto")
-			if !errors.Is(err, cache.ErrNoWords) {
+			_, info, err := s.SearchWith(ctx, "!!!", app.Filter{}, "auto")
+			if !errors.Is(err, app.ErrNoWords) {
 				t.Fatalf("search '!!!': want ErrNoWords, got %v (mode %s)", err, info.Mode)
 			}
 		}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
@@ -30,8 +29,8 @@ type FilterSpec struct {
 
 // ParseFilter checks spec and turns it into the cache's filter, ages
 // counted back from now. Errors wrap notes.ErrInvalid.
-func ParseFilter(spec FilterSpec, now time.Time) (cache.Filter, error) {
-	out := cache.Filter{Tags: spec.Tags, Author: spec.Author, Project: spec.Project, Branch: spec.Branch, Session: spec.Session,
+func ParseFilter(spec FilterSpec, now time.Time) (Filter, error) {
+	out := Filter{Tags: spec.Tags, Author: spec.Author, Project: spec.Project, Branch: spec.Branch, Session: spec.Session,
 		IncludeArchived: spec.IncludeArchived, OnlyArchived: spec.OnlyArchived, Limit: spec.Limit}
 	if spec.Limit < 0 {
 		return out, fmt.Errorf("%w: the entry limit must be 0 or more", notes.ErrInvalid)
@@ -77,7 +76,7 @@ func ParseFilter(spec FilterSpec, now time.Time) (cache.Filter, error) {
 func (s *Service) Now() time.Time { return s.now() }
 
 // Filter is ParseFilter on the Service's clock.
-func (s *Service) Filter(spec FilterSpec) (cache.Filter, error) { return ParseFilter(spec, s.now()) }
+func (s *Service) Filter(spec FilterSpec) (Filter, error) { return ParseFilter(spec, s.now()) }
 
 var relTime = regexp.MustCompile(`^(\d+)\s*[. ]?\s*(h|hours?|d|days?|w|weeks?|mo|months?|y|years?|min|minutes?)(\s+ago)?$`)
 

@@ -62,7 +62,7 @@ func FirstLine(s string, n int) string {
 
 // Origin says where a memory comes from as seen by identity me: "you",
 // "teammate", or "git history" for indexed commits.
-func Origin(r cache.Row, me string) string {
+func Origin(r Entry, me string) string {
 	switch {
 	case r.Source == cache.HistorySource:
 		return "git history"
@@ -74,7 +74,7 @@ func Origin(r cache.Row, me string) string {
 
 // itemHead is the provenance tag of an injected item:
 // [id · type · age · author(, origin)].
-func itemHead(r cache.Row, me string, now time.Time) string {
+func itemHead(r Entry, me string, now time.Time) string {
 	who := "you"
 	if o := Origin(r, me); o != "you" {
 		who = AuthorName(r.Author) + ", " + o

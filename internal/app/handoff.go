@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
@@ -46,12 +45,12 @@ func (s *Service) SessionHandoff(ctx context.Context, sessionID string) (string,
 	if sessionID == "" {
 		return "", false, fmt.Errorf("%w: no session id (the agent passes one; else set GIT_SYNAPTIC_SESSION)", notes.ErrInvalid)
 	}
-	mine, err := s.List(ctx, cache.Filter{Session: sessionID, IncludeArchived: true})
+	mine, err := s.List(ctx, Filter{Session: sessionID, IncludeArchived: true})
 	if err != nil {
 		return "", false, err
 	}
-	var existing *cache.Row
-	var saved, learnings []cache.Row
+	var existing *Entry
+	var saved, learnings []Entry
 	for i := range mine {
 		r := mine[i]
 		switch {

@@ -51,7 +51,7 @@ func (s *Service) withVectors(ctx context.Context, f func(c *cache.Cache, m Embe
 
 // Similar is an entry and how close it is to something.
 type Similar struct {
-	cache.Row
+	Entry
 	Similarity float64 `json:"similarity"`
 	// How: "vector" (cosine of embeddings) or "lexical" (shared words,
 	// when no model is loaded).
@@ -74,7 +74,7 @@ func (s *Service) NearDuplicates(ctx context.Context, content string, semantic b
 			hits, err := c.Nearest(ctx, v[0], cache.Filter{Limit: 5}, 5)
 			for _, h := range hits {
 				if h.Cosine >= duplicateCosine {
-					out = append(out, Similar{Row: h.Row, Similarity: h.Cosine, How: "vector"})
+					out = append(out, Similar{Entry: entryOf(h.Row), Similarity: h.Cosine, How: "vector"})
 				}
 			}
 			return err
@@ -109,7 +109,7 @@ func (s *Service) NearDuplicates(ctx context.Context, content string, semantic b
 	rows, err := c.WithAllWords(ctx, words, 20)
 	for _, r := range rows {
 		if j := jaccard(q, contentWords(r.Content)); j >= 0.8 {
-			out = append(out, Similar{Row: r, Similarity: j, How: "lexical"})
+			out = append(out, Similar{Entry: entryOf(r), Similarity: j, How: "lexical"})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Similarity > out[j].Similarity })
@@ -135,16 +135,16 @@ func jaccard(a, b map[string]bool) float64 {
 
 // Group is a set of similar entries, oldest first.
 type Group struct {
-	ID      string      `json:"id"` // the oldest entry's id
-	Entries []cache.Row `json:"entries"`
-	Since   time.Time   `json:"since"`
-	Last    time.Time   `json:"last"`
+	ID      string    `json:"id"` // the oldest entry's id
+	Entries []Entry   `json:"entries"`
+	Since   time.Time `json:"since"`
+	Last    time.Time `json:"last"`
 }
 
 // groups links entries whose similarity (cosine, plus a bonus per shared
 // tag) reaches min, and returns the connected groups of at least size,
 // largest first.
-func groups(rows []cache.Row, vecs [][]float32, min float64, size int) []Group {
+func groups(rows []Entry, vecs [][]float32, min float64, size int) []Group {
 	seen := map[int]bool{}
 	var out []Group
 	for i := range rows {
@@ -183,7 +183,7 @@ func (s *Service) recentVectors(ctx context.Context, c *cache.Cache, types ...no
 	f := cache.Filter{Types: types, Since: s.now().Add(-intelligenceDays * 24 * time.Hour), Limit: 500}
 	if !s.longLived {
 		rows, vecs, err := c.VectorRows(ctx, f)
-		return &recentSet{rows: rows, vecs: vecs, labels: map[string]string{}}, err
+		return &recentSet{rows: entriesOf(rows), vecs: vecs, labels: map[string]string{}}, err
 	}
 	stamp, err := c.Stamp(ctx)
 	if err != nil {
@@ -203,7 +203,7 @@ func (s *Service) recentVectors(ctx context.Context, c *cache.Cache, types ...no
 	if s.recent == nil {
 		s.recent = map[string]*recentSet{}
 	}
-	r := &recentSet{at: s.now(), rows: rows, vecs: vecs, labels: map[string]string{}}
+	r := &recentSet{at: s.now(), rows: entriesOf(rows), vecs: vecs, labels: map[string]string{}}
 	s.recent[key] = r
 	return r, nil
 }
@@ -214,7 +214,7 @@ func (s *Service) recentVectors(ctx context.Context, c *cache.Cache, types ...no
 // with every open issue, so each is explored once.
 type recentSet struct {
 	at     time.Time
-	rows   []cache.Row
+	rows   []Entry
 	vecs   [][]float32
 	labels map[string]string
 }
@@ -310,14 +310,14 @@ var directiveRE = sync.OnceValue(func() *regexp.Regexp {
 
 // IsCorrection reports whether an entry reads as a correction: tagged so,
 // or phrased as a standing directive.
-func IsCorrection(r cache.Row) bool {
+func IsCorrection(r Entry) bool {
 	return r.Type != notes.TypeRule && (slices.Contains(r.Tags, TagCorrection) || directiveRE().MatchString(r.Content))
 }
 
 // PendingRule is a correction not yet accepted as a rule or dismissed,
 // with the rules it may contradict.
 type PendingRule struct {
-	cache.Row
+	Entry
 	Conflicts []Similar `json:"conflicts,omitempty"`
 }
 
@@ -326,8 +326,8 @@ type PendingRule struct {
 // model is installed.
 func (s *Service) PendingRules(ctx context.Context) ([]PendingRule, error) {
 	seen := map[string]bool{}
-	var cands []cache.Row
-	add := func(rows []cache.Row) {
+	var cands []Entry
+	add := func(rows []Entry) {
 		for _, r := range rows {
 			if !seen[r.ID] && IsCorrection(r) && !slices.Contains(r.Tags, TagRuleAccepted) && !slices.Contains(r.Tags, TagRuleDismissed) {
 				seen[r.ID] = true
@@ -335,7 +335,7 @@ func (s *Service) PendingRules(ctx context.Context) ([]PendingRule, error) {
 			}
 		}
 	}
-	tagged, err := s.List(ctx, cache.Filter{Tags: []string{TagCorrection}, Limit: 200})
+	tagged, err := s.List(ctx, Filter{Tags: []string{TagCorrection}, Limit: 200})
 	if err != nil {
 		return nil, err
 	}
@@ -343,7 +343,7 @@ func (s *Service) PendingRules(ctx context.Context) ([]PendingRule, error) {
 	err = s.withCache(ctx, func(c *cache.Cache) error {
 		hits, err := c.Search(ctx, "always never stop remember prefer wrong", cache.Filter{Limit: 200})
 		for _, h := range hits {
-			add([]cache.Row{h.Row})
+			add([]Entry{entryOf(h.Row)})
 		}
 		if err == cache.ErrNoWords {
 			return nil
@@ -356,7 +356,7 @@ func (s *Service) PendingRules(ctx context.Context) ([]PendingRule, error) {
 	sort.Slice(cands, func(i, j int) bool { return cands[i].Created.After(cands[j].Created) })
 	out := make([]PendingRule, len(cands))
 	for i, r := range cands {
-		out[i] = PendingRule{Row: r}
+		out[i] = PendingRule{Entry: r}
 	}
 	if len(out) == 0 {
 		return out, nil
@@ -378,7 +378,7 @@ func (s *Service) PendingRules(ctx context.Context) ([]PendingRule, error) {
 		for i := range out {
 			for j, r := range rules {
 				if cos := float64(embed.Cosine(vecs[i], rvecs[j])); cos >= conflictCosine {
-					out[i].Conflicts = append(out[i].Conflicts, Similar{Row: r, Similarity: cos, How: "vector"})
+					out[i].Conflicts = append(out[i].Conflicts, Similar{Entry: entryOf(r), Similarity: cos, How: "vector"})
 				}
 			}
 		}
@@ -414,7 +414,7 @@ func (s *Service) DismissRule(ctx context.Context, idPrefix string) (notes.Op, e
 // explores only the hits' own neighbourhoods (breadth-first over the
 // similarity links), not every pair of recent issues, so a search stays
 // cheap with hundreds of them.
-func (s *Service) annotatePatterns(ctx context.Context, c *cache.Cache, hits []cache.Hit) {
+func (s *Service) annotatePatterns(ctx context.Context, c *cache.Cache, hits []Hit) {
 	want := map[string]bool{}
 	for _, h := range hits {
 		if h.Type == notes.TypeIssue && !slices.Contains(h.Tags, TagPatternResolved) {
@@ -450,7 +450,7 @@ func (s *Service) annotatePatterns(ctx context.Context, c *cache.Cache, hits []c
 // component returns the group of entries linked to rows[start],
 // breadth-first, oldest first; it marks them in seen, so that callers
 // exploring several starts visit each group once.
-func component(rows []cache.Row, vecs [][]float32, start int, min float64, seen map[int]bool) Group {
+func component(rows []Entry, vecs [][]float32, start int, min float64, seen map[int]bool) Group {
 	seen[start] = true
 	members := []int{start}
 	for k := 0; k < len(members); k++ {
@@ -462,7 +462,7 @@ func component(rows []cache.Row, vecs [][]float32, start int, min float64, seen 
 			}
 		}
 	}
-	m := make([]cache.Row, len(members))
+	m := make([]Entry, len(members))
 	for k, i := range members {
 		m[k] = rows[i]
 	}
@@ -470,11 +470,11 @@ func component(rows []cache.Row, vecs [][]float32, start int, min float64, seen 
 	return Group{ID: m[0].ID, Entries: m, Since: m[0].Created, Last: m[len(m)-1].Created}
 }
 
-func similarity(rows []cache.Row, vecs [][]float32, i, j int) float64 {
+func similarity(rows []Entry, vecs [][]float32, i, j int) float64 {
 	return float64(embed.Cosine(vecs[i], vecs[j])) + sharedTagBonus*float64(sharedTags(rows[i].Tags, rows[j].Tags))
 }
 
-func sortOldestFirst(m []cache.Row) {
+func sortOldestFirst(m []Entry) {
 	sort.Slice(m, func(i, j int) bool {
 		if !m[i].Created.Equal(m[j].Created) {
 			return m[i].Created.Before(m[j].Created)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
@@ -48,7 +47,7 @@ func TestPatternsConsolidationAndRules(t *testing.T) {
 	if label := PatternLabel(patterns[0]); !strings.HasPrefix(label, "[Pattern: seen 3 times since 2026-05-27") {
 		t.Errorf("label %q", label)
 	}
-	hits, _, err := s.SearchWith(ctx, "TestSync", cache.Filter{Types: []notes.Type{notes.TypeIssue}, Limit: 10}, "auto")
+	hits, _, err := s.SearchWith(ctx, "TestSync", Filter{Types: []notes.Type{notes.TypeIssue}, Limit: 10}, "auto")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
@@ -70,25 +69,25 @@ func TestMaintenanceWithAControlledClock(t *testing.T) {
 			t.Error("a pinned entry decayed")
 		}
 	}
-	if rows, _ := s.List(ctx, cache.Filter{}); len(rows) != 6 {
+	if rows, _ := s.List(ctx, Filter{}); len(rows) != 6 {
 		t.Fatalf("a dry run changed what is listed: %d rows", len(rows))
 	}
 
 	if _, err := s.Maintain(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	rows, _ := s.List(ctx, cache.Filter{})
+	rows, _ := s.List(ctx, Filter{})
 	if len(rows) != 4 {
 		t.Fatalf("after maintenance %d entries listed, want 4", len(rows))
 	}
-	if hits, _ := s.Search(ctx, "handoff", cache.Filter{}); len(hits) != 1 || hits[0].ID != pinned {
+	if hits, _ := s.Search(ctx, "handoff", Filter{}); len(hits) != 1 || hits[0].ID != pinned {
 		t.Fatalf("search after decay: %+v", hits)
 	}
-	arch, _ := s.List(ctx, cache.Filter{OnlyArchived: true})
+	arch, _ := s.List(ctx, Filter{OnlyArchived: true})
 	if len(arch) != 2 || !arch[0].Decayed || !arch[0].Archived {
 		t.Fatalf("decayed entries: %+v", arch)
 	}
-	if long, _ := s.List(ctx, cache.Filter{Tier: notes.TierLongterm}); len(long) != 1 || long[0].ID != decision {
+	if long, _ := s.List(ctx, Filter{Tier: notes.TierLongterm}); len(long) != 1 || long[0].ID != decision {
 		t.Fatalf("longterm filter: %+v", long)
 	}
 	// Nothing reached the shared memory: the decay is local.
@@ -106,7 +105,7 @@ func TestMaintenanceWithAControlledClock(t *testing.T) {
 	if _, err := s.Edit(ctx, handoff, EditRequest{Content: &text}); err != nil {
 		t.Fatal(err)
 	}
-	if rows, _ := s.List(ctx, cache.Filter{}); len(rows) != 5 {
+	if rows, _ := s.List(ctx, Filter{}); len(rows) != 5 {
 		t.Fatalf("after the edit %d entries listed, want 5", len(rows))
 	}
 	if again, _ := s.Maintain(ctx, false); len(again.Changes) != 0 {

@@ -34,7 +34,7 @@ func (s *Service) Purge(ctx context.Context, idPrefixes []string) ([]notes.Tombs
 		if err != nil {
 			return nil, err
 		}
-		id, row, ops := d.ID, d.Row, d.Ops
+		id, row, ops := d.ID, d.Entry, d.Ops
 		if row.Source != SharedRef && row.Source != PrivateRef {
 			return nil, fmt.Errorf("%w: %s is %s, not a memory entry (purge removes saved entries)", notes.ErrInvalid, ShortID(id), row.Source)
 		}

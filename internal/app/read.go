@@ -8,25 +8,25 @@ import (
 )
 
 // List returns entries matching f, newest first.
-func (s *Service) List(ctx context.Context, f cache.Filter) ([]cache.Row, error) {
+func (s *Service) List(ctx context.Context, f Filter) ([]Entry, error) {
 	var rows []cache.Row
 	err := s.withCache(ctx, func(c *cache.Cache) error {
 		var err error
-		rows, err = c.List(ctx, f)
+		rows, err = c.List(ctx, cache.Filter(f))
 		return err
 	})
-	return rows, err
+	return entriesOf(rows), err
 }
 
 // Search ranks entries matching the query (BM25 over content and tags).
-func (s *Service) Search(ctx context.Context, query string, f cache.Filter) ([]cache.Hit, error) {
+func (s *Service) Search(ctx context.Context, query string, f Filter) ([]Hit, error) {
 	hits, _, err := s.SearchWith(ctx, query, f, "auto")
 	return hits, err
 }
 
 // Detail is one entry with its operation history.
 type Detail struct {
-	cache.Row
+	Entry
 	Ops []notes.Op `json:"ops"`
 }
 
@@ -51,9 +51,11 @@ func detailIn(ctx context.Context, c *cache.Cache, idPrefix string) (Detail, err
 		return Detail{}, err
 	}
 	var d Detail
-	if d.Row, err = c.Get(ctx, id); err != nil {
+	r, err := c.Get(ctx, id)
+	if err != nil {
 		return d, err
 	}
+	d.Entry = entryOf(r)
 	d.Ops, err = c.Ops(ctx, id)
 	return d, err
 }

@@ -12,7 +12,7 @@ import (
 
 // SearchInfo says how a search was ranked.
 type SearchInfo struct {
-	Mode    cache.Mode `json:"mode"`
+	Mode    SearchMode `json:"mode"`
 	Model   string     `json:"model,omitempty"`
 	Backend string     `json:"backend,omitempty"`
 	// Pending entries had no vector yet (found by BM25 only).
@@ -31,8 +31,8 @@ type Embedder interface {
 	// ModelID names the model and its exact weights; vectors of different
 	// ids are never compared.
 	ModelID() string
-	// Backend names the runtime ("ort" embeds fast enough for a search to
-	// embed more entries in passing).
+	// Backend names the runtime: a search embeds fewer entries in passing
+	// with the slow pure-Go one ("go") than with others ("ort").
 	Backend() string
 }
 
@@ -159,19 +159,21 @@ func (s *Service) Embed(ctx context.Context, progress func(done, total int)) (Mo
 
 // searchEmbedBudget bounds the entries a search (or an agent hook) embeds
 // before it runs, about half a second of work: the rest stay BM25-only
-// until 'git synaptic embed' or later searches.
+// until 'git synaptic embed' or later searches. Only the pure-Go runtime
+// ("go") is that slow.
 func searchEmbedBudget(backend string) int {
-	if backend == "ort" {
-		return 128
+	if backend == "go" {
+		return 8
 	}
-	return 8
+	return 128
 }
 
 // SearchWith searches in mode ("auto", "hybrid", "vector" or "bm25"). Auto
 // is hybrid when a model is installed and BM25 (the lexical fallback,
 // named as such in the info) when not.
-func (s *Service) SearchWith(ctx context.Context, query string, f cache.Filter, mode string) ([]cache.Hit, SearchInfo, error) {
-	info := SearchInfo{Mode: cache.ModeBM25}
+func (s *Service) SearchWith(ctx context.Context, query string, filter Filter, mode string) ([]Hit, SearchInfo, error) {
+	f := cache.Filter(filter)
+	info := SearchInfo{Mode: ModeBM25}
 	var m Embedder
 	switch mode {
 	case "", "auto", "hybrid", "vector":
@@ -187,22 +189,24 @@ func (s *Service) SearchWith(ctx context.Context, query string, f cache.Filter, 
 			}
 			m = nil
 		}
-		info.Mode = cache.ModeHybrid
+		info.Mode = ModeHybrid
 		if mode == "vector" {
-			info.Mode = cache.ModeVector
+			info.Mode = ModeVector
 		}
 		if m == nil {
-			info.Mode = cache.ModeBM25
+			info.Mode = ModeBM25
 		}
 	case "bm25":
 	default:
 		return nil, info, fmt.Errorf("unknown search mode %q (want auto, hybrid, vector or bm25)", mode)
 	}
-	var hits []cache.Hit
+	var hits []Hit
 	err := s.withCache(ctx, func(c *cache.Cache) error {
+		var found []cache.Hit
 		var err error
 		if m == nil {
-			hits, err = c.Search(ctx, query, f)
+			found, err = c.Search(ctx, query, f)
+			hits = hitsOf(found)
 		} else {
 			info.Model, info.Backend = m.ModelID(), m.Backend()
 			// ONNX Runtime sessions run concurrently: embed the query while
@@ -221,7 +225,8 @@ func (s *Service) SearchWith(ctx context.Context, query string, f cache.Filter, 
 				q = embedQuery(ctx, m, query, false)
 			}
 			vector := q.wait
-			hits, err = c.SemanticSearch(ctx, cache.SemanticQuery{Text: query, VectorFunc: vector, Mode: info.Mode, Weights: !s.rawScores, Now: s.now(), MinCosine: minCosine(s.rawScores)}, f)
+			found, err = c.SemanticSearch(ctx, cache.SemanticQuery{Text: query, VectorFunc: vector, Mode: cache.Mode(info.Mode), Weights: !s.rawScores, Now: s.now(), MinCosine: minCosine(s.rawScores)}, f)
+			hits = hitsOf(found)
 			if err == nil {
 				s.annotatePatterns(ctx, c, hits)
 			}

@@ -256,7 +256,7 @@ func (s *Service) Project(ctx context.Context) string {
 }
 
 // refFor is the ref an entry's operations are written to.
-func refFor(row cache.Row) (string, error) {
+func refFor(row Entry) (string, error) {
 	switch {
 	case row.Type == notes.TypeNote:
 		return "", fmt.Errorf("%w: %s is a commit note; change it with git notes --ref=synaptic", notes.ErrInvalid, short(row.ID))

@@ -125,7 +125,7 @@ func (s *Service) isPrivate(ctx context.Context, id string) bool {
 	private := false
 	s.withCache(ctx, func(c *cache.Cache) error {
 		d, err := detailIn(ctx, c, id)
-		private = err == nil && d.Row.Private
+		private = err == nil && d.Entry.Private
 		return nil
 	})
 	return private

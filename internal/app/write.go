@@ -301,7 +301,7 @@ func (s *Service) record(ctx context.Context, idPrefix string, op notes.Op, allo
 	if err != nil {
 		return op, err
 	}
-	row, prior := d.Row, d.Ops
+	row, prior := d.Entry, d.Ops
 	ref, err := refFor(row)
 	if err != nil {
 		return op, err

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/git-synaptic/git-synaptic/cache"
-	"github.com/git-synaptic/git-synaptic/embed"
-	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/secrets"
 	"github.com/git-synaptic/git-synaptic/notes"
@@ -35,13 +32,13 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.As(err, new(usageError)):
 		return ExitUsage
-	case errors.Is(err, gitstore.ErrNotRepo):
+	case errors.Is(err, app.ErrNotRepo):
 		return ExitNotRepo
-	case errors.Is(err, cache.ErrNotFound), errors.Is(err, cache.ErrAmbiguous), errors.Is(err, app.ErrNoRemote), errors.Is(err, app.ErrNoCommits), errors.Is(err, embed.ErrNoModel):
+	case errors.Is(err, app.ErrNotFound), errors.Is(err, app.ErrAmbiguous), errors.Is(err, app.ErrNoRemote), errors.Is(err, app.ErrNoCommits), errors.Is(err, app.ErrNoModel):
 		return ExitNotFound
 	case errors.Is(err, notes.ErrUnsupportedVersion):
 		return ExitUnsupported
-	case errors.Is(err, notes.ErrInvalid), errors.Is(err, secrets.ErrSecret), errors.Is(err, cache.ErrNoWords):
+	case errors.Is(err, notes.ErrInvalid), errors.Is(err, secrets.ErrSecret), errors.Is(err, app.ErrNoWords):
 		return ExitRefused
 	case errors.Is(err, context.Canceled):
 		return 130

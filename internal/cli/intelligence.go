@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
@@ -129,7 +128,7 @@ linked to it) or dismissed. A pending rule similar to an existing rule
 		Args:  exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return e.withService(func(s *app.Service) error {
-				rows, err := s.List(contextOf(e), cache.Filter{Types: []notes.Type{notes.TypeRule}, Limit: 200})
+				rows, err := s.List(contextOf(e), app.Filter{Types: []notes.Type{notes.TypeRule}, Limit: 200})
 				if err != nil {
 					return err
 				}

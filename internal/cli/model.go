@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 )
 
@@ -54,26 +53,20 @@ func newModelInstall(e *env) *cobra.Command {
   git synaptic model install my-model --from model.tar.gz`,
 		Args: rangeArgs(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			name := embed.DefaultModel
+			name := app.DefaultModel
 			if len(args) == 1 {
 				name = args[0]
 			}
-			var m embed.Installed
-			var err error
-			if from != "" {
-				m, err = embed.InstallFrom(from, name, from)
-			} else {
-				if _, known := embed.Catalogue()[name]; !known {
-					return usagef("unknown model %q: known models are use-lite; install others with --from", name)
-				}
-				m, err = embed.InstallNamed(name, byteProgress(e, "downloading "+name+" (MiB)"), python)
+			if _, known := app.ModelCatalogue()[name]; !known && from == "" {
+				return usagef("unknown model %q: known models are use-lite; install others with --from", name)
 			}
+			m, err := app.InstallModel(name, from, python, byteProgress(e, "downloading "+name+" (MiB)"))
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(e.io.Out, "installed %s (%d dimensions) in %s\n", m.ID(), m.Dim, m.Dir)
 			if withORT {
-				lib, err := embed.InstallORT(byteProgress(e, "downloading ONNX Runtime (MiB)"))
+				lib, err := app.InstallORT(byteProgress(e, "downloading ONNX Runtime (MiB)"))
 				if err != nil {
 					return err
 				}
@@ -95,7 +88,7 @@ func newModelList(e *env) *cobra.Command {
 		Short: "List installed and downloadable models",
 		Args:  exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			list, err := embed.List()
+			list, err := app.InstalledModels()
 			if err != nil {
 				return err
 			}
@@ -106,22 +99,22 @@ func newModelList(e *env) *cobra.Command {
 			for _, m := range list {
 				installed[m.Name] = true
 				mark := " "
-				if m.Name == cmp.Or(ConfigFromEnv(app.Options{}).Model, embed.DefaultModel) {
+				if m.Name == cmp.Or(ConfigFromEnv(app.Options{}).Model, app.DefaultModel) {
 					mark = "*"
 				}
 				fmt.Fprintf(e.io.Out, "%s %-12s %4d-d  %s  installed %s\n", mark, m.Name, m.Dim, m.ID(), m.InstalledAt.Local().Format(time.DateOnly))
 			}
 			var names []string
-			for n := range embed.Catalogue() {
+			for n := range app.ModelCatalogue() {
 				names = append(names, n)
 			}
 			sort.Strings(names)
 			for _, n := range names {
 				if !installed[n] {
-					fmt.Fprintf(e.io.Out, "  %-12s not installed: %s\n", n, embed.Catalogue()[n])
+					fmt.Fprintf(e.io.Out, "  %-12s not installed: %s\n", n, app.ModelCatalogue()[n])
 				}
 			}
-			if lib := embed.FindORTLibrary(); lib != "" {
+			if lib := app.ORTLibrary(); lib != "" {
 				fmt.Fprintf(e.io.Out, "ONNX Runtime: %s\n", lib)
 			} else {
 				fmt.Fprintln(e.io.Out, "ONNX Runtime: not installed (pure-Go runtime; 'git synaptic model install --ort' is faster)")

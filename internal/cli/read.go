@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
@@ -44,9 +43,9 @@ func (f *filterFlags) register(c *cobra.Command, defLimit int) {
 	fl.IntVarP(&f.limit, "max-count", "n", defLimit, "show at most `n` entries (0: all)")
 }
 
-func (f *filterFlags) build(now time.Time) (cache.Filter, error) {
+func (f *filterFlags) build(now time.Time) (app.Filter, error) {
 	if f.limit < 0 {
-		return cache.Filter{}, usagef("--max-count must be 0 or more")
+		return app.Filter{}, usagef("--max-count must be 0 or more")
 	}
 	out, err := app.ParseFilter(app.FilterSpec{Types: f.types, Tags: f.tags, Tier: f.tier, Since: f.since, Until: f.until,
 		Author: f.author, Project: f.project, Branch: f.branch, Session: f.session,
@@ -135,7 +134,7 @@ func runLog(e *env, o *logOptions, table bool) error {
 	})
 }
 
-func flagsOf(r cache.Row) string {
+func flagsOf(r app.Entry) string {
 	parts := []string{string(r.Type), string(r.Tier)}
 	if r.Pinned {
 		parts = append(parts, "pinned")
@@ -152,7 +151,7 @@ func flagsOf(r cache.Row) string {
 	return strings.Join(parts, ", ")
 }
 
-func printEntry(w io.Writer, r cache.Row, tty bool) {
+func printEntry(w io.Writer, r app.Entry, tty bool) {
 	head := "entry " + r.ID
 	switch r.Type {
 	case notes.TypeNote:
@@ -175,7 +174,7 @@ func printEntry(w io.Writer, r cache.Row, tty bool) {
 	}
 }
 
-func printTable(w io.Writer, rows []cache.Row, now time.Time) {
+func printTable(w io.Writer, rows []app.Entry, now time.Time) {
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no entries")
 		return
@@ -213,7 +212,7 @@ func newShow(e *env) *cobra.Command {
 					d.Ops = nonNil(d.Ops)
 					return writeJSON(e.io.Out, d)
 				}
-				printEntry(e.io.Out, d.Row, e.io.TTY)
+				printEntry(e.io.Out, d.Entry, e.io.TTY)
 				fmt.Fprintf(e.io.Out, "\nSource: %s", d.Source)
 				if d.Project != "" {
 					fmt.Fprintf(e.io.Out, "  Project: %s", d.Project)
@@ -341,7 +340,7 @@ BM25 alone and says so. Entries saved since the last search are embedded first
 }
 
 func explainHeader(info app.SearchInfo) string {
-	if info.Mode == cache.ModeBM25 {
+	if info.Mode == app.ModeBM25 {
 		return "mode bm25 (lexical)"
 	}
 	s := fmt.Sprintf("mode %s, model %s (%s runtime)", info.Mode, info.Model, info.Backend)
@@ -351,9 +350,9 @@ func explainHeader(info app.SearchInfo) string {
 	return s
 }
 
-func explainHit(info app.SearchInfo, h cache.Hit) string {
-	if info.Mode == cache.ModeBM25 {
-		return fmt.Sprintf("score %.3f = -bm25 %.3f  (%s, by %s)", h.Score, h.BM25, flagsOf(h.Row), app.AuthorName(h.Author))
+func explainHit(info app.SearchInfo, h app.Hit) string {
+	if info.Mode == app.ModeBM25 {
+		return fmt.Sprintf("score %.3f = -bm25 %.3f  (%s, by %s)", h.Score, h.BM25, flagsOf(h.Entry), app.AuthorName(h.Author))
 	}
 	rank := func(r int) string {
 		if r == 0 {
@@ -366,5 +365,5 @@ func explainHit(info app.SearchInfo, h cache.Hit) string {
 		context = fmt.Sprintf(", session context %.3f", h.Context)
 	}
 	return fmt.Sprintf("score %.4f = fused %.4f (bm25 %.3f rank %s, cosine %.3f rank %s%s) × weight %.3f (%s tier, %d recalls)  (%s, by %s)",
-		h.Score, h.Fused, 0-h.BM25 /* not -0.000 when absent */, rank(h.LexRank), h.Cosine, rank(h.VecRank), context, h.Weight, h.Tier, h.Accesses, flagsOf(h.Row), app.AuthorName(h.Author))
+		h.Score, h.Fused, 0-h.BM25 /* not -0.000 when absent */, rank(h.LexRank), h.Cosine, rank(h.VecRank), context, h.Weight, h.Tier, h.Accesses, flagsOf(h.Entry), app.AuthorName(h.Author))
 }

@@ -240,7 +240,7 @@ func searchConversation(ctx context.Context, turns []turn, qs []query, modes []s
 	for _, m := range modes {
 		out[m] = make([][]string, len(qs))
 		for i, q := range qs {
-			hits, _, err := s.SearchWith(ctx, q.Question, cache.Filter{Limit: 50}, m)
+			hits, _, err := s.SearchWith(ctx, q.Question, app.Filter{Limit: 50}, m)
 			if err != nil && err != cache.ErrNoWords {
 				return nil, "", 0, err
 			}

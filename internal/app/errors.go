@@ -1,0 +1,17 @@
+package app
+
+import (
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/embed"
+	"github.com/git-synaptic/git-synaptic/gitstore"
+)
+
+// Errors the application returns from the layers below it, under its own
+// names, for front ends to test with errors.Is (and map to exit codes).
+var (
+	ErrNotRepo   = gitstore.ErrNotRepo // not inside a git repository
+	ErrNotFound  = cache.ErrNotFound   // no entry has that id
+	ErrAmbiguous = cache.ErrAmbiguous  // an id prefix names several entries
+	ErrNoWords   = cache.ErrNoWords    // a search with no word to look for
+	ErrNoModel   = embed.ErrNoModel    // no embedding model installed
+)

@@ -1,0 +1,96 @@
+package app
+
+import (
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// The application's own result and request types. Their JSON is the
+// --json contract of the CLI and the structured results of the MCP server
+// (docs/JSON.md); the cache's storage rows never leave the application.
+
+// Entry is a memory entry in its current state, as list, log, show and
+// search return it.
+type Entry struct {
+	notes.State
+	Source  string `json:"source"` // the ref it came from (refs/synaptic/memory, ...), or git:history
+	Private bool   `json:"private"`
+	Commit  string `json:"commit,omitempty"` // for notes: the annotated commit
+	// Decayed is set when maintenance archived the entry (not a person).
+	Decayed bool `json:"decayed,omitempty"`
+}
+
+// Hit is a search result. Score is higher-is-better; BM25 is SQLite FTS5's
+// raw bm25() (lower is better), for --explain.
+type Hit struct {
+	Entry
+	Score float64 `json:"score"`
+	BM25  float64 `json:"bm25"`
+	// Semantic searches only: ranks in each list (0: absent), cosine
+	// similarity, fused score (session context included), the part of it
+	// that came from the entries saved around it in its session, weight
+	// and access count.
+	LexRank  int     `json:"bm25_rank,omitempty"`
+	VecRank  int     `json:"vector_rank,omitempty"`
+	Cosine   float64 `json:"cosine,omitempty"`
+	Fused    float64 `json:"fused,omitempty"`
+	Context  float64 `json:"context,omitempty"`
+	Weight   float64 `json:"weight,omitempty"`
+	Accesses int     `json:"accesses,omitempty"`
+	// Pattern labels an issue that recurs ("[Pattern: seen N times since
+	// DATE]").
+	Pattern string `json:"pattern,omitempty"`
+}
+
+// Filter selects entries (see ParseFilter for the text form front ends
+// receive).
+type Filter struct {
+	Types           []notes.Type
+	Tags            []string // all must be present
+	Tier            notes.Tier
+	Since, Until    time.Time
+	Author          string // case-insensitive substring of "Name <email>"
+	Project         string
+	Branch          string
+	Session         string
+	IncludeArchived bool
+	OnlyArchived    bool
+	Limit           int // 0: all
+}
+
+// SearchMode is how a search ranked.
+type SearchMode string
+
+// Search modes.
+const (
+	ModeHybrid = SearchMode(cache.ModeHybrid) // BM25 and vectors, combined
+	ModeVector = SearchMode(cache.ModeVector) // vectors only
+	ModeBM25   = SearchMode(cache.ModeBM25)   // full-text only (the lexical fallback)
+)
+
+func entryOf(r cache.Row) Entry { return Entry(r) }
+
+func entriesOf(rows []cache.Row) []Entry {
+	if rows == nil {
+		return nil
+	}
+	out := make([]Entry, len(rows))
+	for i, r := range rows {
+		out[i] = Entry(r)
+	}
+	return out
+}
+
+func hitsOf(hits []cache.Hit) []Hit {
+	if hits == nil {
+		return nil
+	}
+	out := make([]Hit, len(hits))
+	for i, h := range hits {
+		out[i] = Hit{Entry: Entry(h.Row), Score: h.Score, BM25: h.BM25, LexRank: h.LexRank, VecRank: h.VecRank, Cosine: h.Cosine,
+			Fused: h.Fused, Context: h.Context, Weight: h.Weight, Accesses: h.Accesses}
+	}
+	return out
+}
