@@ -138,6 +138,13 @@ func (c *Cache) List(ctx context.Context, f Filter) ([]Row, error) {
 	return c.queryRows(ctx, "list", q, append(args, f.limit())...)
 }
 
+// Backlinks lists the entries whose related ids hold id, newest first,
+// archived ones included.
+func (c *Cache) Backlinks(ctx context.Context, id string) ([]Row, error) {
+	q := `SELECT ` + rowCols + ` FROM entries e WHERE instr(' ' || e.related || ' ', ' ' || ? || ' ') > 0 ORDER BY e.created DESC, e.id`
+	return c.queryRows(ctx, "backlinks", q, id)
+}
+
 // queryRows runs a query selecting rowCols and scans the rows.
 func (c *Cache) queryRows(ctx context.Context, what, q string, args ...any) ([]Row, error) {
 	rows, err := c.db.QueryContext(ctx, q, args...)

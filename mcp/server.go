@@ -29,6 +29,7 @@ type Memory interface {
 	Search(ctx context.Context, query string, f app.Filter) ([]app.Hit, error)
 	List(ctx context.Context, f app.Filter) ([]app.Entry, error)
 	Show(ctx context.Context, id string) (app.Detail, error)
+	Related(ctx context.Context, id string) (app.Related, error)
 	Status(ctx context.Context) (app.Status, error)
 	Edit(ctx context.Context, id string, req app.EditRequest) (notes.Op, error)
 	SetPinned(ctx context.Context, id string, pinned bool) (notes.Op, error)
@@ -575,28 +576,11 @@ func (h *handlers) related(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo
 	if err != nil {
 		return nil, err
 	}
-	d, err := h.m.Show(ctx, id)
+	d, err := h.m.Related(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	rows := []app.Entry{d.Entry}
-	for _, rid := range d.RelatedIDs {
-		if x, err := h.m.Show(ctx, rid); err == nil {
-			rows = append(rows, x.Entry)
-		}
-	}
-	// Entries that link to this one.
-	all, err := h.m.List(ctx, app.Filter{IncludeArchived: true})
-	if err != nil {
-		return nil, err
-	}
-	for _, x := range all {
-		for _, rid := range x.RelatedIDs {
-			if rid == d.ID {
-				rows = append(rows, x)
-			}
-		}
-	}
+	rows := append(append([]app.Entry{d.Entry}, d.Links...), d.Backlinks...)
 	res := h.rowsResult(ctx, rows, fmt.Sprintf("entry %s (%d edits, %d history operations) and %d related entries", d.ID, d.Edits, len(d.Ops), len(rows)-1))
 	return res, nil
 }

@@ -43,6 +43,42 @@ func (s *Service) Show(ctx context.Context, idPrefix string) (Detail, error) {
 	return d, err
 }
 
+// Related is an entry with its history, the entries it links to and the
+// entries that link to it.
+type Related struct {
+	Detail
+	Links     []Entry `json:"links"`
+	Backlinks []Entry `json:"backlinks"`
+}
+
+// Related returns the entry an id prefix names with its links both ways.
+// Links to entries that are gone (purged) are left out.
+func (s *Service) Related(ctx context.Context, idPrefix string) (Related, error) {
+	var r Related
+	err := s.withCache(ctx, func(c *cache.Cache) error {
+		var err error
+		if r.Detail, err = detailIn(ctx, c, idPrefix); err != nil {
+			return err
+		}
+		for _, id := range r.RelatedIDs {
+			if x, err := c.Get(ctx, id); err == nil {
+				r.Links = append(r.Links, entryOf(x))
+			}
+		}
+		back, err := c.Backlinks(ctx, r.ID)
+		r.Backlinks = entriesOf(back)
+		if err == nil {
+			ids := []string{r.ID}
+			for _, x := range r.Links {
+				ids = append(ids, x.ID)
+			}
+			s.noteAccess(ctx, c, ids)
+		}
+		return err
+	})
+	return r, err
+}
+
 // detailIn reads the entry an id prefix names, with its history, from c
 // (counting no recall: writers read it too).
 func detailIn(ctx context.Context, c *cache.Cache, idPrefix string) (Detail, error) {

@@ -1,0 +1,53 @@
+package app
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+)
+
+// Related follows links both ways: the entries an entry names, and the
+// entries that name it, archived ones included.
+func TestRelatedFollowsLinksBothWays(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(testrepo.NewRepo(t), Options{Warn: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	base, err := s.Save(ctx, SaveRequest{Content: "the billing worker retries 3 times"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := s.Save(ctx, SaveRequest{Content: "retries back off exponentially"})
+	child, err := s.Save(ctx, SaveRequest{Content: "see the retry insight", Related: []string{base.ID[:8], other.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	archived, _ := s.Save(ctx, SaveRequest{Content: "an old note on retries", Related: []string{base.ID}})
+	if _, err := s.SetArchived(ctx, archived.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	s.Save(ctx, SaveRequest{Content: "unrelated"})
+
+	r, err := s.Related(ctx, base.ID[:8])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ID != base.ID || len(r.Links) != 0 || len(r.Backlinks) != 2 {
+		t.Fatalf("base: %s links %d backlinks %+v", r.ID, len(r.Links), r.Backlinks)
+	}
+	got := map[string]bool{r.Backlinks[0].ID: true, r.Backlinks[1].ID: true}
+	if !got[child.ID] || !got[archived.ID] {
+		t.Fatalf("backlinks %+v, want %s and %s", r.Backlinks, child.ID, archived.ID)
+	}
+	r, err = s.Related(ctx, child.ID)
+	if err != nil || len(r.Links) != 2 || len(r.Backlinks) != 0 {
+		t.Fatalf("child: %+v %v", r, err)
+	}
+	if _, err := s.Related(ctx, "ffffffff"); err == nil {
+		t.Fatal("an unknown id had relations")
+	}
+}
