@@ -30,6 +30,9 @@ type Memory interface {
 	List(ctx context.Context, f app.Filter) ([]app.Entry, error)
 	Show(ctx context.Context, id string) (app.Detail, error)
 	Related(ctx context.Context, id string) (app.Related, error)
+	SaveRule(ctx context.Context, label, content, agent string) (app.Rule, error)
+	Rules(ctx context.Context, limit int) ([]app.Rule, error)
+	DeleteRules(ctx context.Context, which string) ([]string, error)
 	Status(ctx context.Context) (app.Status, error)
 	Edit(ctx context.Context, id string, req app.EditRequest) (notes.Op, error)
 	SetPinned(ctx context.Context, id string, pinned bool) (notes.Op, error)
@@ -243,18 +246,6 @@ func (h *handlers) tools() []tool {
 	}
 }
 
-// ruleTagPrefix marks a rule's label among its tags.
-const ruleTagPrefix = "rule:"
-
-func ruleLabel(label string) (string, error) {
-	l := strings.ToLower(strings.Join(strings.Fields(label), "-"))
-	tags, err := notes.NormalizeTags([]string{ruleTagPrefix + l})
-	if err != nil || l == "" {
-		return "", fmt.Errorf("%w: label %q: use letters, digits and ._/+#- (at most 59 characters)", notes.ErrInvalid, label)
-	}
-	return tags[0], nil
-}
-
 func (h *handlers) relevant(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	id, err := r.RequireString("id")
 	if err != nil {
@@ -305,21 +296,21 @@ func (h *handlers) saveRule(ctx context.Context, r mcpgo.CallToolRequest) (*mcpg
 	if err != nil {
 		return nil, err
 	}
-	tag, err := ruleLabel(label)
+	rule, err := h.m.SaveRule(ctx, label, content, "mcp")
 	if err != nil {
 		return nil, err
 	}
-	e, err := h.m.Save(ctx, app.SaveRequest{Content: content, Type: notes.TypeRule, Tags: []string{tag}, AgentID: "mcp"})
-	if err != nil {
-		return nil, err
-	}
-	return mcpgo.NewToolResultStructured(map[string]any{"id": e.ID, "label": strings.TrimPrefix(tag, ruleTagPrefix)}, "saved rule "+strings.TrimPrefix(tag, ruleTagPrefix)+" as "+e.ID), nil
+	return mcpgo.NewToolResultStructured(map[string]any{"id": rule.ID, "label": rule.Label}, "saved rule "+rule.Label+" as "+rule.ID), nil
 }
 
 func (h *handlers) listRules(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-	rows, err := h.m.List(ctx, app.Filter{Types: []notes.Type{notes.TypeRule}})
+	rules, err := h.m.Rules(ctx, 0)
 	if err != nil {
 		return nil, err
+	}
+	rows := make([]app.Entry, len(rules))
+	for i, r := range rules {
+		rows[i] = r.Entry
 	}
 	return h.rowsResult(ctx, rows, fmt.Sprintf("%d rules (labels are the rule: tags)", len(rows))), nil
 }
@@ -329,30 +320,9 @@ func (h *handlers) deleteRule(ctx context.Context, r mcpgo.CallToolRequest) (*mc
 	if err != nil {
 		return nil, err
 	}
-	var ids []string
-	if tag, err := ruleLabel(which); err == nil {
-		rows, err := h.m.List(ctx, app.Filter{Types: []notes.Type{notes.TypeRule}, Tags: []string{tag}})
-		if err != nil {
-			return nil, err
-		}
-		for _, x := range rows {
-			ids = append(ids, x.ID)
-		}
-	}
-	if len(ids) == 0 {
-		d, err := h.m.Show(ctx, which)
-		if err != nil {
-			return nil, fmt.Errorf("no rule labelled or identified by %q: %w", which, err)
-		}
-		if d.Type != notes.TypeRule {
-			return nil, fmt.Errorf("%w: %s is a %s, not a rule", notes.ErrInvalid, d.ID, d.Type)
-		}
-		ids = []string{d.ID}
-	}
-	for _, id := range ids {
-		if _, err := h.m.SetArchived(ctx, id, true); err != nil {
-			return nil, err
-		}
+	ids, err := h.m.DeleteRules(ctx, which)
+	if err != nil {
+		return nil, err
 	}
 	return mcpgo.NewToolResultText("deleted rule " + strings.Join(ids, ", ") + " (archived; git history keeps it)"), nil
 }

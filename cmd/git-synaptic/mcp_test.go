@@ -238,6 +238,10 @@ func TestMCPServerOverStdio(t *testing.T) {
 	if r := c.tool("context_list_rules", map[string]any{}); !strings.Contains(r.Content[0].Text, "never commit files under gen/") || !strings.Contains(r.Content[0].Text, "rule:no-generated-files") {
 		t.Fatalf("context_list_rules:\n%s", r.Content[0].Text)
 	}
+	// the CLI sees the label an agent gave
+	if out := ok(t, dir, "rules"); !strings.Contains(out, "[no-generated-files] never commit files under gen/") {
+		t.Fatalf("rules in the CLI:\n%s", out)
+	}
 	if r := c.tool("context_delete_rule", map[string]any{"rule": "no-generated-files"}); r.IsError {
 		t.Fatalf("context_delete_rule: %+v", r)
 	}

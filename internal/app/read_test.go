@@ -51,3 +51,42 @@ func TestRelatedFollowsLinksBothWays(t *testing.T) {
 		t.Fatal("an unknown id had relations")
 	}
 }
+
+// Rules carry their labels, whoever saved them, and a label or an id
+// deletes (archives) them.
+func TestRuleLabels(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(testrepo.NewRepo(t), Options{Warn: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := s.SaveRule(ctx, "No Force Push", "never force-push main", "mcp")
+	if err != nil || r.Label != "no-force-push" {
+		t.Fatalf("save: %+v %v", r, err)
+	}
+	plain, _ := s.Save(ctx, SaveRequest{Content: "run go vet before pushing", Type: "rule"})
+	if _, err := s.SaveRule(ctx, "  ", "x", ""); err == nil {
+		t.Fatal("an empty label was accepted")
+	}
+	rules, err := s.Rules(ctx, 0)
+	if err != nil || len(rules) != 2 {
+		t.Fatalf("rules: %+v %v", rules, err)
+	}
+	labels := map[string]string{}
+	for _, x := range rules {
+		labels[x.ID] = x.Label
+	}
+	if labels[r.ID] != "no-force-push" || labels[plain.ID] != "" {
+		t.Fatalf("labels: %v", labels)
+	}
+	if ids, err := s.DeleteRules(ctx, "no force push"); err != nil || len(ids) != 1 || ids[0] != r.ID {
+		t.Fatalf("delete by label: %v %v", ids, err)
+	}
+	if ids, err := s.DeleteRules(ctx, plain.ID[:8]); err != nil || len(ids) != 1 {
+		t.Fatalf("delete by id: %v %v", ids, err)
+	}
+	if rules, _ := s.Rules(ctx, 0); len(rules) != 0 {
+		t.Fatalf("deleted rules still listed: %+v", rules)
+	}
+}

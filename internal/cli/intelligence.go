@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
-	"github.com/git-synaptic/git-synaptic/notes"
 )
 
 // printGroup lists a group's entries, one line each.
@@ -111,40 +110,57 @@ func newRules(e *env) *cobra.Command {
 		Use:   "rules",
 		Short: "Rules, and corrections waiting to become rules",
 		Long: `Rules are entries of type rule: standing instructions agents get first at
-session start. A saved entry tagged 'correction', or phrased as a directive
-("always ...", "never ...", "stop ...", "remember ...", "prefer ...",
-"that's wrong ..."), is a pending rule until accepted (a rule is saved,
-linked to it) or dismissed. A pending rule similar to an existing rule
-(cosine ≥ 0.7) is shown as a possible conflict.`,
+session start. A rule may carry a label (its tag rule:LABEL; agents set it
+with the MCP tool context_save_rule). A saved entry tagged 'correction', or
+phrased as a directive ("always ...", "never ...", "stop ...",
+"remember ...", "prefer ...", "that's wrong ..."), is a pending rule until
+accepted (a rule is saved, linked to it) or dismissed. A pending rule
+similar to an existing rule (cosine ≥ 0.7) is shown as a possible
+conflict.`,
 		Example: `  git synaptic rules
   git synaptic rules pending
   git synaptic rules accept 3f2a9c1d
   git synaptic rules dismiss 3f2a9c1d`,
 	}
+	list := newRulesList(e)
+	c.AddCommand(list, newRulesPending(e), newRuleVerdict(e, true), newRuleVerdict(e, false))
+	c.RunE = list.RunE
+	c.Args = exactArgs(0)
+	return c
+}
+
+func newRulesList(e *env) *cobra.Command {
 	var asJSON bool
-	list := withJSON(&cobra.Command{
+	return withJSON(&cobra.Command{
 		Use:   "list",
-		Short: "List rules",
+		Short: "List rules, with their labels",
 		Args:  exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return e.withService(func(s *app.Service) error {
-				rows, err := s.List(contextOf(e), app.Filter{Types: []notes.Type{notes.TypeRule}, Limit: 200})
+				rules, err := s.Rules(contextOf(e), 200)
 				if err != nil {
 					return err
 				}
 				if asJSON {
-					return writeJSON(e.io.Out, nonNil(rows))
+					return writeJSON(e.io.Out, nonNil(rules))
 				}
 				now := time.Now()
-				for _, r := range rows {
-					fmt.Fprintf(e.io.Out, "%s  %-8s %s\n", colour(e.io.TTY, yellow, app.ShortID(r.ID)), app.Age(now, r.Created), app.FirstLine(r.Content, 90))
+				for _, r := range rules {
+					label := ""
+					if r.Label != "" {
+						label = "[" + r.Label + "] "
+					}
+					fmt.Fprintf(e.io.Out, "%s  %-8s %s%s\n", colour(e.io.TTY, yellow, app.ShortID(r.ID)), app.Age(now, r.Created), label, app.FirstLine(r.Content, 90))
 				}
 				return nil
 			})
 		},
 	}, &asJSON)
-	var pendingJSON bool
-	pending := withJSON(&cobra.Command{
+}
+
+func newRulesPending(e *env) *cobra.Command {
+	var asJSON bool
+	return withJSON(&cobra.Command{
 		Use:   "pending",
 		Short: "Corrections waiting to be accepted as rules or dismissed, with conflicts",
 		Args:  exactArgs(0),
@@ -154,7 +170,7 @@ linked to it) or dismissed. A pending rule similar to an existing rule
 				if err != nil {
 					return err
 				}
-				if pendingJSON {
+				if asJSON {
 					return writeJSON(e.io.Out, nonNil(list))
 				}
 				if len(list) == 0 {
@@ -170,13 +186,26 @@ linked to it) or dismissed. A pending rule similar to an existing rule
 				return nil
 			})
 		},
-	}, &pendingJSON)
-	accept := &cobra.Command{
-		Use:   "accept ID",
-		Short: "Save a correction as a rule",
+	}, &asJSON)
+}
+
+// newRuleVerdict is rules accept (a correction becomes a rule, whose id
+// it prints) or rules dismiss.
+func newRuleVerdict(e *env, accept bool) *cobra.Command {
+	use, short := "accept ID", "Save a correction as a rule"
+	if !accept {
+		use, short = "dismiss ID", "Mark a correction as not a rule"
+	}
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
 		Args:  exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return e.withService(func(s *app.Service) error {
+				if !accept {
+					_, err := s.DismissRule(contextOf(e), args[0])
+					return err
+				}
 				rule, err := s.AcceptRule(contextOf(e), args[0])
 				if err != nil {
 					return err
@@ -186,19 +215,4 @@ linked to it) or dismissed. A pending rule similar to an existing rule
 			})
 		},
 	}
-	dismiss := &cobra.Command{
-		Use:   "dismiss ID",
-		Short: "Mark a correction as not a rule",
-		Args:  exactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			return e.withService(func(s *app.Service) error {
-				_, err := s.DismissRule(contextOf(e), args[0])
-				return err
-			})
-		},
-	}
-	c.AddCommand(list, pending, accept, dismiss)
-	c.RunE = list.RunE
-	c.Args = exactArgs(0)
-	return c
 }
