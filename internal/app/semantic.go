@@ -36,9 +36,6 @@ type Embedder interface {
 	Backend() string
 }
 
-// ModelName is the embedding model this Service uses (Options.Model).
-func (s *Service) ModelName() string { return s.embModel }
-
 // Session is the agent session saves carry when they name none
 // (Options.Session), or "".
 func (s *Service) Session() string { return s.session }
