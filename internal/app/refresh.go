@@ -64,15 +64,19 @@ func trackedLocal(ref string) (string, bool) {
 const mergedKey = "merged:"
 
 // mergeFetched merges memory that a plain `git fetch` brought into
-// remote-tracking refs since the last command, so it is visible without a
-// sync. The cache remembers what it merged, so this costs nothing when
-// nothing arrived.
-func (s *Service) mergeFetched(ctx context.Context, c *cache.Cache, tracking map[string]gitstore.Hash) (bool, error) {
-	moved := false
+// remote-tracking refs since the last command into the local memory refs,
+// so it is visible without a sync: it writes refs. The cache remembers
+// what it merged, so this costs nothing when nothing arrived; a merge that
+// fails is warned about and not tried again for the same tip.
+func (s *Service) mergeFetched(ctx context.Context, c *cache.Cache) error {
+	_, tracking, err := s.memoryRefs()
+	if err != nil {
+		return err
+	}
 	for ref, h := range tracking {
 		done, err := c.Meta(ctx, mergedKey+ref)
 		if err != nil {
-			return false, err
+			return err
 		}
 		if done == h.String() {
 			continue
@@ -80,14 +84,12 @@ func (s *Service) mergeFetched(ctx context.Context, c *cache.Cache, tracking map
 		local, _ := trackedLocal(ref)
 		if _, err := s.mergeRef(ctx, local, h); err != nil {
 			s.warnf("cannot merge %s into %s: %v", ref, local, err)
-		} else {
-			moved = true
 		}
 		if err := c.SetMeta(ctx, mergedKey+ref, h.String()); err != nil {
-			return moved, err
+			return err
 		}
 	}
-	return moved, nil
+	return nil
 }
 
 func (s *Service) mergeRef(ctx context.Context, local string, h gitstore.Hash) (gitstore.MergeResult, error) {
@@ -108,30 +110,15 @@ func (s *Service) mergeRef(ctx context.Context, local string, h gitstore.Hash) (
 	return res, err
 }
 
-// refresh brings the cache up to the memory refs: for each ref whose tip
-// moved, only the files that changed between the indexed tip and the new
-// one are read. Anything unreadable is recorded as a problem, warned about
-// once, and skipped: the rest of memory stays usable.
-func (s *Service) refresh(ctx context.Context) error {
-	c, err := s.openCache()
+// indexRefs brings the cache up to the memory refs, writing nothing else:
+// for each ref whose tip moved, only the files that changed between the
+// indexed tip and the new one are read. Anything unreadable is recorded as
+// a problem, warned about once, and skipped: the rest of memory stays
+// usable.
+func (s *Service) indexRefs(ctx context.Context, c *cache.Cache) error {
+	local, _, err := s.memoryRefs()
 	if err != nil {
 		return err
-	}
-	s.removeStaleLocks()
-	local, tracking, err := s.memoryRefs()
-	if err != nil {
-		return err
-	}
-	if len(tracking) > 0 {
-		moved, err := s.mergeFetched(ctx, c, tracking)
-		if err != nil {
-			return err
-		}
-		if moved {
-			if local, _, err = s.memoryRefs(); err != nil {
-				return err
-			}
-		}
 	}
 	stored, err := c.Tips(ctx)
 	if err != nil {

@@ -125,7 +125,7 @@ func (s *Service) warnf(format string, args ...any) {
 }
 
 // openCache opens the cache once per Service; a damaged or outdated cache
-// is replaced by an empty one that refresh then fills.
+// is replaced by an empty one that indexRefs then fills.
 func (s *Service) openCache() (*cache.Cache, error) {
 	if s.cache != nil {
 		return s.cache, nil
@@ -148,7 +148,15 @@ func (s *Service) openCache() (*cache.Cache, error) {
 }
 
 // ready returns an up-to-date cache, rebuilding it once if it turns out
-// to be corrupt.
+// to be corrupt. Every command, reads included, goes through it, and it
+// may write memory refs:
+//
+//  1. mergeFetched merges memory that a plain `git fetch` brought into the
+//     remote-tracking refs into the local memory refs (merge commits; a
+//     teammate's purge cuts history here too), so that fetched memory is
+//     visible without a sync.
+//  2. indexRefs brings the cache up to the memory refs (cache only).
+//  3. catchUp indexes the commits made since the last command (cache only).
 func (s *Service) ready(ctx context.Context) (*cache.Cache, error) {
 	c, err := s.openCache()
 	if err != nil {
@@ -157,14 +165,21 @@ func (s *Service) ready(ctx context.Context) (*cache.Cache, error) {
 	if s.fresh {
 		return c, nil
 	}
-	if err := s.refresh(ctx); err != nil {
+	s.removeStaleLocks()
+	refresh := func() error {
+		if err := s.mergeFetched(ctx, c); err != nil {
+			return err
+		}
+		return s.indexRefs(ctx, c)
+	}
+	if err := refresh(); err != nil {
 		if !cache.IsCorrupt(err) {
 			return nil, err
 		}
 		if c, err = s.recreateCache(); err != nil {
 			return nil, err
 		}
-		if err := s.refresh(ctx); err != nil {
+		if err := refresh(); err != nil {
 			return nil, err
 		}
 	}
