@@ -193,26 +193,33 @@ func (s *Service) Import(ctx context.Context, reqs []SaveRequest, private bool) 
 // back to a full refresh. The ref already holds the data, so a cache
 // failure only warns.
 func (s *Service) indexWritten(ctx context.Context, ref string, parent, commit gitstore.Hash, put func(*cache.Tx) error) {
-	c, err := s.openCache()
-	if err == nil {
-		var tx *cache.Tx
-		if tx, err = c.Begin(ctx); err == nil {
-			var tips map[string]string
-			tips, err = tx.Tips()
-			if err == nil && tips[ref] == hashOrEmpty(parent) {
-				if err = put(tx); err == nil {
-					if err = tx.SetTip(ref, commit.String()); err == nil {
-						if err = tx.Commit(); err == nil {
-							s.fresh = false
-							return
-						}
-					}
-				}
-			}
-			tx.Rollback()
-		}
+	if s.putWritten(ctx, ref, parent, commit, put) {
+		s.fresh = false
+		return
 	}
 	s.afterWrite(ctx)
+}
+
+// putWritten runs put and moves ref's indexed tip to commit in one cache
+// transaction, if the cache was at parent; it reports whether it did.
+func (s *Service) putWritten(ctx context.Context, ref string, parent, commit gitstore.Hash, put func(*cache.Tx) error) bool {
+	c, err := s.openCache()
+	if err != nil {
+		return false
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return false
+	}
+	defer tx.Rollback() // after Commit, a no-op
+	tips, err := tx.Tips()
+	if err != nil || tips[ref] != hashOrEmpty(parent) {
+		return false
+	}
+	if put(tx) != nil || tx.SetTip(ref, commit.String()) != nil {
+		return false
+	}
+	return tx.Commit() == nil
 }
 
 func hashOrEmpty(h gitstore.Hash) string {
