@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/rank"
 )
 
 // ErrNoWords is returned by Search for a query without any searchable word.
@@ -168,16 +169,12 @@ func (c *Cache) queryRows(ctx context.Context, what, q string, args ...any) ([]R
 type Hit struct {
 	Row
 	Score float64
-	BM25  float64
-	// Set by SemanticSearch: ranks in each list (0: absent), cosine
-	// similarity, fused score (session context included), the part of it
-	// that came from the entries saved around it in its session, weight
-	// and access count.
-	LexRank  int
+	// BM25 and, set by SemanticSearch, the BM25 rank, cosine similarity,
+	// fused score and what session context lent (see rank.Scores).
+	rank.Scores
+	// Set by SemanticSearch: the rank in the vector list (0: absent), the
+	// entry's weight and access count.
 	VecRank  int
-	Cosine   float64
-	Fused    float64
-	Context  float64
 	Weight   float64
 	Accesses int
 }
@@ -275,10 +272,7 @@ func (c *Cache) searchQuery(ctx context.Context, q string, args ...any) ([]Hit, 
 		if err != nil {
 			return nil, err
 		}
-		h.Row, h.Score = r, -h.BM25*(1+r.Relevance)
-		if r.Irrelevant {
-			h.Score = -h.BM25 * 0.33
-		}
+		h.Row, h.Score = r, rank.Lexical(h.BM25, r.State)
 		out = append(out, h)
 	}
 	return out, rows.Err()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/rank"
 )
 
 // unit returns an 8-d unit vector along axis i (with a little of axis 3).
@@ -75,26 +76,6 @@ func TestVectorsSurviveRebuildAndEdits(t *testing.T) {
 		t.Fatalf("other model: %d of %d", have, total)
 	}
 }
-
-func TestWeight(t *testing.T) {
-	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
-	r := Row{}
-	r.Tier, r.Created = notes.TierLongterm, now.Add(-30*24*time.Hour)
-	if w := Weight(r, 3, now); !near(w, 1.5*0.5*1.2) {
-		t.Errorf("longterm, one half-life, 3 recalls: %f", w)
-	}
-	r.Pinned = true
-	if w := Weight(r, 0, now); !near(w, 1.5*0.7) {
-		t.Errorf("pinned does not decay: %f", w)
-	}
-	r.Tier, r.Pinned, r.Irrelevant = notes.TierEphemeral, false, true
-	r.Created = now
-	if w := Weight(r, 6, now); !near(w, 0.5*1.4*0.33) {
-		t.Errorf("ephemeral irrelevant: %f", w)
-	}
-}
-
-func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 
 // TestInMemoryIndexMatchesSQLite: a long-lived process's in-memory sign-bit
 // index finds what sqlite-vec finds, and picks up vectors stored later.
@@ -207,7 +188,7 @@ func TestSessionContextLiftsTheAnswerAfterAQuestion(t *testing.T) {
 		t.Fatalf("the answer should join through its session neighbour, second: %+v", hits)
 	}
 	base := qh.Fused - qh.Context
-	if want := lendToNext * base; ah.Context < want-1e-9 || ah.Context > want+1e-9 {
+	if want := rank.LendToNext * base; ah.Context < want-1e-9 || ah.Context > want+1e-9 {
 		t.Fatalf("answer context %.4f, want %.4f", ah.Context, want)
 	}
 	// The filter applies to neighbours too; BM25 mode has no context.

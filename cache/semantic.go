@@ -1,0 +1,246 @@
+package cache
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/rank"
+)
+
+// Semantic search: candidates from BM25 and the vectors, scored and ordered
+// by the policy in package rank.
+
+// Mode picks the rankers a search uses (rank.Mode).
+type Mode = rank.Mode
+
+// Search modes.
+const (
+	ModeHybrid = rank.Hybrid // BM25 and vectors, combined
+	ModeVector = rank.Vector // vectors only
+	ModeBM25   = rank.BM25   // full-text only (the lexical fallback)
+)
+
+// SemanticQuery is a search with a query vector.
+type SemanticQuery struct {
+	Text   string
+	Vector []float32
+	// VectorFunc, when Vector is nil, supplies it once the lexical stage
+	// has run (the caller embeds the query meanwhile).
+	VectorFunc func() ([]float32, error)
+	Mode       Mode
+	// Weights applies tier, recency, access and feedback weights to the
+	// fused score (off only for retrieval benchmarks).
+	Weights bool
+	Now     time.Time
+	// MinCosine drops results found by the vectors alone below this
+	// similarity (every entry is somebody's nearest neighbour).
+	MinCosine float64
+}
+
+// SemanticSearch ranks by BM25 and/or vector similarity, fused as a
+// convex combination of normalised BM25 and cosine (rank.Fuser), plus
+// session context in hybrid mode (addSessionContext), then multiplied by
+// the entry's weights.
+func (c *Cache) SemanticSearch(ctx context.Context, q SemanticQuery, f Filter) ([]Hit, error) {
+	lim := f.Limit
+	if lim <= 0 {
+		lim = 10
+	}
+	depth := max(50, 5*lim)
+	byID := map[string]*Hit{}
+	var order []string
+	add := func(h Hit) *Hit {
+		if p, ok := byID[h.ID]; ok {
+			return p
+		}
+		byID[h.ID] = &h
+		order = append(order, h.ID)
+		return &h
+	}
+	if q.Mode != ModeVector {
+		wf := f
+		wf.Limit = depth
+		lex, err := c.Search(ctx, q.Text, wf)
+		if err != nil {
+			return nil, err
+		}
+		for i, h := range lex {
+			p := add(h)
+			p.LexRank = i + 1
+		}
+	}
+	if q.Vector == nil && q.VectorFunc != nil {
+		v, err := q.VectorFunc()
+		if err != nil {
+			return nil, err
+		}
+		q.Vector = v
+	}
+	if q.Mode != ModeBM25 {
+		vh, err := c.Nearest(ctx, q.Vector, f, max(20, 2*lim))
+		if err != nil {
+			return nil, err
+		}
+		for i, h := range vh {
+			if h.Cosine < q.MinCosine && byID[h.ID] == nil {
+				continue
+			}
+			p := add(h)
+			p.VecRank, p.Cosine = i+1, h.Cosine
+			p.Accesses = h.Accesses
+		}
+	}
+	// every candidate's cosine (lexical ones too) and recall count
+	if err := c.completeHits(ctx, q, order, byID); err != nil {
+		return nil, err
+	}
+	bm25s := make([]float64, len(order))
+	for i, id := range order {
+		bm25s[i] = byID[id].BM25
+	}
+	fuser := rank.NewFuser(q.Mode, q.Vector != nil, bm25s)
+	for _, id := range order {
+		fuser.Fuse(&byID[id].Scores)
+	}
+	if q.Mode != ModeVector && q.Mode != ModeBM25 && q.Vector != nil {
+		var err error
+		if order, err = c.addSessionContext(ctx, q, f, order, byID, fuser); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]Hit, 0, len(order))
+	for _, id := range order {
+		h := byID[id]
+		h.Weight = 1
+		if q.Weights {
+			h.Weight = rank.Weight(h.State, h.Accesses, q.Now)
+		}
+		h.Score = h.Fused * h.Weight
+		out = append(out, *h)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].ID < out[j].ID
+	})
+	if len(out) > lim {
+		out = out[:lim]
+	}
+	return out, nil
+}
+
+// addSessionContext applies session context to the fused candidates and
+// returns the order with the neighbours that joined (rank.Lenders,
+// rank.Loans and rank.Lend say what is lent).
+func (c *Cache) addSessionContext(ctx context.Context, q SemanticQuery, f Filter, order []string, byID map[string]*Hit, fuser rank.Fuser) ([]string, error) {
+	best := rank.Lenders(order, func(id string) float64 { return byID[id].Fused })
+	if len(best) == 0 {
+		return order, nil
+	}
+	idJSON, _ := json.Marshal(best)
+	rows, err := c.db.QueryContext(ctx, `SELECT c.id,
+			coalesce((SELECT p.id FROM entries p WHERE p.session_id != '' AND p.session_id = c.session_id AND p.created < c.created ORDER BY p.created DESC LIMIT 1), ''),
+			coalesce((SELECT n.id FROM entries n WHERE n.session_id != '' AND n.session_id = c.session_id AND n.created > c.created ORDER BY n.created LIMIT 1), '')
+		FROM entries c WHERE c.id IN (SELECT value FROM json_each(?)) AND c.session_id != ''`, string(idJSON))
+	if err != nil {
+		return nil, fmt.Errorf("cache: session neighbours: %w", err)
+	}
+	defer rows.Close()
+	var loans []rank.Loan
+	var missing []string
+	for rows.Next() {
+		var id, before, after string
+		if err := rows.Scan(&id, &before, &after); err != nil {
+			return nil, err
+		}
+		for _, l := range rank.Loans(id, before, after) {
+			loans = append(loans, l)
+			if byID[l.To] == nil && !slices.Contains(missing, l.To) {
+				missing = append(missing, l.To)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 {
+		w, args := f.where()
+		mJSON, _ := json.Marshal(missing)
+		found, err := c.queryRows(ctx, "session neighbours", `SELECT `+rowCols+` FROM entries e WHERE e.id IN (SELECT value FROM json_each(?)) AND `+w, append([]any{string(mJSON)}, args...)...)
+		if err != nil {
+			return nil, err
+		}
+		added := make([]string, len(found))
+		for i, r := range found {
+			byID[r.ID] = &Hit{Row: r}
+			added[i] = r.ID
+		}
+		if err := c.completeHits(ctx, q, added, byID); err != nil {
+			return nil, err
+		}
+		for _, id := range added {
+			fuser.Fuse(&byID[id].Scores)
+		}
+		order = append(order, added...)
+	}
+	scores := make(map[string]*rank.Scores, len(order))
+	for _, id := range order {
+		scores[id] = &byID[id].Scores
+	}
+	rank.Lend(loans, scores)
+	return order, nil
+}
+
+// completeHits fills in the cosine of candidates found by BM25 only and
+// the recall count of every candidate.
+func (c *Cache) completeHits(ctx context.Context, q SemanticQuery, ids []string, byID map[string]*Hit) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	idJSON, _ := json.Marshal(ids)
+	var unscored []string // the vector search scored its own hits
+	for _, id := range ids {
+		if byID[id].VecRank == 0 {
+			unscored = append(unscored, id)
+		}
+	}
+	if q.Vector != nil && len(unscored) > 0 {
+		unscoredJSON, _ := json.Marshal(unscored)
+		rows, err := c.db.QueryContext(ctx, `SELECT e.id, v.vec FROM entries e `+vectorJoin+`
+			WHERE e.id IN (SELECT value FROM json_each(?)) AND v.model = ?`, string(unscoredJSON), c.vecModel)
+		if err != nil {
+			return fmt.Errorf("cache: vector scoring: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			var blob []byte
+			if err := rows.Scan(&id, &blob); err != nil {
+				return err
+			}
+			byID[id].Cosine = float64(dotBlob(q.Vector, blob))
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	rows, err := c.db.QueryContext(ctx, `SELECT id, count FROM access WHERE id IN (SELECT value FROM json_each(?))`, string(idJSON))
+	if err != nil {
+		return fmt.Errorf("cache: recall counts: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return err
+		}
+		byID[id].Accesses = n
+	}
+	return rows.Err()
+}
