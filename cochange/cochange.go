@@ -273,6 +273,15 @@ type Suggestion struct {
 	Last       time.Time `json:"last_seen"`
 }
 
+// candidate is a file being ranked for a query.
+type candidate struct {
+	score, tie float64
+	count      int
+	conf       float64
+	last       int64
+	fallback   bool // no co-change evidence: ranked below every file with some
+}
+
 // Suggest ranks up to n files (not in query) that changed with the query
 // files, by method, as of now (which only Weighted uses).
 func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
@@ -287,18 +296,43 @@ func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
 			}
 		}
 	}
-	type cand struct {
-		score, tie float64
-		count      int
-		conf       float64
-		last       int64
-		fallback   bool // no co-change evidence: ranked below every file with some
+	cands := m.evidence(q, inQuery, method)
+	if method == Weighted {
+		stems := map[string]bool{}
+		for _, f := range query {
+			stems[stem(f)] = true
+		}
+		for b, c := range cands {
+			c.score += fileRecentBoost * m.recency(m.files[b].seq, recentSpan)
+			if stems[stem(m.names[b])] {
+				c.score += stemBoost
+			}
+		}
+		if n <= 0 && len(cands) == 0 || n > 0 && len(cands) < n {
+			m.addFallbacks(query, stems, inQuery, cands)
+		}
 	}
+	if len(cands) == 0 {
+		return nil
+	}
+	if method == Rose && len(q) > 1 {
+		m.roseExact(q, func(b int32, conf float64, support int) {
+			if c := cands[b]; c != nil {
+				c.score, c.tie = 1+conf, float64(support) // exact rules outrank fallbacks
+			}
+		})
+	}
+	return m.best(cands, n)
+}
+
+// evidence scores, by method, the files that changed with the query files
+// q (files in the query and deleted files left out).
+func (m *Model) evidence(q []int32, inQuery map[int32]bool, method Method) map[int32]*candidate {
 	size := 0
 	for _, a := range q {
 		size += len(m.partners(a))
 	}
-	cands := make(map[int32]*cand, size)
+	cands := make(map[int32]*candidate, size)
 	for _, a := range q {
 		fa := m.files[a]
 		for b, p := range m.partners(a) {
@@ -307,7 +341,7 @@ func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
 			}
 			c := cands[b]
 			if c == nil {
-				c = &cand{}
+				c = &candidate{}
 				cands[b] = c
 			}
 			conf := float64(p.count) / float64(fa.count)
@@ -332,84 +366,74 @@ func (m *Model) Suggest(query []string, method Method, n int) []Suggestion {
 			}
 		}
 	}
-	if method == Weighted {
-		stems := map[string]bool{}
-		for _, f := range query {
-			stems[stem(f)] = true
+	return cands
+}
+
+// addFallbacks adds, when there is too little evidence, the query's stem
+// twins, then the recently changed files of its directories (new files
+// have only these), ranked below every file with evidence.
+func (m *Model) addFallbacks(query []string, stems map[string]bool, inQuery map[int32]bool, cands map[int32]*candidate) {
+	fallback := func(b int32, score float64) {
+		if inQuery[b] || m.files[b].count == 0 || m.files[b].gone {
+			return
 		}
-		for b, c := range cands {
-			c.score += fileRecentBoost * m.recency(m.files[b].seq, recentSpan)
-			if stems[stem(m.names[b])] {
-				c.score += stemBoost
-			}
+		c := cands[b]
+		if c == nil {
+			c = &candidate{fallback: true, last: m.files[b].last}
+			cands[b] = c
 		}
-		// Too little evidence: the query's stem twins, then the recently
-		// changed files of its directories (new files have only these).
-		if n <= 0 && len(cands) == 0 || n > 0 && len(cands) < n {
-			fallback := func(b int32, score float64) {
-				if inQuery[b] || m.files[b].count == 0 || m.files[b].gone {
-					return
-				}
-				c := cands[b]
-				if c == nil {
-					c = &cand{fallback: true, last: m.files[b].last}
-					cands[b] = c
-				}
-				if c.fallback {
-					c.score = math.Max(c.score, score)
-				}
-			}
-			for st := range stems {
-				for _, b := range m.stems[st] {
-					fallback(b, stemBoost+fileRecentBoost*m.recency(m.files[b].seq, recentSpan))
-				}
-			}
-			for _, f := range query {
-				for _, b := range m.dirs[path.Dir(f)] {
-					if r := m.recency(m.files[b].seq, dirRecentSpan); r > 1e-3 {
-						fallback(b, fileRecentBoost*r)
-					}
-				}
+		if c.fallback {
+			c.score = math.Max(c.score, score)
+		}
+	}
+	for st := range stems {
+		for _, b := range m.stems[st] {
+			fallback(b, stemBoost+fileRecentBoost*m.recency(m.files[b].seq, recentSpan))
+		}
+	}
+	for _, f := range query {
+		for _, b := range m.dirs[path.Dir(f)] {
+			if r := m.recency(m.files[b].seq, dirRecentSpan); r > 1e-3 {
+				fallback(b, fileRecentBoost*r)
 			}
 		}
 	}
-	if len(cands) == 0 {
-		return nil
+}
+
+// ranked is a suggestion with what orders it.
+type ranked struct {
+	Suggestion
+	tie      float64
+	fallback bool
+}
+
+// betterRanked orders evidence before fallbacks, then by score, tie and
+// name.
+func betterRanked(a, b ranked) int {
+	switch {
+	case a.fallback != b.fallback:
+		if b.fallback {
+			return -1
+		}
+		return 1
+	case a.Score != b.Score:
+		return cmp.Compare(b.Score, a.Score)
+	case a.tie != b.tie:
+		return cmp.Compare(b.tie, a.tie)
 	}
-	if method == Rose && len(q) > 1 {
-		m.roseExact(q, func(b int32, conf float64, support int) {
-			if c := cands[b]; c != nil {
-				c.score, c.tie = 1+conf, float64(support) // exact rules outrank fallbacks
-			}
-		})
-	}
-	type ranked struct {
-		Suggestion
-		tie      float64
-		fallback bool
-	}
+	return strings.Compare(a.File, b.File)
+}
+
+// best is the n best candidates (n <= 0: all), in order.
+func (m *Model) best(cands map[int32]*candidate, n int) []Suggestion {
 	out := make([]ranked, 0, len(cands))
 	for b, c := range cands {
 		out = append(out, ranked{Suggestion{File: m.names[b], Score: c.score, Count: c.count, Confidence: c.conf, Last: time.Unix(c.last, 0).UTC()}, c.tie, c.fallback})
 	}
-	better := func(a, b ranked) int {
-		switch {
-		case a.fallback != b.fallback:
-			if b.fallback {
-				return -1
-			}
-			return 1
-		case a.Score != b.Score:
-			return cmp.Compare(b.Score, a.Score)
-		case a.tie != b.tie:
-			return cmp.Compare(b.tie, a.tie)
-		}
-		return strings.Compare(a.File, b.File)
-	}
 	if n > 0 && len(out) > 4*n {
-		out = topN(out, n, better)
+		out = topN(out, n, betterRanked)
 	} else {
-		slices.SortFunc(out, better)
+		slices.SortFunc(out, betterRanked)
 	}
 	if n > 0 && len(out) > n {
 		out = out[:n]
