@@ -73,17 +73,7 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	var train, test []cochange.Commit
-	for _, c := range commits {
-		if !c.Time.Before(end) {
-			break
-		}
-		if c.Time.Before(at) {
-			train = append(train, c)
-		} else {
-			test = append(test, c)
-		}
-	}
+	train, test := splitAt(commits, at, end)
 	nTest := 0
 	for _, c := range test {
 		if len(c.Files) >= *minFiles && len(c.Files) <= *maxFiles {
@@ -96,6 +86,27 @@ func main() {
 	// Self-tuning as the product does it, on the training commits only:
 	// nothing after the split is seen.
 	tuned := cochange.Tune(train, *holdout)
+	printTuning(tuned)
+	printTable(train, test, opt, tuned.Chosen, *only, *minFiles, *maxFiles)
+}
+
+// splitAt splits commits (oldest first) into those before at and those
+// from at until end.
+func splitAt(commits []cochange.Commit, at, end time.Time) (train, test []cochange.Commit) {
+	for _, c := range commits {
+		if !c.Time.Before(end) {
+			break
+		}
+		if c.Time.Before(at) {
+			train = append(train, c)
+		} else {
+			test = append(test, c)
+		}
+	}
+	return train, test
+}
+
+func printTuning(tuned cochange.Tuning) {
 	fmt.Printf("self-tuning on the last %d training commits with 2-20 files (MRR@10 / hit@3 per commit, rolling navigation):\n", tuned.Validation)
 	for _, sc := range tuned.Scores {
 		mark := " "
@@ -105,19 +116,24 @@ func main() {
 		fmt.Printf("  %s %.3f / %.3f  %s\n", mark, sc.MRR, sc.Hit3, sc.Options)
 	}
 	fmt.Println()
+}
+
+// printTable evaluates every method (or only one) in both modes and both
+// tasks; "tuned" is Weighted under the self-tuned options.
+func printTable(train, test []cochange.Commit, opt, tuned cochange.Options, only string, minFiles, maxFiles int) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "mode\ttask\tmethod\tqueries\tanswered\tP@1\tP@3\tP@10\tR@3\tR@10\thit@3\tMRR@10\t\tper commit: hit@3\tMRR@10\t")
 	for _, rolling := range []bool{false, true} {
 		for _, task := range []string{"navigation", "prevention"} {
 			for _, m := range append(cochange.Methods, "tuned") {
-				if *only != "" && string(m) != *only {
+				if only != "" && string(m) != only {
 					continue
 				}
 				name, o := m, opt
 				if m == "tuned" {
-					m, o = cochange.Weighted, tuned.Chosen
+					m, o = cochange.Weighted, tuned
 				}
-				s := evaluate(train, test, m, task, rolling, *minFiles, *maxFiles, o)
+				s := evaluate(train, test, m, task, rolling, minFiles, maxFiles, o)
 				mode := "frozen"
 				if rolling {
 					mode = "rolling"
