@@ -50,52 +50,8 @@ func (c *Cache) SemanticSearch(ctx context.Context, q SemanticQuery, f Filter) (
 	if lim <= 0 {
 		lim = 10
 	}
-	depth := max(50, 5*lim)
-	byID := map[string]*Hit{}
-	var order []string
-	add := func(h Hit) *Hit {
-		if p, ok := byID[h.ID]; ok {
-			return p
-		}
-		byID[h.ID] = &h
-		order = append(order, h.ID)
-		return &h
-	}
-	if q.Mode != ModeVector {
-		wf := f
-		wf.Limit = depth
-		lex, err := c.Search(ctx, q.Text, wf)
-		if err != nil {
-			return nil, err
-		}
-		for i, h := range lex {
-			p := add(h)
-			p.LexRank = i + 1
-		}
-	}
-	if q.Vector == nil && q.VectorFunc != nil {
-		v, err := q.VectorFunc()
-		if err != nil {
-			return nil, err
-		}
-		q.Vector = v
-	}
-	if q.Mode != ModeBM25 {
-		vh, err := c.Nearest(ctx, q.Vector, f, max(20, 2*lim))
-		if err != nil {
-			return nil, err
-		}
-		for i, h := range vh {
-			if h.Cosine < q.MinCosine && byID[h.ID] == nil {
-				continue
-			}
-			p := add(h)
-			p.VecRank, p.Cosine = i+1, h.Cosine
-			p.Accesses = h.Accesses
-		}
-	}
-	// every candidate's cosine (lexical ones too) and recall count
-	if err := c.completeHits(ctx, q, order, byID); err != nil {
+	order, byID, err := c.candidates(ctx, &q, f, lim)
+	if err != nil {
 		return nil, err
 	}
 	bm25s := make([]float64, len(order))
@@ -107,7 +63,6 @@ func (c *Cache) SemanticSearch(ctx context.Context, q SemanticQuery, f Filter) (
 		fuser.Fuse(&byID[id].Scores)
 	}
 	if q.Mode != ModeVector && q.Mode != ModeBM25 && q.Vector != nil {
-		var err error
 		if order, err = c.addSessionContext(ctx, q, f, order, byID, fuser); err != nil {
 			return nil, err
 		}
@@ -128,10 +83,61 @@ func (c *Cache) SemanticSearch(ctx context.Context, q SemanticQuery, f Filter) (
 		}
 		return out[i].ID < out[j].ID
 	})
-	if len(out) > lim {
-		out = out[:lim]
+	return out[:min(lim, len(out))], nil
+}
+
+// candidates gathers a search's candidates in order of discovery: the top
+// BM25 matches, then the nearest vectors (q.Vector is set from
+// q.VectorFunc between the two), each with its cosine and recall count.
+func (c *Cache) candidates(ctx context.Context, q *SemanticQuery, f Filter, lim int) ([]string, map[string]*Hit, error) {
+	byID := map[string]*Hit{}
+	var order []string
+	add := func(h Hit) *Hit {
+		if p, ok := byID[h.ID]; ok {
+			return p
+		}
+		byID[h.ID] = &h
+		order = append(order, h.ID)
+		return &h
 	}
-	return out, nil
+	if q.Mode != ModeVector {
+		wf := f
+		wf.Limit = max(50, 5*lim)
+		lex, err := c.Search(ctx, q.Text, wf)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i, h := range lex {
+			p := add(h)
+			p.LexRank = i + 1
+		}
+	}
+	if q.Vector == nil && q.VectorFunc != nil {
+		v, err := q.VectorFunc()
+		if err != nil {
+			return nil, nil, err
+		}
+		q.Vector = v
+	}
+	if q.Mode != ModeBM25 {
+		vh, err := c.Nearest(ctx, q.Vector, f, max(20, 2*lim))
+		if err != nil {
+			return nil, nil, err
+		}
+		for i, h := range vh {
+			if h.Cosine < q.MinCosine && byID[h.ID] == nil {
+				continue
+			}
+			p := add(h)
+			p.VecRank, p.Cosine = i+1, h.Cosine
+			p.Accesses = h.Accesses
+		}
+	}
+	// every candidate's cosine (lexical ones too) and recall count
+	if err := c.completeHits(ctx, *q, order, byID); err != nil {
+		return nil, nil, err
+	}
+	return order, byID, nil
 }
 
 // addSessionContext applies session context to the fused candidates and
