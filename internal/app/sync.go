@@ -209,46 +209,17 @@ func (s *Service) DefaultRemote(ctx context.Context) (string, error) {
 // conflicts) and pushes the result. If the remote moves in between, it
 // fetches and merges again.
 func (s *Service) Sync(ctx context.Context, remote string) (SyncReport, error) {
-	var err error
-	if remote == "" {
-		if remote, err = s.DefaultRemote(ctx); err != nil {
-			return SyncReport{}, err
-		}
-	}
-	if strings.HasPrefix(remote, "-") {
-		return SyncReport{}, fmt.Errorf("%w: %q is not a remote name", notes.ErrInvalid, remote)
-	}
-	if remotes, err := s.repo.Remotes(ctx); err != nil {
+	remote, err := s.syncRemote(ctx, remote)
+	if err != nil {
 		return SyncReport{}, err
-	} else if !slices.Contains(remotes, remote) {
-		return SyncReport{}, fmt.Errorf("%w: no remote named %q (git remote -v lists them)", ErrNoRemote, remote)
 	}
 	rep := SyncReport{Remote: remote, Merged: map[string]string{}}
 	if st, err := s.stats(ctx); err == nil {
 		rep.Before = st.Total
 	}
 	for attempt := 0; ; attempt++ {
-		if err := s.repo.Fetch(ctx, remote, fetchSpecs(remote)...); err != nil {
+		if err := s.fetchAndMerge(ctx, remote, rep.Merged); err != nil {
 			return rep, err
-		}
-		tracking, err := s.repo.Refs(trackingRef(remote, sharedPrefix))
-		if err != nil {
-			return rep, err
-		}
-		notesTracking := trackingRef(remote, gitstore.NotesRef)
-		if h, err := s.repo.Tip(notesTracking); err == nil && !h.IsZero() {
-			tracking[notesTracking] = h
-		}
-		for ref, h := range tracking {
-			local, _ := trackedLocal(ref)
-			res, err := s.mergeRef(ctx, local, h)
-			if err != nil {
-				// Garbage on the remote must not stop the rest of memory syncing.
-				s.warnf("skipped %s: %v", ref, err)
-				rep.Merged[local] = "skipped: " + err.Error()
-				continue
-			}
-			rep.Merged[local] = string(res)
 		}
 		push, err := s.pushable(ctx, remote)
 		if err != nil {
@@ -267,23 +238,8 @@ func (s *Service) Sync(ctx context.Context, remote string) (SyncReport, error) {
 			return rep, err
 		}
 		rep.Pushed = push
-		// Record what the remote now holds, so status and the next command
-		// see the remote-tracking refs in step.
-		for _, spec := range push {
-			local, _, _ := strings.Cut(spec, ":")
-			if h, err := s.repo.Tip(local); err == nil && !h.IsZero() {
-				tr := trackingRef(remote, local)
-				if err := s.repo.SetRef(ctx, tr, h); err == nil && s.cache != nil {
-					s.cache.SetMeta(ctx, mergedKey+tr, h.String())
-				}
-				// The push replaced history (a purge): the remote-tracking
-				// ref's reflog now names the old tip; let it go.
-				if len(leases) > 0 {
-					if err := s.expireReflogs(ctx, local); err != nil {
-						return rep, err
-					}
-				}
-			}
+		if err := s.recordPushed(ctx, remote, push, len(leases) > 0); err != nil {
+			return rep, err
 		}
 		break
 	}
@@ -294,6 +250,80 @@ func (s *Service) Sync(ctx context.Context, remote string) (SyncReport, error) {
 	}
 	rep.After = st.Total
 	return rep, nil
+}
+
+// syncRemote is the remote a sync talks to: remote, or the default one;
+// an error when there is no such remote.
+func (s *Service) syncRemote(ctx context.Context, remote string) (string, error) {
+	var err error
+	if remote == "" {
+		if remote, err = s.DefaultRemote(ctx); err != nil {
+			return "", err
+		}
+	}
+	if strings.HasPrefix(remote, "-") {
+		return "", fmt.Errorf("%w: %q is not a remote name", notes.ErrInvalid, remote)
+	}
+	remotes, err := s.repo.Remotes(ctx)
+	if err != nil {
+		return "", err
+	}
+	if !slices.Contains(remotes, remote) {
+		return "", fmt.Errorf("%w: no remote named %q (git remote -v lists them)", ErrNoRemote, remote)
+	}
+	return remote, nil
+}
+
+// fetchAndMerge fetches remote's memory and merges each ref into its
+// local ref, noting in merged what happened to each. Garbage on the remote
+// is skipped with a warning: it must not stop the rest of memory syncing.
+func (s *Service) fetchAndMerge(ctx context.Context, remote string, merged map[string]string) error {
+	if err := s.repo.Fetch(ctx, remote, fetchSpecs(remote)...); err != nil {
+		return err
+	}
+	tracking, err := s.repo.Refs(trackingRef(remote, sharedPrefix))
+	if err != nil {
+		return err
+	}
+	notesTracking := trackingRef(remote, gitstore.NotesRef)
+	if h, err := s.repo.Tip(notesTracking); err == nil && !h.IsZero() {
+		tracking[notesTracking] = h
+	}
+	for ref, h := range tracking {
+		local, _ := trackedLocal(ref)
+		res, err := s.mergeRef(ctx, local, h)
+		if err != nil {
+			s.warnf("skipped %s: %v", ref, err)
+			merged[local] = "skipped: " + err.Error()
+			continue
+		}
+		merged[local] = string(res)
+	}
+	return nil
+}
+
+// recordPushed moves the remote-tracking refs to what the remote now
+// holds, so that status and the next command see them in step. After a
+// push that replaced history (a purge, rewrote), the reflogs that still
+// name the old tips are expired.
+func (s *Service) recordPushed(ctx context.Context, remote string, push []string, rewrote bool) error {
+	for _, spec := range push {
+		local, _, _ := strings.Cut(spec, ":")
+		h, err := s.repo.Tip(local)
+		if err != nil || h.IsZero() {
+			continue
+		}
+		tr := trackingRef(remote, local)
+		if err := s.repo.SetRef(ctx, tr, h); err == nil && s.cache != nil {
+			s.cache.SetMeta(ctx, mergedKey+tr, h.String())
+		}
+		if rewrote {
+			if err := s.expireReflogs(ctx, local); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // leases returns --force-with-lease options for the refs a purge rewrote:
