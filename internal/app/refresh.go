@@ -268,63 +268,48 @@ func (s *Service) applyRef(tx *cache.Tx, ref string, old, tip gitstore.Hash) (pr
 		if report != nil && i%1000 == 0 {
 			report(i/2, total)
 		}
-		if err := tx.ClearProblem(ref, ch.Path); err != nil {
+		if err := s.applyChange(tx, ref, private, ch, problem); err != nil {
 			return nil, false, err
-		}
-		kind, id := notes.PathKind(ch.Path)
-		if ch.Deleted {
-			switch kind {
-			case "entry":
-				err = tx.DeleteEntry(id)
-			case "op":
-				err = tx.DeleteOp(id)
-			}
-			if err != nil {
-				return nil, false, err
-			}
-			continue
-		}
-		if kind == "purged" { // applied to the history by sync and purge, nothing to index
-			continue
-		}
-		if kind == "" {
-			if err := problem(ch.Path, ch.Hash, errors.New("not part of the memory format (want entries/xx/<id>.json, ops/xx/<id>.json or purged/xx/<id>.json)")); err != nil {
-				return nil, false, err
-			}
-			continue
-		}
-		if !gitstore.RegularFile(ch.Mode) {
-			if err := problem(ch.Path, ch.Hash, fmt.Errorf("not a regular file (mode %o)", ch.Mode)); err != nil {
-				return nil, false, err
-			}
-			continue
-		}
-		data, err := s.repo.ReadBlob(ch.Hash, notes.MaxDocumentBytes)
-		if err == nil {
-			if kind == "entry" {
-				var e notes.Entry
-				if e, err = notes.DecodeEntry(data, id); err == nil {
-					err = tx.PutEntry(e, ref, private, data)
-					if err != nil {
-						return nil, false, err
-					}
-				}
-			} else {
-				var o notes.Op
-				if o, err = notes.DecodeOp(data, id); err == nil {
-					if err = tx.PutOp(o, data); err != nil {
-						return nil, false, err
-					}
-				}
-			}
-		}
-		if err != nil {
-			if err := problem(ch.Path, ch.Hash, err); err != nil {
-				return nil, false, err
-			}
 		}
 	}
 	return problems, complete, nil
+}
+
+// applyChange indexes one changed file of ref. What cannot be read as
+// memory goes to problem; only cache failures are returned.
+func (s *Service) applyChange(tx *cache.Tx, ref string, private bool, ch gitstore.Change, problem func(string, gitstore.Hash, error) error) error {
+	if err := tx.ClearProblem(ref, ch.Path); err != nil {
+		return err
+	}
+	kind, id := notes.PathKind(ch.Path)
+	switch {
+	case ch.Deleted && kind == "entry":
+		return tx.DeleteEntry(id)
+	case ch.Deleted && kind == "op":
+		return tx.DeleteOp(id)
+	case ch.Deleted, kind == "purged": // purges are applied to the history by sync and purge
+		return nil
+	case kind == "":
+		return problem(ch.Path, ch.Hash, errors.New("not part of the memory format (want entries/xx/<id>.json, ops/xx/<id>.json or purged/xx/<id>.json)"))
+	case !gitstore.RegularFile(ch.Mode):
+		return problem(ch.Path, ch.Hash, fmt.Errorf("not a regular file (mode %o)", ch.Mode))
+	}
+	data, err := s.repo.ReadBlob(ch.Hash, notes.MaxDocumentBytes)
+	if err != nil {
+		return problem(ch.Path, ch.Hash, err)
+	}
+	if kind == "entry" {
+		e, err := notes.DecodeEntry(data, id)
+		if err != nil {
+			return problem(ch.Path, ch.Hash, err)
+		}
+		return tx.PutEntry(e, ref, private, data)
+	}
+	o, err := notes.DecodeOp(data, id)
+	if err != nil {
+		return problem(ch.Path, ch.Hash, err)
+	}
+	return tx.PutOp(o, data)
 }
 
 func (s *Service) applyNotes(tx *cache.Tx, tip gitstore.Hash, changes []gitstore.Change, problem func(string, gitstore.Hash, error) error) error {
