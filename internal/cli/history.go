@@ -325,6 +325,64 @@ func readAgentInput(e *env) agentInput {
 	return in
 }
 
+// runHook runs git hook or agent hook name. It never fails the caller:
+// errors are told on stderr (git's push goes on; the agent goes on).
+func runHook(e *env, name string, args []string, budget int, format string) {
+	e.busy = 2 * time.Second // never hold git or the agent up for long
+	var stdin string
+	if name == "post-rewrite" {
+		b, _ := io.ReadAll(io.LimitReader(e.io.In, 64<<20))
+		stdin = string(b)
+	}
+	var in agentInput
+	if agentHooks[name] {
+		in = readAgentInput(e)
+		if in.SessionID == "" {
+			in.SessionID = ConfigFromEnv(app.Options{}).Session
+		}
+	}
+	err := e.withService(func(s *app.Service) error {
+		if !agentHooks[name] {
+			return s.Hook(contextOf(e), name, args, stdin)
+		}
+		return runAgentHook(e, s, name, in, budget, format)
+	})
+	switch {
+	case err == nil:
+	case name == "pre-push":
+		fmt.Fprintf(e.io.Err, "git-synaptic: memory was not pushed (%v); your push goes on. Run 'git synaptic sync' to share memory.\n", err)
+	default:
+		fmt.Fprintf(e.io.Err, "git-synaptic hook %s: %v (ignored)\n", name, err)
+	}
+}
+
+// runAgentHook answers an agent's lifecycle hook: a handoff on stop and
+// pre-compact, context on prompt and session-start (Claude Code's hook
+// JSON, or markdown).
+func runAgentHook(e *env, s *app.Service, name string, in agentInput, budget int, format string) error {
+	var md, event string
+	var err error
+	switch name {
+	case "stop", "pre-compact":
+		_, _, err := s.SessionHandoff(contextOf(e), in.SessionID)
+		return err
+	case "prompt":
+		event = "UserPromptSubmit"
+		md, err = s.PromptContext(contextOf(e), in.SessionID, in.Prompt)
+	default:
+		event = "SessionStart"
+		md, err = s.StartSession(contextOf(e), in.SessionID, budget)
+	}
+	if err != nil || md == "" {
+		return err
+	}
+	if format == "markdown" {
+		_, err = fmt.Fprint(e.io.Out, md)
+		return err
+	}
+	return writeJSON(e.io.Out, map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event, "additionalContext": md}})
+}
+
 // newHook is what the installed scripts run. It always exits 0: a hook
 // must never fail or block git, nor break an agent's session. Problems go
 // to stderr.
@@ -360,54 +418,7 @@ $GIT_SYNAPTIC_SESSION.`,
 		Hidden: true,
 		Args:   minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			e.busy = 2 * time.Second // never hold git or the agent up for long
-			name := args[0]
-			var stdin string
-			if name == "post-rewrite" {
-				b, _ := io.ReadAll(io.LimitReader(e.io.In, 64<<20))
-				stdin = string(b)
-			}
-			var session, prompt string
-			if agentHooks[name] {
-				in := readAgentInput(e)
-				session, prompt = in.SessionID, in.Prompt
-				if session == "" {
-					session = ConfigFromEnv(app.Options{}).Session
-				}
-			}
-			err := e.withService(func(s *app.Service) error {
-				if !agentHooks[name] {
-					return s.Hook(contextOf(e), name, args[1:], stdin)
-				}
-				var md, event string
-				var err error
-				switch name {
-				case "stop", "pre-compact":
-					_, _, err := s.SessionHandoff(contextOf(e), session)
-					return err
-				case "prompt":
-					event = "UserPromptSubmit"
-					md, err = s.PromptContext(contextOf(e), session, prompt)
-				default:
-					event = "SessionStart"
-					md, err = s.StartSession(contextOf(e), session, budget)
-				}
-				if err != nil || md == "" {
-					return err
-				}
-				if format == "markdown" {
-					_, err = fmt.Fprint(e.io.Out, md)
-					return err
-				}
-				return writeJSON(e.io.Out, map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event, "additionalContext": md}})
-			})
-			switch {
-			case err == nil:
-			case name == "pre-push":
-				fmt.Fprintf(e.io.Err, "git-synaptic: memory was not pushed (%v); your push goes on. Run 'git synaptic sync' to share memory.\n", err)
-			default:
-				fmt.Fprintf(e.io.Err, "git-synaptic hook %s: %v (ignored)\n", name, err)
-			}
+			runHook(e, args[0], args[1:], budget, format)
 			return nil
 		},
 	}
