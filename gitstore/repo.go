@@ -258,3 +258,11 @@ func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// GitVar is git's value of a logical variable (git var NAME), such as
+// GIT_PAGER or GIT_EDITOR, as git would choose it in this repository: the
+// environment, then its configuration, then git's default.
+func (r *Repo) GitVar(ctx context.Context, name string) (string, error) {
+	out, err := r.run(ctx, nil, nil, "var", name)
+	return strings.TrimSpace(out), err
+}

@@ -287,3 +287,21 @@ func short(id string) string {
 	}
 	return id
 }
+
+// Pager is the pager git would use here (GIT_PAGER, core.pager, PAGER,
+// git's default); "less" when git cannot say.
+func (s *Service) Pager(ctx context.Context) string {
+	if p, err := s.repo.GitVar(ctx, "GIT_PAGER"); err == nil && p != "" {
+		return p
+	}
+	return "less"
+}
+
+// Editor is the editor git would use here (GIT_EDITOR, core.editor,
+// VISUAL, EDITOR, git's default); "vi" when git cannot say.
+func (s *Service) Editor(ctx context.Context) string {
+	if ed, err := s.repo.GitVar(ctx, "GIT_EDITOR"); err == nil && ed != "" {
+		return ed
+	}
+	return "vi"
+}

@@ -1,13 +1,15 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 
 	"golang.org/x/term"
+
+	"github.com/git-synaptic/git-synaptic/internal/app"
 )
 
 func isTerminal(w io.Writer) bool {
@@ -22,26 +24,15 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// pager starts git's pager (GIT_PAGER, core.pager, PAGER, less) when out is
-// a terminal, and returns the writer to use and a function that waits for
-// the pager to exit.
-func pager(stdio IO, disabled bool) (io.Writer, func()) {
+// pager starts the pager git would use in the repository (Service.Pager)
+// when out is a terminal, and returns the writer to use and a function
+// that waits for the pager to exit.
+func pager(ctx context.Context, s *app.Service, stdio IO, disabled bool) (io.Writer, func()) {
 	if disabled || !stdio.TTY {
 		return stdio.Out, func() {}
 	}
-	p := os.Getenv("GIT_PAGER")
-	if p == "" {
-		if out, err := exec.Command("git", "config", "core.pager").Output(); err == nil {
-			p = strings.TrimSpace(string(out))
-		}
-	}
-	if p == "" {
-		p = os.Getenv("PAGER")
-	}
-	if p == "" {
-		p = "less"
-	}
-	if p == "cat" {
+	p := s.Pager(ctx)
+	if p == "cat" || p == "" {
 		return stdio.Out, func() {}
 	}
 	cmd := exec.Command("sh", "-c", p)

@@ -118,7 +118,7 @@ func runLog(e *env, o *logOptions, table bool) error {
 			printTable(e.io.Out, rows, now)
 			return nil
 		}
-		w, done := pager(e.io, o.noPager)
+		w, done := pager(contextOf(e), s, e.io, o.noPager)
 		defer done()
 		for i, r := range rows {
 			if o.oneline {

@@ -254,7 +254,7 @@ func runEdit(e *env, o *editOptions, id string, hasMessage bool) error {
 			if err != nil {
 				return err
 			}
-			text, err := editInEditor(e, d.Content)
+			text, err := editInEditor(e, s.Editor(ctx), d.Content)
 			if err != nil {
 				return err
 			}
@@ -282,16 +282,8 @@ func runEdit(e *env, o *editOptions, id string, hasMessage bool) error {
 	})
 }
 
-func editInEditor(e *env, content string) (string, error) {
-	ed := os.Getenv("GIT_EDITOR")
-	if ed == "" {
-		if out, err := exec.Command("git", "var", "GIT_EDITOR").Output(); err == nil {
-			ed = strings.TrimSpace(string(out))
-		}
-	}
-	if ed == "" {
-		ed = "vi"
-	}
+// editInEditor lets the user edit content in ed (a shell command).
+func editInEditor(e *env, ed, content string) (string, error) {
 	dir, err := os.MkdirTemp("", "synaptic-edit")
 	if err != nil {
 		return "", err
