@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -193,34 +194,28 @@ func (s *Service) Import(ctx context.Context, reqs []SaveRequest, private bool) 
 // back to a full refresh. The ref already holds the data, so a cache
 // failure only warns.
 func (s *Service) indexWritten(ctx context.Context, ref string, parent, commit gitstore.Hash, put func(*cache.Tx) error) {
-	if s.putWritten(ctx, ref, parent, commit, put) {
+	err := s.inTx(ctx, func(tx *cache.Tx) error {
+		tips, err := tx.Tips()
+		if err != nil {
+			return err
+		}
+		if tips[ref] != hashOrEmpty(parent) {
+			return errCacheMoved
+		}
+		if err := put(tx); err != nil {
+			return err
+		}
+		return tx.SetTip(ref, commit.String())
+	})
+	if err == nil {
 		s.fresh = false
 		return
 	}
 	s.afterWrite(ctx)
 }
 
-// putWritten runs put and moves ref's indexed tip to commit in one cache
-// transaction, if the cache was at parent; it reports whether it did.
-func (s *Service) putWritten(ctx context.Context, ref string, parent, commit gitstore.Hash, put func(*cache.Tx) error) bool {
-	c, err := s.openCache()
-	if err != nil {
-		return false
-	}
-	tx, err := c.Begin(ctx)
-	if err != nil {
-		return false
-	}
-	defer tx.Rollback() // after Commit, a no-op
-	tips, err := tx.Tips()
-	if err != nil || tips[ref] != hashOrEmpty(parent) {
-		return false
-	}
-	if put(tx) != nil || tx.SetTip(ref, commit.String()) != nil {
-		return false
-	}
-	return tx.Commit() == nil
-}
+// errCacheMoved: the cache is not at the parent of what was written.
+var errCacheMoved = errors.New("the cache moved meanwhile")
 
 func hashOrEmpty(h gitstore.Hash) string {
 	if h.IsZero() {
