@@ -63,20 +63,17 @@ func trackedLocal(ref string) (string, bool) {
 
 const mergedKey = "merged:"
 
-// mergeFetched merges memory that a plain `git fetch` brought into
+// mergeFetched merges memory that a plain `git fetch` brought into the
 // remote-tracking refs since the last command into the local memory refs,
-// so it is visible without a sync: it writes refs. The cache remembers
-// what it merged, so this costs nothing when nothing arrived; a merge that
-// fails is warned about and not tried again for the same tip.
-func (s *Service) mergeFetched(ctx context.Context, c *cache.Cache) error {
-	_, tracking, err := s.memoryRefs()
-	if err != nil {
-		return err
-	}
+// so it is visible without a sync: it writes refs, and reports whether it
+// merged any. The cache remembers what it merged, so this costs nothing
+// when nothing arrived; a merge that fails is warned about and not tried
+// again for the same tip.
+func (s *Service) mergeFetched(ctx context.Context, c *cache.Cache, tracking map[string]gitstore.Hash) (moved bool, err error) {
 	for ref, h := range tracking {
 		done, err := c.Meta(ctx, mergedKey+ref)
 		if err != nil {
-			return err
+			return moved, err
 		}
 		if done == h.String() {
 			continue
@@ -84,12 +81,14 @@ func (s *Service) mergeFetched(ctx context.Context, c *cache.Cache) error {
 		local, _ := trackedLocal(ref)
 		if _, err := s.mergeRef(ctx, local, h); err != nil {
 			s.warnf("cannot merge %s into %s: %v", ref, local, err)
+		} else {
+			moved = true
 		}
 		if err := c.SetMeta(ctx, mergedKey+ref, h.String()); err != nil {
-			return err
+			return moved, err
 		}
 	}
-	return nil
+	return moved, nil
 }
 
 func (s *Service) mergeRef(ctx context.Context, local string, h gitstore.Hash) (gitstore.MergeResult, error) {
@@ -110,16 +109,12 @@ func (s *Service) mergeRef(ctx context.Context, local string, h gitstore.Hash) (
 	return res, err
 }
 
-// indexRefs brings the cache up to the memory refs, writing nothing else:
-// for each ref whose tip moved, only the files that changed between the
-// indexed tip and the new one are read. Anything unreadable is recorded as
-// a problem, warned about once, and skipped: the rest of memory stays
-// usable.
-func (s *Service) indexRefs(ctx context.Context, c *cache.Cache) error {
-	local, _, err := s.memoryRefs()
-	if err != nil {
-		return err
-	}
+// indexRefs brings the cache up to the local memory refs, writing nothing
+// else: for each ref whose tip moved, only the files that changed between
+// the indexed tip and the new one are read. Anything unreadable is
+// recorded as a problem, warned about once, and skipped: the rest of
+// memory stays usable.
+func (s *Service) indexRefs(ctx context.Context, c *cache.Cache, local map[string]gitstore.Hash) error {
 	stored, err := c.Tips(ctx)
 	if err != nil {
 		return err

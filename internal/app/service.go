@@ -167,10 +167,20 @@ func (s *Service) ready(ctx context.Context) (*cache.Cache, error) {
 	}
 	s.removeStaleLocks()
 	refresh := func() error {
-		if err := s.mergeFetched(ctx, c); err != nil {
+		local, tracking, err := s.memoryRefs()
+		if err != nil {
 			return err
 		}
-		return s.indexRefs(ctx, c)
+		moved, err := s.mergeFetched(ctx, c, tracking)
+		if err != nil {
+			return err
+		}
+		if moved {
+			if local, _, err = s.memoryRefs(); err != nil {
+				return err
+			}
+		}
+		return s.indexRefs(ctx, c, local)
 	}
 	if err := refresh(); err != nil {
 		if !cache.IsCorrupt(err) {
