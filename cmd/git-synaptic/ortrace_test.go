@@ -24,15 +24,15 @@ func TestSearchWithoutWordsWaitsForItsQueryEmbedding(t *testing.T) {
 			t.Fatal(err)
 		}
 		if round == 0 {
-			if _, err := s.Save(ctx, app.SaveRequest{Content: "the build fails because sqlite is missing"}); err != nil {
+			if _, err := s.Memory().Save(ctx, app.SaveRequest{Content: "the build fails because sqlite is missing"}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if st, err := s.VectorStatus(ctx); err != nil || st.Error != "" {
+		if st, err := s.Recall().VectorStatus(ctx); err != nil || st.Error != "" {
 			t.Fatalf("this test needs the embedding model (make model): %v %s", err, st.Error)
 		}
 		for i := 0; i < 200/5; i++ {
-			_, info, err := s.SearchWith(ctx, "!!!", app.Filter{}, "auto")
+			_, info, err := s.Recall().SearchWith(ctx, "!!!", app.Filter{}, "auto")
 			if !errors.Is(err, app.ErrNoWords) {
 				t.Fatalf("search '!!!': want ErrNoWords, got %v (mode %s)", err, info.Mode)
 			}

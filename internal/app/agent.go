@@ -28,7 +28,7 @@ var claudeHooks = []struct{ event, command string }{
 // session-start, prompt, stop and pre-compact hooks to .claude/settings.json, at
 // the top of the working tree, keeping every other setting as it was. It
 // reports what it changed.
-func (s *Service) ConfigureAgent(agent string) ([]string, error) {
+func (s *Agent) ConfigureAgent(agent string) ([]string, error) {
 	if agent != "claude" {
 		return nil, fmt.Errorf("%w: unknown agent %q (supported: claude; other MCP clients: run 'git-synaptic mcp' as a stdio server)", notes.ErrInvalid, agent)
 	}

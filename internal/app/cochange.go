@@ -23,8 +23,8 @@ const snapshotFile = "cochange.model"
 // indexing new commits of HEAD (at most maxNew of them when maxNew > 0, so
 // an agent's session start never waits on a huge unindexed history). It
 // loads the model snapshot and learns only the commits indexed since.
-func (s *Service) model(ctx context.Context, maxNew int, progress func(done, total int)) (*cochange.Model, error) {
-	if _, err := s.Index(ctx, IndexOptions{Max: maxNew, Progress: progress}); err != nil {
+func (s *core) model(ctx context.Context, maxNew int, progress func(done, total int)) (*cochange.Model, error) {
+	if _, err := s.code().Index(ctx, IndexOptions{Max: maxNew, Progress: progress}); err != nil {
 		return nil, err
 	}
 	c, err := s.openCache()
@@ -39,7 +39,7 @@ func (s *Service) model(ctx context.Context, maxNew int, progress func(done, tot
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(filepath.Dir(s.CachePath()), snapshotFile)
+	path := filepath.Join(filepath.Dir(s.cachePath()), snapshotFile)
 	key := snapshotKey(opt)
 	m, from := loadSnapshot(path, key)
 	if m != nil {
@@ -147,7 +147,7 @@ const tuneHoldout = 200
 
 // cochangeOptions are the co-change model's options for this repository:
 // what self-tuning chose, or the defaults.
-func (s *Service) cochangeOptions(ctx context.Context) (cochange.Options, error) {
+func (s *core) cochangeOptions(ctx context.Context) (cochange.Options, error) {
 	t, err := s.tuning(ctx)
 	if err != nil || t == nil {
 		return cochange.Options{}, err
@@ -156,7 +156,7 @@ func (s *Service) cochangeOptions(ctx context.Context) (cochange.Options, error)
 }
 
 // tuning is the last self-tuning of this repository, or nil.
-func (s *Service) tuning(ctx context.Context) (*cochange.Tuning, error) {
+func (s *core) tuning(ctx context.Context) (*cochange.Tuning, error) {
 	c, err := s.openCache()
 	if err != nil {
 		return nil, err
@@ -176,7 +176,7 @@ func (s *Service) tuning(ctx context.Context) (*cochange.Tuning, error) {
 // own recent commits (see cochange.Tune), when there are enough of them
 // and the history grew by a quarter since the last tuning; nil when it did
 // not tune.
-func (s *Service) tune(ctx context.Context) (*cochange.Tuning, error) {
+func (s *core) tune(ctx context.Context) (*cochange.Tuning, error) {
 	old, err := s.tuning(ctx)
 	if err != nil {
 		return nil, err
@@ -206,7 +206,7 @@ func (s *Service) tune(ctx context.Context) (*cochange.Tuning, error) {
 
 // Cochanges lists the files that usually change with file, ranked by
 // method (default: the weighted recommender suggest uses).
-func (s *Service) Cochanges(ctx context.Context, file string, method cochange.Method, n int, progress func(done, total int)) ([]cochange.Suggestion, int, error) {
+func (s *Code) Cochanges(ctx context.Context, file string, method cochange.Method, n int, progress func(done, total int)) ([]cochange.Suggestion, int, error) {
 	m, err := s.model(ctx, 0, progress)
 	if err != nil {
 		return nil, 0, err
@@ -229,7 +229,7 @@ type SuggestRequest struct {
 
 // Suggest ranks files that usually change with the given (or currently
 // changed) files but are not among them.
-func (s *Service) Suggest(ctx context.Context, req SuggestRequest) (query []string, out []cochange.Suggestion, err error) {
+func (s *Code) Suggest(ctx context.Context, req SuggestRequest) (query []string, out []cochange.Suggestion, err error) {
 	if s.repo.Unborn() {
 		return nil, nil, ErrNoCommits
 	}

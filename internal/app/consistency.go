@@ -16,7 +16,7 @@ import (
 // entries, and the operation files against the indexed operations
 // (unreadable files, recorded as problems, are left out of both). It
 // returns one line per mismatch. It reads trees only, no blobs.
-func (s *Service) checkIndex(ctx context.Context, c *cache.Cache) ([]string, error) {
+func (s *core) checkIndex(ctx context.Context, c *cache.Cache) ([]string, error) {
 	tips, err := c.Tips(ctx)
 	if err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func (s *Service) checkIndex(ctx context.Context, c *cache.Cache) ([]string, err
 // verifyIndex checks the cache against the refs and, when they disagree,
 // rebuilds it from the refs and checks again. It returns what it found
 // wrong (nil when the cache was consistent).
-func (s *Service) verifyIndex(ctx context.Context) ([]string, error) {
+func (s *core) verifyIndex(ctx context.Context) ([]string, error) {
 	c, err := s.ready(ctx)
 	if err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func (s *Service) verifyIndex(ctx context.Context) ([]string, error) {
 
 // rebuildMemory indexes every memory ref again from nothing (commit
 // history and vectors stay: they are keyed by content, not by ref).
-func (s *Service) rebuildMemory(ctx context.Context) error {
+func (s *core) rebuildMemory(ctx context.Context) error {
 	local, _, err := s.memoryRefs()
 	if err != nil {
 		return err

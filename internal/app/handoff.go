@@ -17,7 +17,7 @@ const sessionStartKey = "session-start:"
 
 // StartSession records when an agent session began (for its handoff's
 // activity summary) and returns its context (see SessionContext).
-func (s *Service) StartSession(ctx context.Context, sessionID string, budget int) (string, error) {
+func (s *Agent) StartSession(ctx context.Context, sessionID string, budget int) (string, error) {
 	if sessionID != "" {
 		if c, err := s.openCache(); err == nil {
 			if old, _ := c.Meta(ctx, sessionStartKey+sessionID); old == "" {
@@ -41,11 +41,11 @@ var learningRE = sync.OnceValue(func() *regexp.Regexp {
 // stops after every turn, so a session keeps one handoff and updates it
 // when the summary changes. It returns the handoff's id and whether it
 // wrote anything.
-func (s *Service) SessionHandoff(ctx context.Context, sessionID string) (string, bool, error) {
+func (s *Agent) SessionHandoff(ctx context.Context, sessionID string) (string, bool, error) {
 	if sessionID == "" {
 		return "", false, fmt.Errorf("%w: no session id (the agent passes one; else set GIT_SYNAPTIC_SESSION)", notes.ErrInvalid)
 	}
-	mine, err := s.List(ctx, Filter{Session: sessionID, IncludeArchived: true})
+	mine, err := s.recall().List(ctx, Filter{Session: sessionID, IncludeArchived: true})
 	if err != nil {
 		return "", false, err
 	}
@@ -109,10 +109,10 @@ func (s *Service) SessionHandoff(ctx context.Context, sessionID string) (string,
 		if existing.Content == content {
 			return existing.ID, false, nil
 		}
-		_, err := s.Edit(ctx, existing.ID, EditRequest{Content: &content})
+		_, err := s.memory().Edit(ctx, existing.ID, EditRequest{Content: &content})
 		return existing.ID, err == nil, err
 	}
-	e, err := s.Save(ctx, SaveRequest{Content: content, Type: notes.TypeHandoff, SessionID: sessionID, Tags: []string{"session"}})
+	e, err := s.memory().Save(ctx, SaveRequest{Content: content, Type: notes.TypeHandoff, SessionID: sessionID, Tags: []string{"session"}})
 	return e.ID, err == nil, err
 }
 
@@ -120,7 +120,7 @@ const handoffTitle = "Session handoff:"
 
 // sessionCommits are the commits made since the session started (as
 // recorded by StartSession).
-func (s *Service) sessionCommits(ctx context.Context, sessionID string) []gitstore.Commit {
+func (s *core) sessionCommits(ctx context.Context, sessionID string) []gitstore.Commit {
 	c, err := s.openCache()
 	if err != nil || s.repo.Unborn() {
 		return nil

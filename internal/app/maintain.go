@@ -31,7 +31,7 @@ type MaintainReport struct {
 // change what search and list show here, never the shared memory, and any
 // authored change to an entry (edit, pin, unarchive...) clears them until
 // the next pass.
-func (s *Service) Maintain(ctx context.Context, dryRun bool) (MaintainReport, error) {
+func (s *Memory) Maintain(ctx context.Context, dryRun bool) (MaintainReport, error) {
 	rep := MaintainReport{DryRun: dryRun, Changes: []Change{}}
 	c, err := s.ready(ctx)
 	if err != nil {
@@ -70,7 +70,7 @@ func (s *Service) Maintain(ctx context.Context, dryRun bool) (MaintainReport, er
 }
 
 // noteAccess records that entries were used now; a failure only warns.
-func (s *Service) noteAccess(ctx context.Context, c *cache.Cache, ids []string) {
+func (s *core) noteAccess(ctx context.Context, c *cache.Cache, ids []string) {
 	if err := c.BumpAccess(ctx, ids, s.now()); err != nil {
 		s.warnf("could not record access statistics: %v", err)
 	}

@@ -27,7 +27,7 @@ func TestMaintenanceWithAControlledClock(t *testing.T) {
 	}
 	defer s.Close()
 	days := func(d int) time.Time { return now.AddDate(0, 0, -d) }
-	ents, err := s.Import(ctx, []SaveRequest{
+	ents, err := s.Memory().Import(ctx, []SaveRequest{
 		{Content: "handoff from last week", Type: notes.TypeHandoff, Created: days(10)},
 		{Content: "issue nobody looked at", Type: notes.TypeIssue, Created: days(20)},
 		{Content: "decision from last month", Type: notes.TypeDecision, Created: days(30)},
@@ -40,13 +40,13 @@ func TestMaintenanceWithAControlledClock(t *testing.T) {
 	}
 	handoff, issue, decision, progress, pinned, fresh := ents[0].ID, ents[1].ID, ents[2].ID, ents[3].ID, ents[4].ID, ents[5].ID
 	for i := 0; i < 3; i++ {
-		if _, err := s.Show(ctx, progress); err != nil {
+		if _, err := s.Recall().Show(ctx, progress); err != nil {
 			t.Fatal(err)
 		}
 	}
 	now = now.AddDate(0, 0, 5) // progress is now 7 days old, used 3 times
 
-	dry, err := s.Maintain(ctx, true)
+	dry, err := s.Memory().Maintain(ctx, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,25 +69,25 @@ func TestMaintenanceWithAControlledClock(t *testing.T) {
 			t.Error("a pinned entry decayed")
 		}
 	}
-	if rows, _ := s.List(ctx, Filter{}); len(rows) != 6 {
+	if rows, _ := s.Recall().List(ctx, Filter{}); len(rows) != 6 {
 		t.Fatalf("a dry run changed what is listed: %d rows", len(rows))
 	}
 
-	if _, err := s.Maintain(ctx, false); err != nil {
+	if _, err := s.Memory().Maintain(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	rows, _ := s.List(ctx, Filter{})
+	rows, _ := s.Recall().List(ctx, Filter{})
 	if len(rows) != 4 {
 		t.Fatalf("after maintenance %d entries listed, want 4", len(rows))
 	}
-	if hits, _ := s.Search(ctx, "handoff", Filter{}); len(hits) != 1 || hits[0].ID != pinned {
+	if hits, _ := s.Recall().Search(ctx, "handoff", Filter{}); len(hits) != 1 || hits[0].ID != pinned {
 		t.Fatalf("search after decay: %+v", hits)
 	}
-	arch, _ := s.List(ctx, Filter{OnlyArchived: true})
+	arch, _ := s.Recall().List(ctx, Filter{OnlyArchived: true})
 	if len(arch) != 2 || !arch[0].Decayed || !arch[0].Archived {
 		t.Fatalf("decayed entries: %+v", arch)
 	}
-	if long, _ := s.List(ctx, Filter{Tier: notes.TierLongterm}); len(long) != 1 || long[0].ID != decision {
+	if long, _ := s.Recall().List(ctx, Filter{Tier: notes.TierLongterm}); len(long) != 1 || long[0].ID != decision {
 		t.Fatalf("longterm filter: %+v", long)
 	}
 	// Nothing reached the shared memory: the decay is local.
@@ -96,19 +96,19 @@ func TestMaintenanceWithAControlledClock(t *testing.T) {
 		t.Fatalf("status after maintenance: %+v", st.Stats)
 	}
 	// A second pass changes nothing.
-	again, _ := s.Maintain(ctx, false)
+	again, _ := s.Memory().Maintain(ctx, false)
 	if len(again.Changes) != 0 {
 		t.Fatalf("second pass: %+v", again.Changes)
 	}
 	// An authored change clears the verdict: editing the handoff brings it back.
 	text := "handoff, still relevant"
-	if _, err := s.Edit(ctx, handoff, EditRequest{Content: &text}); err != nil {
+	if _, err := s.Memory().Edit(ctx, handoff, EditRequest{Content: &text}); err != nil {
 		t.Fatal(err)
 	}
-	if rows, _ := s.List(ctx, Filter{}); len(rows) != 5 {
+	if rows, _ := s.Recall().List(ctx, Filter{}); len(rows) != 5 {
 		t.Fatalf("after the edit %d entries listed, want 5", len(rows))
 	}
-	if again, _ := s.Maintain(ctx, false); len(again.Changes) != 0 {
+	if again, _ := s.Memory().Maintain(ctx, false); len(again.Changes) != 0 {
 		t.Fatalf("an entry edited just now decayed again: %+v", again.Changes)
 	}
 }

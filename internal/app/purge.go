@@ -21,9 +21,9 @@ import (
 // Objects stay in .git/objects until git gc prunes them. Use archive
 // (delete) for anything that may stay in history; purge is for content
 // that must not.
-func (s *Service) Purge(ctx context.Context, idPrefixes []string) ([]notes.Tombstone, error) {
+func (s *Memory) Purge(ctx context.Context, idPrefixes []string) ([]notes.Tombstone, error) {
 	byRef := map[string][]notes.Tombstone{}
-	by := s.Identity(ctx)
+	by := s.identity(ctx)
 	for _, p := range idPrefixes {
 		var d Detail
 		err := s.withCache(ctx, func(c *cache.Cache) error {
@@ -82,7 +82,7 @@ func (s *Service) Purge(ctx context.Context, idPrefixes []string) ([]notes.Tombs
 // and any operation on a purged entry that arrived from one of the sides
 // merged (commits whose tips are given), since a clone may have edited
 // the entry before it heard of the purge. It reports whether it rewrote.
-func (s *Service) applyTombstones(ctx context.Context, ref string, sides ...gitstore.Hash) (bool, error) {
+func (s *core) applyTombstones(ctx context.Context, ref string, sides ...gitstore.Hash) (bool, error) {
 	tip, err := s.repo.Tip(ref)
 	if err != nil || tip.IsZero() {
 		return false, err
@@ -148,7 +148,7 @@ func (s *Service) applyTombstones(ctx context.Context, ref string, sides ...gits
 // expireReflogs empties the reflogs of ref and of its remote-tracking refs,
 // which would otherwise keep purged text reachable (git fetch and
 // update-ref log remote-tracking refs).
-func (s *Service) expireReflogs(ctx context.Context, ref string) error {
+func (s *core) expireReflogs(ctx context.Context, ref string) error {
 	refs := []string{ref}
 	tracking, err := s.repo.Refs(remotePrefix)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 )
 
 // List returns entries matching f, newest first.
-func (s *Service) List(ctx context.Context, f Filter) ([]Entry, error) {
+func (s *Recall) List(ctx context.Context, f Filter) ([]Entry, error) {
 	var rows []cache.Row
 	err := s.withCache(ctx, func(c *cache.Cache) error {
 		var err error
@@ -19,7 +19,7 @@ func (s *Service) List(ctx context.Context, f Filter) ([]Entry, error) {
 }
 
 // Search ranks entries matching the query (BM25 over content and tags).
-func (s *Service) Search(ctx context.Context, query string, f Filter) ([]Hit, error) {
+func (s *Recall) Search(ctx context.Context, query string, f Filter) ([]Hit, error) {
 	hits, _, err := s.SearchWith(ctx, query, f, "auto")
 	return hits, err
 }
@@ -31,7 +31,7 @@ type Detail struct {
 }
 
 // Show returns the entry an id prefix names, with its history.
-func (s *Service) Show(ctx context.Context, idPrefix string) (Detail, error) {
+func (s *Recall) Show(ctx context.Context, idPrefix string) (Detail, error) {
 	var d Detail
 	err := s.withCache(ctx, func(c *cache.Cache) error {
 		var err error
@@ -53,7 +53,7 @@ type Related struct {
 
 // Related returns the entry an id prefix names with its links both ways.
 // Links to entries that are gone (purged) are left out.
-func (s *Service) Related(ctx context.Context, idPrefix string) (Related, error) {
+func (s *Recall) Related(ctx context.Context, idPrefix string) (Related, error) {
 	var r Related
 	err := s.withCache(ctx, func(c *cache.Cache) error {
 		var err error

@@ -17,22 +17,22 @@ func TestRelatedFollowsLinksBothWays(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	base, err := s.Save(ctx, SaveRequest{Content: "the billing worker retries 3 times"})
+	base, err := s.Memory().Save(ctx, SaveRequest{Content: "the billing worker retries 3 times"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, _ := s.Save(ctx, SaveRequest{Content: "retries back off exponentially"})
-	child, err := s.Save(ctx, SaveRequest{Content: "see the retry insight", Related: []string{base.ID[:8], other.ID}})
+	other, _ := s.Memory().Save(ctx, SaveRequest{Content: "retries back off exponentially"})
+	child, err := s.Memory().Save(ctx, SaveRequest{Content: "see the retry insight", Related: []string{base.ID[:8], other.ID}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	archived, _ := s.Save(ctx, SaveRequest{Content: "an old note on retries", Related: []string{base.ID}})
-	if _, err := s.SetArchived(ctx, archived.ID, true); err != nil {
+	archived, _ := s.Memory().Save(ctx, SaveRequest{Content: "an old note on retries", Related: []string{base.ID}})
+	if _, err := s.Memory().SetArchived(ctx, archived.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	s.Save(ctx, SaveRequest{Content: "unrelated"})
+	s.Memory().Save(ctx, SaveRequest{Content: "unrelated"})
 
-	r, err := s.Related(ctx, base.ID[:8])
+	r, err := s.Recall().Related(ctx, base.ID[:8])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,11 +43,11 @@ func TestRelatedFollowsLinksBothWays(t *testing.T) {
 	if !got[child.ID] || !got[archived.ID] {
 		t.Fatalf("backlinks %+v, want %s and %s", r.Backlinks, child.ID, archived.ID)
 	}
-	r, err = s.Related(ctx, child.ID)
+	r, err = s.Recall().Related(ctx, child.ID)
 	if err != nil || len(r.Links) != 2 || len(r.Backlinks) != 0 {
 		t.Fatalf("child: %+v %v", r, err)
 	}
-	if _, err := s.Related(ctx, "ffffffff"); err == nil {
+	if _, err := s.Recall().Related(ctx, "ffffffff"); err == nil {
 		t.Fatal("an unknown id had relations")
 	}
 }
@@ -61,15 +61,15 @@ func TestRuleLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	r, err := s.SaveRule(ctx, "No Force Push", "never force-push main", "mcp")
+	r, err := s.Agent().SaveRule(ctx, "No Force Push", "never force-push main", "mcp")
 	if err != nil || r.Label != "no-force-push" {
 		t.Fatalf("save: %+v %v", r, err)
 	}
-	plain, _ := s.Save(ctx, SaveRequest{Content: "run go vet before pushing", Type: "rule"})
-	if _, err := s.SaveRule(ctx, "  ", "x", ""); err == nil {
+	plain, _ := s.Memory().Save(ctx, SaveRequest{Content: "run go vet before pushing", Type: "rule"})
+	if _, err := s.Agent().SaveRule(ctx, "  ", "x", ""); err == nil {
 		t.Fatal("an empty label was accepted")
 	}
-	rules, err := s.Rules(ctx, 0)
+	rules, err := s.Agent().Rules(ctx, 0)
 	if err != nil || len(rules) != 2 {
 		t.Fatalf("rules: %+v %v", rules, err)
 	}
@@ -80,13 +80,13 @@ func TestRuleLabels(t *testing.T) {
 	if labels[r.ID] != "no-force-push" || labels[plain.ID] != "" {
 		t.Fatalf("labels: %v", labels)
 	}
-	if ids, err := s.DeleteRules(ctx, "no force push"); err != nil || len(ids) != 1 || ids[0] != r.ID {
+	if ids, err := s.Agent().DeleteRules(ctx, "no force push"); err != nil || len(ids) != 1 || ids[0] != r.ID {
 		t.Fatalf("delete by label: %v %v", ids, err)
 	}
-	if ids, err := s.DeleteRules(ctx, plain.ID[:8]); err != nil || len(ids) != 1 {
+	if ids, err := s.Agent().DeleteRules(ctx, plain.ID[:8]); err != nil || len(ids) != 1 {
 		t.Fatalf("delete by id: %v %v", ids, err)
 	}
-	if rules, _ := s.Rules(ctx, 0); len(rules) != 0 {
+	if rules, _ := s.Agent().Rules(ctx, 0); len(rules) != 0 {
 		t.Fatalf("deleted rules still listed: %+v", rules)
 	}
 }

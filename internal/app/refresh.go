@@ -15,7 +15,7 @@ import (
 )
 
 // memoryRefs are the refs whose memory the cache indexes, by tip.
-func (s *Service) memoryRefs() (local, tracking map[string]gitstore.Hash, err error) {
+func (s *core) memoryRefs() (local, tracking map[string]gitstore.Hash, err error) {
 	all, err := s.repo.Refs(sharedPrefix, privatePrefix, gitstore.NotesRef, remotePrefix)
 	if err != nil {
 		return nil, nil, err
@@ -69,7 +69,7 @@ const mergedKey = "merged:"
 // merged any. The cache remembers what it merged, so this costs nothing
 // when nothing arrived; a merge that fails is warned about and not tried
 // again for the same tip.
-func (s *Service) mergeFetched(ctx context.Context, c *cache.Cache, tracking map[string]gitstore.Hash) (moved bool, err error) {
+func (s *core) mergeFetched(ctx context.Context, c *cache.Cache, tracking map[string]gitstore.Hash) (moved bool, err error) {
 	for ref, h := range tracking {
 		done, err := c.Meta(ctx, mergedKey+ref)
 		if err != nil {
@@ -91,7 +91,7 @@ func (s *Service) mergeFetched(ctx context.Context, c *cache.Cache, tracking map
 	return moved, nil
 }
 
-func (s *Service) mergeRef(ctx context.Context, local string, h gitstore.Hash) (gitstore.MergeResult, error) {
+func (s *core) mergeRef(ctx context.Context, local string, h gitstore.Hash) (gitstore.MergeResult, error) {
 	if local == gitstore.NotesRef {
 		return s.repo.MergeNotes(ctx, h)
 	}
@@ -114,7 +114,7 @@ func (s *Service) mergeRef(ctx context.Context, local string, h gitstore.Hash) (
 // the indexed tip and the new one are read. Anything unreadable is
 // recorded as a problem, warned about once, and skipped: the rest of
 // memory stays usable.
-func (s *Service) indexRefs(ctx context.Context, c *cache.Cache, local map[string]gitstore.Hash) error {
+func (s *core) indexRefs(ctx context.Context, c *cache.Cache, local map[string]gitstore.Hash) error {
 	stored, err := c.Tips(ctx)
 	if err != nil {
 		return err
@@ -140,7 +140,7 @@ func (s *Service) indexRefs(ctx context.Context, c *cache.Cache, local map[strin
 
 // removeStaleLocks deletes the lock files of memory refs that a killed
 // process left behind (git would refuse to update those refs), saying so.
-func (s *Service) removeStaleLocks() {
+func (s *core) removeStaleLocks() {
 	for _, l := range s.repo.RemoveStaleLocks(sharedPrefix, privatePrefix, gitstore.NotesRef) {
 		s.warnf("removed a stale lock %s (%s old, left by a killed process)", l.Path, l.Age.Round(time.Second))
 	}
@@ -161,7 +161,7 @@ func sameTips(stored map[string]string, local map[string]gitstore.Hash) bool {
 // apply indexes the changes from the stored tips to the current ones. A
 // vanished ref, or an indexed tip whose objects are gone (history
 // rewritten), needs a full rebuild.
-func (s *Service) apply(tx *cache.Tx, stored map[string]string, local map[string]gitstore.Hash) error {
+func (s *core) apply(tx *cache.Tx, stored map[string]string, local map[string]gitstore.Hash) error {
 	full := false
 	for ref, h := range stored {
 		if _, ok := local[ref]; !ok {
@@ -224,7 +224,7 @@ func parseHash(s string) (gitstore.Hash, error) {
 // applyRef indexes the changes on one ref and returns problem
 // descriptions. complete is false when an object was missing (it may come
 // back: git was repacking), so the ref's tip must not be taken as indexed.
-func (s *Service) applyRef(tx *cache.Tx, ref string, old, tip gitstore.Hash) (problems []string, complete bool, err error) {
+func (s *core) applyRef(tx *cache.Tx, ref string, old, tip gitstore.Hash) (problems []string, complete bool, err error) {
 	complete = true
 	problem := func(path string, obj gitstore.Hash, err error) error {
 		if gitstore.IsMissing(err) {
@@ -272,7 +272,7 @@ func (s *Service) applyRef(tx *cache.Tx, ref string, old, tip gitstore.Hash) (pr
 
 // applyChange indexes one changed file of ref. What cannot be read as
 // memory goes to problem; only cache failures are returned.
-func (s *Service) applyChange(tx *cache.Tx, ref string, private bool, ch gitstore.Change, problem func(string, gitstore.Hash, error) error) error {
+func (s *core) applyChange(tx *cache.Tx, ref string, private bool, ch gitstore.Change, problem func(string, gitstore.Hash, error) error) error {
 	if err := tx.ClearProblem(ref, ch.Path); err != nil {
 		return err
 	}
@@ -307,7 +307,7 @@ func (s *Service) applyChange(tx *cache.Tx, ref string, private bool, ch gitstor
 	return tx.PutOp(o, data)
 }
 
-func (s *Service) applyNotes(tx *cache.Tx, tip gitstore.Hash, changes []gitstore.Change, problem func(string, gitstore.Hash, error) error) error {
+func (s *core) applyNotes(tx *cache.Tx, tip gitstore.Hash, changes []gitstore.Change, problem func(string, gitstore.Hash, error) error) error {
 	author, when, err := s.repo.CommitInfo(tip)
 	if err != nil {
 		return problem("(ref)", tip, err)
@@ -347,13 +347,13 @@ func (s *Service) applyNotes(tx *cache.Tx, tip gitstore.Hash, changes []gitstore
 }
 
 // Reindex deletes the cache and rebuilds it from the refs.
-func (s *Service) Reindex(ctx context.Context) error {
+func (s *Recall) Reindex(ctx context.Context) error {
 	if s.cache != nil {
 		s.cache.Close()
 		s.cache = nil
 	}
 	s.fresh = false
-	if err := cache.Remove(s.CachePath()); err != nil {
+	if err := cache.Remove(s.cachePath()); err != nil {
 		return err
 	}
 	_, err := s.ready(ctx)

@@ -29,7 +29,7 @@ func TestCacheCatchesUpAfterAnObjectWasMissingForAMoment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := writer.Save(ctx, SaveRequest{Content: "first entry"})
+	first, err := writer.Memory().Save(ctx, SaveRequest{Content: "first entry"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestCacheCatchesUpAfterAnObjectWasMissingForAMoment(t *testing.T) {
 	// A second entry written by a process whose cache update did not
 	// happen (its Service is gone; only the ref moved).
 	w2, _ := Open(dir, Options{Warn: &warn})
-	second, err := w2.Save(ctx, SaveRequest{Content: "second entry, written while git repacked"})
+	second, err := w2.Memory().Save(ctx, SaveRequest{Content: "second entry, written while git repacked"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestCacheCatchesUpAfterAnObjectWasMissingForAMoment(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ := Open(dir, Options{Warn: &warn})
-	if _, err := r.Show(ctx, second.ID); err == nil {
+	if _, err := r.Recall().Show(ctx, second.ID); err == nil {
 		t.Fatal("the entry is readable although its tree is missing")
 	}
 	r.Close()
@@ -79,7 +79,7 @@ func TestCacheCatchesUpAfterAnObjectWasMissingForAMoment(t *testing.T) {
 	r, _ = Open(dir, Options{Warn: &warn})
 	defer r.Close()
 	for _, id := range []string{first.ID, second.ID} {
-		if _, err := r.Show(ctx, id); err != nil {
+		if _, err := r.Recall().Show(ctx, id); err != nil {
 			t.Fatalf("entry %s never came back once its objects were there: %v", id, err)
 		}
 	}
@@ -105,13 +105,13 @@ func TestStatusRepairsACacheThatDriftedFromTheRefs(t *testing.T) {
 	defer s.Close()
 	var ids []string
 	for _, text := range []string{"one", "two", "three"} {
-		e, err := s.Save(ctx, SaveRequest{Content: "entry " + text})
+		e, err := s.Memory().Save(ctx, SaveRequest{Content: "entry " + text})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, e.ID)
 	}
-	if _, err := s.SetPinned(ctx, ids[0], true); err != nil {
+	if _, err := s.Memory().SetPinned(ctx, ids[0], true); err != nil {
 		t.Fatal(err)
 	}
 	c, err := s.ready(ctx)
@@ -153,7 +153,7 @@ func TestCancelledIndexSaysCancelled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = s.Index(ctx, IndexOptions{})
+	_, err = s.Code().Index(ctx, IndexOptions{})
 	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrNoCommits) {
 		t.Fatalf("cancelled index: %v", err)
 	}

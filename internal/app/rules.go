@@ -3,8 +3,14 @@ package app
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"slices"
+	"sort"
 	"strings"
+	"sync"
 
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
@@ -38,12 +44,12 @@ func ruleOf(r Entry) Rule {
 }
 
 // SaveRule saves content as a rule under label (its tag rule:LABEL).
-func (s *Service) SaveRule(ctx context.Context, label, content, agent string) (Rule, error) {
+func (s *Agent) SaveRule(ctx context.Context, label, content, agent string) (Rule, error) {
 	tag, err := ruleTag(label)
 	if err != nil {
 		return Rule{}, err
 	}
-	e, err := s.Save(ctx, SaveRequest{Content: content, Type: notes.TypeRule, Tags: []string{tag}, AgentID: agent})
+	e, err := s.memory().Save(ctx, SaveRequest{Content: content, Type: notes.TypeRule, Tags: []string{tag}, AgentID: agent})
 	if err != nil {
 		return Rule{}, err
 	}
@@ -52,8 +58,8 @@ func (s *Service) SaveRule(ctx context.Context, label, content, agent string) (R
 
 // Rules lists the rules in force (not archived), newest first, at most
 // limit (0: all).
-func (s *Service) Rules(ctx context.Context, limit int) ([]Rule, error) {
-	rows, err := s.List(ctx, Filter{Types: []notes.Type{notes.TypeRule}, Limit: limit})
+func (s *Agent) Rules(ctx context.Context, limit int) ([]Rule, error) {
+	rows, err := s.recall().List(ctx, Filter{Types: []notes.Type{notes.TypeRule}, Limit: limit})
 	out := make([]Rule, len(rows))
 	for i, r := range rows {
 		out[i] = ruleOf(r)
@@ -63,10 +69,10 @@ func (s *Service) Rules(ctx context.Context, limit int) ([]Rule, error) {
 
 // DeleteRules archives the rules a label or an id names (history keeps
 // them) and returns their ids.
-func (s *Service) DeleteRules(ctx context.Context, which string) ([]string, error) {
+func (s *Agent) DeleteRules(ctx context.Context, which string) ([]string, error) {
 	var ids []string
 	if tag, err := ruleTag(which); err == nil {
-		rows, err := s.List(ctx, Filter{Types: []notes.Type{notes.TypeRule}, Tags: []string{tag}})
+		rows, err := s.recall().List(ctx, Filter{Types: []notes.Type{notes.TypeRule}, Tags: []string{tag}})
 		if err != nil {
 			return nil, err
 		}
@@ -75,7 +81,7 @@ func (s *Service) DeleteRules(ctx context.Context, which string) ([]string, erro
 		}
 	}
 	if len(ids) == 0 {
-		d, err := s.Show(ctx, which)
+		d, err := s.recall().Show(ctx, which)
 		if err != nil {
 			return nil, fmt.Errorf("no rule labelled or identified by %q: %w", which, err)
 		}
@@ -85,9 +91,116 @@ func (s *Service) DeleteRules(ctx context.Context, which string) ([]string, erro
 		ids = []string{d.ID}
 	}
 	for _, id := range ids {
-		if _, err := s.SetArchived(ctx, id, true); err != nil {
+		if _, err := s.memory().SetArchived(ctx, id, true); err != nil {
 			return nil, err
 		}
 	}
 	return ids, nil
+}
+
+// directiveRE matches the phrasings of a correction: a user telling the
+// agent how to behave from now on.
+var directiveRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(^|[.!;:]\s+|\n)\s*(always|never|stop|don'?t ever|do not ever|remember( to| that)?|prefer|from now on|that'?s (wrong|not right|incorrect)|no,? (use|do|don'?t))\b`)
+})
+
+// IsCorrection reports whether an entry reads as a correction: tagged so,
+// or phrased as a standing directive.
+func IsCorrection(r Entry) bool {
+	return r.Type != notes.TypeRule && (slices.Contains(r.Tags, TagCorrection) || directiveRE().MatchString(r.Content))
+}
+
+// PendingRule is a correction not yet accepted as a rule or dismissed,
+// with the rules it may contradict.
+type PendingRule struct {
+	Entry
+	Conflicts []Similar `json:"conflicts,omitempty"`
+}
+
+// PendingRules lists corrections waiting for a decision, newest first.
+// Rules similar to one (cosine ≥ 0.7) are reported as conflicts when the
+// model is installed.
+func (s *Agent) PendingRules(ctx context.Context) ([]PendingRule, error) {
+	seen := map[string]bool{}
+	var cands []Entry
+	add := func(rows []Entry) {
+		for _, r := range rows {
+			if !seen[r.ID] && IsCorrection(r) && !slices.Contains(r.Tags, TagRuleAccepted) && !slices.Contains(r.Tags, TagRuleDismissed) {
+				seen[r.ID] = true
+				cands = append(cands, r)
+			}
+		}
+	}
+	tagged, err := s.recall().List(ctx, Filter{Tags: []string{TagCorrection}, Limit: 200})
+	if err != nil {
+		return nil, err
+	}
+	add(tagged)
+	err = s.withCache(ctx, func(c *cache.Cache) error {
+		hits, err := c.Search(ctx, "always never stop remember prefer wrong", cache.Filter{Limit: 200})
+		for _, h := range hits {
+			add([]Entry{entryOf(h.Row)})
+		}
+		if err == cache.ErrNoWords {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].Created.After(cands[j].Created) })
+	out := make([]PendingRule, len(cands))
+	for i, r := range cands {
+		out[i] = PendingRule{Entry: r}
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	// conflicts need vectors; without a model the list stands alone
+	_ = s.withVectors(ctx, func(c *cache.Cache, m Embedder) error {
+		rules, rvecs, err := c.VectorRows(ctx, cache.Filter{Types: []notes.Type{notes.TypeRule}, Limit: 500})
+		if err != nil || len(rules) == 0 {
+			return err
+		}
+		texts := make([]string, len(out))
+		for i, p := range out {
+			texts[i] = p.Content
+		}
+		vecs, err := m.Embed(ctx, texts)
+		if err != nil {
+			return err
+		}
+		for i := range out {
+			for j, r := range rules {
+				if cos := float64(embed.Cosine(vecs[i], rvecs[j])); cos >= conflictCosine {
+					out[i].Conflicts = append(out[i].Conflicts, Similar{Entry: entryOf(r), Similarity: cos, How: "vector"})
+				}
+			}
+		}
+		return nil
+	})
+	return out, nil
+}
+
+// AcceptRule turns a correction into a rule (related to it) and marks the
+// correction accepted. The rule is as private as its correction: a private
+// correction gives a private rule, and a shared rule passes the secret scan
+// like any save.
+func (s *Agent) AcceptRule(ctx context.Context, idPrefix string) (notes.Entry, error) {
+	d, err := s.recall().Show(ctx, idPrefix)
+	if err != nil {
+		return notes.Entry{}, err
+	}
+	rule, err := s.memory().Save(ctx, SaveRequest{Content: d.Content, Type: notes.TypeRule, Tags: []string{"from-correction"}, Related: []string{d.ID}, Private: d.Private})
+	if err != nil {
+		return rule, err
+	}
+	_, err = s.memory().Edit(ctx, d.ID, EditRequest{AddTags: []string{TagRuleAccepted}})
+	return rule, err
+}
+
+// DismissRule marks a correction as not a rule.
+func (s *Agent) DismissRule(ctx context.Context, idPrefix string) (notes.Op, error) {
+	return s.memory().Edit(ctx, idPrefix, EditRequest{AddTags: []string{TagRuleDismissed}})
 }

@@ -36,12 +36,8 @@ type Embedder interface {
 	Backend() string
 }
 
-// Session is the agent session saves carry when they name none
-// (Options.Session), or "".
-func (s *Service) Session() string { return s.session }
-
 // embedder loads the model once per Service (the MCP server keeps it).
-func (s *Service) embedder() (Embedder, error) {
+func (s *core) embedder() (Embedder, error) {
 	if s.emb != nil || s.embErr != nil {
 		return s.emb, s.embErr
 	}
@@ -68,7 +64,7 @@ type ModelStatus struct {
 }
 
 // VectorStatus loads the model and counts the entries with vectors.
-func (s *Service) VectorStatus(ctx context.Context) (ModelStatus, error) {
+func (s *Recall) VectorStatus(ctx context.Context) (ModelStatus, error) {
 	st := ModelStatus{Name: s.embModel}
 	m, err := s.embedder()
 	if err != nil {
@@ -92,7 +88,7 @@ func (s *Service) VectorStatus(ctx context.Context) (ModelStatus, error) {
 
 // embedPending embeds up to budget entries that have no vector (all when
 // budget < 0) and returns how many are left.
-func (s *Service) embedPending(ctx context.Context, c *cache.Cache, m Embedder, budget int, progress func(done, total int)) (left int, err error) {
+func (s *core) embedPending(ctx context.Context, c *cache.Cache, m Embedder, budget int, progress func(done, total int)) (left int, err error) {
 	if err := c.UseModel(ctx, m.ModelID(), m.Dim()); err != nil {
 		return 0, err
 	}
@@ -139,7 +135,7 @@ func (s *Service) embedPending(ctx context.Context, c *cache.Cache, m Embedder, 
 }
 
 // Embed computes the vectors every entry is missing, with progress.
-func (s *Service) Embed(ctx context.Context, progress func(done, total int)) (ModelStatus, error) {
+func (s *Recall) Embed(ctx context.Context, progress func(done, total int)) (ModelStatus, error) {
 	m, err := s.embedder()
 	if err != nil {
 		return ModelStatus{Name: s.embModel}, err
@@ -168,7 +164,7 @@ func searchEmbedBudget(backend string) int {
 // SearchWith searches in mode ("auto", "hybrid", "vector" or "bm25"). Auto
 // is hybrid when a model is installed and BM25 (the lexical fallback,
 // named as such in the info) when not.
-func (s *Service) SearchWith(ctx context.Context, query string, filter Filter, mode string) ([]Hit, SearchInfo, error) {
+func (s *Recall) SearchWith(ctx context.Context, query string, filter Filter, mode string) ([]Hit, SearchInfo, error) {
 	f := cache.Filter(filter)
 	info := SearchInfo{Mode: ModeBM25}
 	var m Embedder

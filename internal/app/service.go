@@ -1,6 +1,11 @@
 // Package app is git-synaptic's one API: the CLI, the MCP server and the
 // hooks all call a Service, which keeps the memory refs (the truth) and the
-// cache (derived, disposable) in step.
+// cache (derived, disposable) in step. A Service's work is grouped in
+// parts over one shared core (parts.go): Memory writes, Recall reads and
+// searches, Agent serves coding agents, Code indexes commits and
+// co-change, Sharing sets up and syncs. The application owns its types
+// (types.go); the layers below it (gitstore, cache, embed, rank,
+// cochange) never reach the front ends.
 package app
 
 import (
@@ -60,8 +65,18 @@ type Options struct {
 	Embedder Embedder
 }
 
-// Service is an open repository with its memory cache.
+// Service is an open repository with its memory cache. Its work is
+// grouped in parts over one shared core, each reached by an accessor:
+// Memory (writes and their upkeep), Recall (reads and search), Agent
+// (session context, handoffs, rules), Code (commit index, co-change, git
+// hooks) and Sharing (init, push, sync).
 type Service struct {
+	*core
+}
+
+// core is what every part shares: the repository, the cache, the clock,
+// the embedder and the configuration.
+type core struct {
 	repo              *gitstore.Repo
 	cache             *cache.Cache
 	now               func() time.Time
@@ -69,7 +84,7 @@ type Service struct {
 	busy              time.Duration
 	progress          func(done, total int)
 	fresh             bool
-	session, agent    string
+	session, agentID  string
 	embModel, backend string
 	// embedding model, given or loaded on first use (semantic.go)
 	emb       Embedder
@@ -86,8 +101,8 @@ func Open(dir string, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{repo: repo, now: opts.Now, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores, longLived: opts.LongLived,
-		session: opts.Session, agent: opts.Agent, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder}
+	s := &core{repo: repo, now: opts.Now, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores, longLived: opts.LongLived,
+		session: opts.Session, agentID: opts.Agent, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder}
 	if s.embModel == "" {
 		s.embModel = embed.DefaultModel
 	}
@@ -97,7 +112,7 @@ func Open(dir string, opts Options) (*Service, error) {
 	if s.warn == nil {
 		s.warn = os.Stderr
 	}
-	return s, nil
+	return &Service{s}, nil
 }
 
 // Close releases the cache.
@@ -114,31 +129,31 @@ func (s *Service) Close() error {
 	return err
 }
 
-// CachePath is where the cache lives: inside the git common dir, so it is
+// cachePath is where the cache lives: inside the git common dir, so it is
 // never committed and is shared by every worktree.
-func (s *Service) CachePath() string {
+func (s *core) cachePath() string {
 	return filepath.Join(s.repo.CommonDir(), "synaptic", "cache.db")
 }
 
-func (s *Service) warnf(format string, args ...any) {
+func (s *core) warnf(format string, args ...any) {
 	fmt.Fprintf(s.warn, "warning: "+format+"\n", args...)
 }
 
 // openCache opens the cache once per Service; a damaged or outdated cache
 // is replaced by an empty one that indexRefs then fills.
-func (s *Service) openCache() (*cache.Cache, error) {
+func (s *core) openCache() (*cache.Cache, error) {
 	if s.cache != nil {
 		return s.cache, nil
 	}
-	c, rebuilt, err := cache.Open(s.CachePath(), s.busy)
+	c, rebuilt, err := cache.Open(s.cachePath(), s.busy)
 	if cache.IsBusy(err) {
-		return nil, fmt.Errorf("open cache %s: %w (another git-synaptic is writing it; try again)", s.CachePath(), err)
+		return nil, fmt.Errorf("open cache %s: %w (another git-synaptic is writing it; try again)", s.cachePath(), err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open cache %s: %w (it is derived from the refs: deleting it loses nothing, the next command rebuilds it)", s.CachePath(), err)
+		return nil, fmt.Errorf("open cache %s: %w (it is derived from the refs: deleting it loses nothing, the next command rebuilds it)", s.cachePath(), err)
 	}
 	if rebuilt {
-		s.warnf("the cache at %s was unreadable or of another version; rebuilding it from the memory refs", s.CachePath())
+		s.warnf("the cache at %s was unreadable or of another version; rebuilding it from the memory refs", s.cachePath())
 	}
 	if s.longLived {
 		c.KeepVectorIndex()
@@ -157,7 +172,7 @@ func (s *Service) openCache() (*cache.Cache, error) {
 //     visible without a sync.
 //  2. indexRefs brings the cache up to the memory refs (cache only).
 //  3. catchUp indexes the commits made since the last command (cache only).
-func (s *Service) ready(ctx context.Context) (*cache.Cache, error) {
+func (s *core) ready(ctx context.Context) (*cache.Cache, error) {
 	c, err := s.openCache()
 	if err != nil {
 		return nil, err
@@ -204,7 +219,7 @@ func (s *Service) ready(ctx context.Context) (*cache.Cache, error) {
 
 // withCache runs f against a fresh cache; if the cache turns out corrupt
 // midway, it is rebuilt and f runs once more.
-func (s *Service) withCache(ctx context.Context, f func(*cache.Cache) error) error {
+func (s *core) withCache(ctx context.Context, f func(*cache.Cache) error) error {
 	c, err := s.ready(ctx)
 	if err != nil {
 		return err
@@ -222,14 +237,14 @@ func (s *Service) withCache(ctx context.Context, f func(*cache.Cache) error) err
 	return f(c)
 }
 
-func (s *Service) recreateCache() (*cache.Cache, error) {
-	s.warnf("the cache at %s is corrupt; rebuilding it from the memory refs", s.CachePath())
+func (s *core) recreateCache() (*cache.Cache, error) {
+	s.warnf("the cache at %s is corrupt; rebuilding it from the memory refs", s.cachePath())
 	if s.cache != nil {
 		s.cache.Close()
 		s.cache = nil
 	}
 	s.fresh = false
-	if err := cache.Remove(s.CachePath()); err != nil {
+	if err := cache.Remove(s.cachePath()); err != nil {
 		return nil, err
 	}
 	return s.openCache()
@@ -240,20 +255,20 @@ func (s *Service) recreateCache() (*cache.Cache, error) {
 // processes and git fetch move the refs meanwhile.
 func (s *Service) Stale() { s.fresh = false }
 
-// Identity is the git identity new memory would be written under ("" when
+// identity is the git identity new memory would be written under ("" when
 // none is configured).
-func (s *Service) Identity(ctx context.Context) string {
+func (s *core) identity(ctx context.Context) string {
 	id, _ := s.repo.Ident(ctx)
 	return id
 }
 
 // author is the git identity for new memory, or a clear error.
-func (s *Service) author(ctx context.Context) (string, error) {
+func (s *core) author(ctx context.Context) (string, error) {
 	return s.repo.Ident(ctx)
 }
 
 // sig is the commit signature for memory commits.
-func (s *Service) sig(ctx context.Context) gitstore.Signature {
+func (s *core) sig(ctx context.Context) gitstore.Signature {
 	id, err := s.repo.Ident(ctx)
 	if err != nil {
 		id = "git-synaptic <git-synaptic@localhost>"
@@ -261,9 +276,9 @@ func (s *Service) sig(ctx context.Context) gitstore.Signature {
 	return gitstore.ParseIdent(id, s.now())
 }
 
-// Project names this repository: the origin remote's repository name, else
+// project names this repository: the origin remote's repository name, else
 // the working tree's folder name.
-func (s *Service) Project(ctx context.Context) string {
+func (s *core) project(ctx context.Context) string {
 	if url := s.repo.RemoteURL("origin"); url != "" {
 		u := strings.TrimSuffix(strings.TrimRight(url, "/"), ".git")
 		if i := strings.LastIndexAny(u, "/:"); i >= 0 {

@@ -31,7 +31,7 @@ func isShared(ref string) bool {
 
 // appendDocs writes files (encoded documents) to ref in one commit, after
 // the checks above, and returns the new commit and its parent.
-func (s *Service) appendDocs(ctx context.Context, ref string, files []gitstore.File, author, msg string, allowSecret bool) (commit, parent gitstore.Hash, err error) {
+func (s *core) appendDocs(ctx context.Context, ref string, files []gitstore.File, author, msg string, allowSecret bool) (commit, parent gitstore.Hash, err error) {
 	if isShared(ref) {
 		fields, related, err := documentFields(files)
 		if err != nil {
@@ -50,7 +50,7 @@ func (s *Service) appendDocs(ctx context.Context, ref string, files []gitstore.F
 
 // checkShareable refuses fields that look like credentials, saying what
 // to do instead (hint), or with allowSecret warns about them.
-func (s *Service) checkShareable(fields []secrets.Field, allowSecret bool, hint string) error {
+func (s *core) checkShareable(fields []secrets.Field, allowSecret bool, hint string) error {
 	found := secrets.ScanFields(fields)
 	if len(found) == 0 {
 		return nil
@@ -111,7 +111,7 @@ func collectStrings(name string, v any, out *[]secrets.Field) {
 }
 
 // refusePrivateLinks fails when any id names a private entry.
-func (s *Service) refusePrivateLinks(ctx context.Context, ids []string) error {
+func (s *core) refusePrivateLinks(ctx context.Context, ids []string) error {
 	for _, id := range ids {
 		if s.isPrivate(ctx, id) {
 			return fmt.Errorf("%w: entry %s is private; shared memory cannot link to it (its id would be pushed): save this one with --private, or leave the link out", notes.ErrInvalid, short(id))
@@ -121,7 +121,7 @@ func (s *Service) refusePrivateLinks(ctx context.Context, ids []string) error {
 }
 
 // isPrivate reports whether id is an entry of the private memory.
-func (s *Service) isPrivate(ctx context.Context, id string) bool {
+func (s *core) isPrivate(ctx context.Context, id string) bool {
 	private := false
 	s.withCache(ctx, func(c *cache.Cache) error {
 		d, err := detailIn(ctx, c, id)

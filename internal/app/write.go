@@ -42,8 +42,8 @@ type Saved struct {
 // SaveLinked looks for near-duplicates of req's content (by meaning when
 // semantic, where the model is loaded anyway; else by words), then saves
 // req linked to them. A failed lookup saves without links.
-func (s *Service) SaveLinked(ctx context.Context, req SaveRequest, semantic bool) (Saved, error) {
-	dups, _ := s.NearDuplicates(ctx, req.Content, semantic)
+func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, semantic bool) (Saved, error) {
+	dups, _ := s.recall().NearDuplicates(ctx, req.Content, semantic)
 	for _, d := range dups {
 		req.Duplicates = append(req.Duplicates, d.ID)
 	}
@@ -57,7 +57,7 @@ func (s *Service) SaveLinked(ctx context.Context, req SaveRequest, semantic bool
 // secretHint tells the user what to do instead of pushing a credential.
 const secretHint = "shared memory is pushed to your remotes; remove the secret, save it with --private (kept in refs/synaptic-local, never pushed), or pass --allow-secret if it is not a real credential"
 
-func (s *Service) newEntry(ctx context.Context, req SaveRequest, author, project, branch string) (notes.Entry, error) {
+func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, branch string) (notes.Entry, error) {
 	if req.Type == "" {
 		req.Type = notes.TypeInsight
 	}
@@ -78,7 +78,7 @@ func (s *Service) newEntry(ctx context.Context, req SaveRequest, author, project
 	e := notes.Entry{
 		V: notes.FormatVersion, ID: notes.NewID(), Type: req.Type, Content: req.Content, Tags: tags,
 		Project: project, Branch: branch, SessionID: firstNonEmpty(req.SessionID, s.session),
-		AgentID: firstNonEmpty(req.AgentID, s.agent), Author: author,
+		AgentID: firstNonEmpty(req.AgentID, s.agentID), Author: author,
 		Created: created.UTC(), Tier: req.Tier, Pinned: req.Pinned,
 	}
 	for _, r := range req.Related {
@@ -101,7 +101,7 @@ func firstNonEmpty(a ...string) string {
 
 // Save stores a new entry and indexes it. The ref write is the commit
 // point: a cache failure afterwards is only a warning.
-func (s *Service) Save(ctx context.Context, req SaveRequest) (notes.Entry, error) {
+func (s *Memory) Save(ctx context.Context, req SaveRequest) (notes.Entry, error) {
 	author, err := s.author(ctx)
 	if err != nil {
 		return notes.Entry{}, err
@@ -118,7 +118,7 @@ func (s *Service) Save(ctx context.Context, req SaveRequest) (notes.Entry, error
 			req.Related = append(req.Related, d)
 		}
 	}
-	e, err := s.newEntry(ctx, req, author, s.Project(ctx), s.repo.CurrentBranch())
+	e, err := s.newEntry(ctx, req, author, s.project(ctx), s.repo.CurrentBranch())
 	if err != nil {
 		return e, err
 	}
@@ -142,12 +142,12 @@ func (s *Service) Save(ctx context.Context, req SaveRequest) (notes.Entry, error
 // ImportRequest saves many entries in one commit (bulk load, benchmarks,
 // evaluation corpora). Every entry is validated and secret-checked first;
 // nothing is written unless all pass.
-func (s *Service) Import(ctx context.Context, reqs []SaveRequest, private bool) ([]notes.Entry, error) {
+func (s *Memory) Import(ctx context.Context, reqs []SaveRequest, private bool) ([]notes.Entry, error) {
 	author, err := s.author(ctx)
 	if err != nil {
 		return nil, err
 	}
-	project, branch := s.Project(ctx), s.repo.CurrentBranch()
+	project, branch := s.project(ctx), s.repo.CurrentBranch()
 	files := make([]gitstore.File, 0, len(reqs))
 	entries := make([]notes.Entry, 0, len(reqs))
 	for i, req := range reqs {
@@ -193,7 +193,7 @@ func (s *Service) Import(ctx context.Context, reqs []SaveRequest, private bool) 
 // without diffing trees, when the cache was at parent; otherwise it falls
 // back to a full refresh. The ref already holds the data, so a cache
 // failure only warns.
-func (s *Service) indexWritten(ctx context.Context, ref string, parent, commit gitstore.Hash, put func(*cache.Tx) error) {
+func (s *core) indexWritten(ctx context.Context, ref string, parent, commit gitstore.Hash, put func(*cache.Tx) error) {
 	err := s.inTx(ctx, func(tx *cache.Tx) error {
 		tips, err := tx.Tips()
 		if err != nil {
@@ -227,7 +227,7 @@ func hashOrEmpty(h gitstore.Hash) string {
 // afterWrite indexes what was just written by refreshing from the refs;
 // the ref already holds it, so a cache failure only warns (the next
 // command retries).
-func (s *Service) afterWrite(ctx context.Context) {
+func (s *core) afterWrite(ctx context.Context) {
 	s.fresh = false
 	if _, err := s.ready(ctx); err != nil {
 		s.warnf("saved, but the cache could not be updated (it will catch up on the next command): %v", err)
@@ -244,7 +244,7 @@ type EditRequest struct {
 }
 
 // Edit records an edit operation on an entry; the original stays in history.
-func (s *Service) Edit(ctx context.Context, idPrefix string, req EditRequest) (notes.Op, error) {
+func (s *Memory) Edit(ctx context.Context, idPrefix string, req EditRequest) (notes.Op, error) {
 	op := notes.Op{Kind: notes.OpEdit, Content: req.Content, Type: req.Type}
 	var err error
 	if op.AddTags, err = notes.NormalizeTags(req.AddTags); err != nil {
@@ -262,7 +262,7 @@ func (s *Service) Edit(ctx context.Context, idPrefix string, req EditRequest) (n
 }
 
 // SetPinned pins or unpins an entry.
-func (s *Service) SetPinned(ctx context.Context, idPrefix string, pinned bool) (notes.Op, error) {
+func (s *Memory) SetPinned(ctx context.Context, idPrefix string, pinned bool) (notes.Op, error) {
 	kind := notes.OpUnpin
 	if pinned {
 		kind = notes.OpPin
@@ -272,7 +272,7 @@ func (s *Service) SetPinned(ctx context.Context, idPrefix string, pinned bool) (
 
 // SetArchived archives or restores an entry. Nothing is deleted: the entry
 // stays in the ref's history and --include-archived shows it.
-func (s *Service) SetArchived(ctx context.Context, idPrefix string, archived bool) (notes.Op, error) {
+func (s *Memory) SetArchived(ctx context.Context, idPrefix string, archived bool) (notes.Op, error) {
 	kind := notes.OpUnarchive
 	if archived {
 		kind = notes.OpArchive
@@ -281,7 +281,7 @@ func (s *Service) SetArchived(ctx context.Context, idPrefix string, archived boo
 }
 
 // SetTier sets an entry's tier explicitly.
-func (s *Service) SetTier(ctx context.Context, idPrefix string, tier notes.Tier) (notes.Op, error) {
+func (s *Memory) SetTier(ctx context.Context, idPrefix string, tier notes.Tier) (notes.Op, error) {
 	if _, err := notes.ParseTier(string(tier)); err != nil {
 		return notes.Op{}, err
 	}
@@ -289,7 +289,7 @@ func (s *Service) SetTier(ctx context.Context, idPrefix string, tier notes.Tier)
 }
 
 // record writes op on the entry idPrefix names, to the ref that holds it.
-func (s *Service) record(ctx context.Context, idPrefix string, op notes.Op, allowSecret bool) (notes.Op, error) {
+func (s *core) record(ctx context.Context, idPrefix string, op notes.Op, allowSecret bool) (notes.Op, error) {
 	author, err := s.author(ctx)
 	if err != nil {
 		return op, err
@@ -325,7 +325,7 @@ func (s *Service) record(ctx context.Context, idPrefix string, op notes.Op, allo
 
 // Note attaches text to a commit as a git note under refs/notes/synaptic
 // (appended to any note already there) and indexes it.
-func (s *Service) Note(ctx context.Context, rev, text string, allowSecret bool) (gitstore.Hash, error) {
+func (s *Memory) Note(ctx context.Context, rev, text string, allowSecret bool) (gitstore.Hash, error) {
 	if err := notes.ValidateContent(text); err != nil {
 		return gitstore.ZeroHash, err
 	}
@@ -352,7 +352,7 @@ func (s *Service) Note(ctx context.Context, rev, text string, allowSecret bool) 
 }
 
 // Resolve expands an id prefix to a full entry id.
-func (s *Service) Resolve(ctx context.Context, prefix string) (string, error) {
+func (s *Memory) Resolve(ctx context.Context, prefix string) (string, error) {
 	var id string
 	err := s.withCache(ctx, func(c *cache.Cache) error {
 		var err error
@@ -367,7 +367,7 @@ func (s *Service) Resolve(ctx context.Context, prefix string) (string, error) {
 // decay, and above 0.8 is always shown in full to agents), or irrelevant
 // (it ranks lower and is left out of agents' context). Feedback is
 // authored, so it is shared with the rest of the memory.
-func (s *Service) Feedback(ctx context.Context, idPrefix string, relevant bool, score float64, reason, objective string) (notes.Op, error) {
+func (s *Memory) Feedback(ctx context.Context, idPrefix string, relevant bool, score float64, reason, objective string) (notes.Op, error) {
 	op := notes.Op{Kind: notes.OpIrrelevant, Reason: reason, Objective: objective}
 	if relevant {
 		op.Kind, op.Score = notes.OpRelevant, score

@@ -78,7 +78,7 @@ status' shows the result.`,
 				opt.Since = t
 			}
 			return e.withService(func(s *app.Service) error {
-				rep, err := s.Index(contextOf(e), opt)
+				rep, err := s.Code().Index(contextOf(e), opt)
 				if err != nil {
 					return err
 				}
@@ -162,7 +162,7 @@ since are never listed. New commits of the current branch are indexed first.`, c
 				return err
 			}
 			return e.withService(func(s *app.Service) error {
-				list, commits, err := s.Cochanges(contextOf(e), args[0], m, n, progress(e, "indexing commits"))
+				list, commits, err := s.Code().Cochanges(contextOf(e), args[0], m, n, progress(e, "indexing commits"))
 				if err != nil {
 					return err
 				}
@@ -212,7 +212,7 @@ directory follow, marked as having no shared commit.`,
 				return err
 			}
 			return e.withService(func(s *app.Service) error {
-				query, list, err := s.Suggest(contextOf(e), app.SuggestRequest{Files: files, Staged: staged, Method: m, N: n, Progress: progress(e, "indexing commits")})
+				query, list, err := s.Code().Suggest(contextOf(e), app.SuggestRequest{Files: files, Staged: staged, Method: m, N: n, Progress: progress(e, "indexing commits")})
 				if err != nil {
 					return err
 				}
@@ -276,15 +276,15 @@ post-commit, post-merge and post-checkout hooks of earlier versions.`,
 		do         func(*app.Service) (string, map[string]string, error)
 	}{
 		{"install", "Install the hooks (keeping and chaining existing ones)", func(s *app.Service) (string, map[string]string, error) {
-			rep, err := s.InstallHooks(contextOf(e))
+			rep, err := s.Code().InstallHooks(contextOf(e))
 			return rep.Dir, rep.Actions, err
 		}},
 		{"uninstall", "Remove the hooks and restore the ones they chained", func(s *app.Service) (string, map[string]string, error) {
-			rep, err := s.UninstallHooks(contextOf(e))
+			rep, err := s.Code().UninstallHooks(contextOf(e))
 			return rep.Dir, rep.Actions, err
 		}},
 		{"status", "Show which hooks are installed", func(s *app.Service) (string, map[string]string, error) {
-			return s.HooksStatus(contextOf(e))
+			return s.Code().HooksStatus(contextOf(e))
 		}},
 	} {
 		do := sub.do
@@ -343,7 +343,7 @@ func runHook(e *env, name string, args []string, budget int, format string) {
 	}
 	err := e.withService(func(s *app.Service) error {
 		if !agentHooks[name] {
-			return s.Hook(contextOf(e), name, args, stdin)
+			return s.Code().Hook(contextOf(e), name, args, stdin)
 		}
 		return runAgentHook(e, s, name, in, budget, format)
 	})
@@ -364,14 +364,14 @@ func runAgentHook(e *env, s *app.Service, name string, in agentInput, budget int
 	var err error
 	switch name {
 	case "stop", "pre-compact":
-		_, _, err := s.SessionHandoff(contextOf(e), in.SessionID)
+		_, _, err := s.Agent().SessionHandoff(contextOf(e), in.SessionID)
 		return err
 	case "prompt":
 		event = "UserPromptSubmit"
-		md, err = s.PromptContext(contextOf(e), in.SessionID, in.Prompt)
+		md, err = s.Agent().PromptContext(contextOf(e), in.SessionID, in.Prompt)
 	default:
 		event = "SessionStart"
-		md, err = s.StartSession(contextOf(e), in.SessionID, budget)
+		md, err = s.Agent().StartSession(contextOf(e), in.SessionID, budget)
 	}
 	if err != nil || md == "" {
 		return err

@@ -32,7 +32,7 @@ embedding model.`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return e.withService(func(s *app.Service) error {
-				groups, err := s.Patterns(contextOf(e))
+				groups, err := s.Memory().Patterns(contextOf(e))
 				if err != nil {
 					return err
 				}
@@ -57,7 +57,7 @@ embedding model.`,
 		Args:  exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return e.withService(func(s *app.Service) error {
-				g, err := s.ResolvePattern(contextOf(e), args[0])
+				g, err := s.Memory().ResolvePattern(contextOf(e), args[0])
 				if err != nil {
 					return err
 				}
@@ -82,7 +82,7 @@ changed: write one summary per group and archive the originals.`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return e.withService(func(s *app.Service) error {
-				groups, err := s.Consolidation(contextOf(e))
+				groups, err := s.Memory().Consolidation(contextOf(e))
 				if err != nil {
 					return err
 				}
@@ -137,7 +137,7 @@ func newRulesList(e *env) *cobra.Command {
 		Args:  exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return e.withService(func(s *app.Service) error {
-				rules, err := s.Rules(contextOf(e), 200)
+				rules, err := s.Agent().Rules(contextOf(e), 200)
 				if err != nil {
 					return err
 				}
@@ -166,7 +166,7 @@ func newRulesPending(e *env) *cobra.Command {
 		Args:  exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return e.withService(func(s *app.Service) error {
-				list, err := s.PendingRules(contextOf(e))
+				list, err := s.Agent().PendingRules(contextOf(e))
 				if err != nil {
 					return err
 				}
@@ -203,10 +203,10 @@ func newRuleVerdict(e *env, accept bool) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			return e.withService(func(s *app.Service) error {
 				if !accept {
-					_, err := s.DismissRule(contextOf(e), args[0])
+					_, err := s.Agent().DismissRule(contextOf(e), args[0])
 					return err
 				}
-				rule, err := s.AcceptRule(contextOf(e), args[0])
+				rule, err := s.Agent().AcceptRule(contextOf(e), args[0])
 				if err != nil {
 					return err
 				}

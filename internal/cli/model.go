@@ -132,7 +132,7 @@ func newModelStatus(e *env) *cobra.Command {
 		Args:  exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return e.withService(func(s *app.Service) error {
-				st, err := s.VectorStatus(contextOf(e))
+				st, err := s.Recall().VectorStatus(contextOf(e))
 				if err != nil {
 					return err
 				}
@@ -164,7 +164,7 @@ rebuild or switching back to a model never embeds the same text twice.`,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return e.withService(func(s *app.Service) error {
 				start := time.Now()
-				st, err := s.Embed(contextOf(e), progress(e, "embedding"))
+				st, err := s.Recall().Embed(contextOf(e), progress(e, "embedding"))
 				if err != nil {
 					return err
 				}

@@ -106,7 +106,7 @@ func runLog(e *env, o *logOptions, table bool) error {
 		return err
 	}
 	return e.withService(func(s *app.Service) error {
-		rows, err := s.List(contextOf(e), f)
+		rows, err := s.Recall().List(contextOf(e), f)
 		if err != nil {
 			return err
 		}
@@ -204,7 +204,7 @@ func newShow(e *env) *cobra.Command {
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return e.withService(func(s *app.Service) error {
-				d, err := s.Show(contextOf(e), args[0])
+				d, err := s.Recall().Show(contextOf(e), args[0])
 				if err != nil {
 					return err
 				}
@@ -302,7 +302,7 @@ BM25 alone and says so. Entries saved since the last search are embedded first
 				return usagef("--mode: unknown mode %q (want auto, hybrid, vector or bm25)", o.mode)
 			}
 			return e.withService(func(s *app.Service) error {
-				hits, info, err := s.SearchWith(contextOf(e), strings.Join(args, " "), f, o.mode)
+				hits, info, err := s.Recall().SearchWith(contextOf(e), strings.Join(args, " "), f, o.mode)
 				if err != nil {
 					return err
 				}

@@ -38,7 +38,7 @@ Running it again changes nothing; run it again after adding a remote.`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return e.withService(func(s *app.Service) error {
-				rep, err := s.Init(contextOf(e), app.InitOptions{NoPush: noPush, NoHooks: noHooks, Agent: agent})
+				rep, err := s.Sharing().Init(contextOf(e), app.InitOptions{NoPush: noPush, NoHooks: noHooks, Agent: agent})
 				if err != nil {
 					return err
 				}
@@ -164,7 +164,7 @@ and searchable like entries.`,
 				return err
 			}
 			return e.withService(func(s *app.Service) error {
-				h, err := s.Note(contextOf(e), args[0], text, allowSecret)
+				h, err := s.Memory().Note(contextOf(e), args[0], text, allowSecret)
 				if err != nil {
 					return err
 				}
@@ -196,7 +196,7 @@ pushed.`,
 				remote = args[0]
 			}
 			return e.withService(func(s *app.Service) error {
-				rep, err := s.Sync(contextOf(e), remote)
+				rep, err := s.Sharing().Sync(contextOf(e), remote)
 				if err != nil {
 					return err
 				}
@@ -231,7 +231,7 @@ func newReindex(e *env) *cobra.Command {
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return e.withService(func(s *app.Service) error {
-				if err := s.Reindex(contextOf(e)); err != nil {
+				if err := s.Recall().Reindex(contextOf(e)); err != nil {
 					return err
 				}
 				st, err := s.Status(contextOf(e))
@@ -264,7 +264,7 @@ an entry clears it until the next pass; 'list --archived' shows what decayed.`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return e.withService(func(s *app.Service) error {
-				rep, err := s.Maintain(contextOf(e), dryRun)
+				rep, err := s.Memory().Maintain(contextOf(e), dryRun)
 				if err != nil {
 					return err
 				}

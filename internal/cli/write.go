@@ -109,7 +109,7 @@ func runSave(e *env, o *saveOptions, args []string) error {
 		return err
 	}
 	return e.withService(func(s *app.Service) error {
-		saved, err := s.SaveLinked(contextOf(e), app.SaveRequest{Content: content, Type: typ, Tags: o.tags, Tier: tier, Pinned: o.pin,
+		saved, err := s.Memory().SaveLinked(contextOf(e), app.SaveRequest{Content: content, Type: typ, Tags: o.tags, Tier: tier, Pinned: o.pin,
 			Private: o.private, AllowSecret: o.allowSecret, Related: o.related, SessionID: o.session, AgentID: o.agentID}, false)
 		if err != nil {
 			return err
@@ -137,7 +137,7 @@ func newPin(e *env, pin bool) *cobra.Command {
 		Example: "  git synaptic " + strings.Fields(use)[0] + " 3f2a9c1d",
 		Args:    minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return eachID(e, args, func(s *app.Service, id string) (notes.Op, error) { return s.SetPinned(contextOf(e), id, pin) })
+			return eachID(e, args, func(s *app.Service, id string) (notes.Op, error) { return s.Memory().SetPinned(contextOf(e), id, pin) })
 		},
 	}
 }
@@ -155,7 +155,7 @@ func newArchive(e *env, archive bool) *cobra.Command {
 		Args: minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return eachID(e, args, func(s *app.Service, id string) (notes.Op, error) {
-				return s.SetArchived(contextOf(e), id, archive)
+				return s.Memory().SetArchived(contextOf(e), id, archive)
 			})
 		},
 	}
@@ -250,7 +250,7 @@ func runEdit(e *env, o *editOptions, id string, hasMessage bool) error {
 		ctx := contextOf(e)
 		noEdit := req.Content == nil && req.Type == "" && len(req.AddTags) == 0 && len(req.RemoveTags) == 0
 		if noEdit && tier == "" {
-			d, err := s.Show(ctx, id)
+			d, err := s.Recall().Show(ctx, id)
 			if err != nil {
 				return err
 			}
@@ -265,14 +265,14 @@ func runEdit(e *env, o *editOptions, id string, hasMessage bool) error {
 			req.Content, noEdit = &text, false
 		}
 		if !noEdit {
-			op, err := s.Edit(ctx, id, req)
+			op, err := s.Memory().Edit(ctx, id, req)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(e.io.Out, "edit %s\n", op.Entry)
 		}
 		if tier != "" {
-			op, err := s.SetTier(ctx, id, tier)
+			op, err := s.Memory().SetTier(ctx, id, tier)
 			if err != nil {
 				return err
 			}
@@ -381,7 +381,7 @@ bad line refuses the whole import.`,
 				return fmt.Errorf("read %s: %w", args[0], err)
 			}
 			return e.withService(func(s *app.Service) error {
-				ents, err := s.Import(contextOf(e), reqs, o.private)
+				ents, err := s.Memory().Import(contextOf(e), reqs, o.private)
 				if err != nil {
 					return err
 				}
@@ -421,7 +421,7 @@ func newFeedback(e *env, relevant bool) *cobra.Command {
 				return usagef("--score must be above 0 and at most 1")
 			}
 			return e.withService(func(s *app.Service) error {
-				op, err := s.Feedback(contextOf(e), args[0], relevant, score, reason, objective)
+				op, err := s.Memory().Feedback(contextOf(e), args[0], relevant, score, reason, objective)
 				if err != nil {
 					return err
 				}
@@ -461,11 +461,11 @@ now. Use it for content that must not be shared, such as a leaked secret.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if !purge {
 				return eachID(e, args, func(s *app.Service, id string) (notes.Op, error) {
-					return s.SetArchived(contextOf(e), id, true)
+					return s.Memory().SetArchived(contextOf(e), id, true)
 				})
 			}
 			return e.withService(func(s *app.Service) error {
-				stones, err := s.Purge(contextOf(e), args)
+				stones, err := s.Memory().Purge(contextOf(e), args)
 				for _, t := range stones {
 					fmt.Fprintf(e.io.Out, "purged %s (%d files cut from history); run 'git synaptic sync' to purge it from the remote\n", app.ShortID(t.ID), len(t.Paths))
 				}

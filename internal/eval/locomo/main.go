@@ -227,11 +227,11 @@ func searchConversation(ctx context.Context, turns []turn, qs []query, modes []s
 		reqs[i] = app.SaveRequest{Content: t.Speaker + ": " + t.Text, Type: notes.TypeReference, Tags: []string{strings.ToLower(t.ID)},
 			Created: created, SessionID: t.Conv + "-session-" + t.Session, AllowSecret: true}
 	}
-	if _, err := s.Import(ctx, reqs, false); err != nil {
+	if _, err := s.Memory().Import(ctx, reqs, false); err != nil {
 		return nil, "", 0, err
 	}
 	start := time.Now()
-	st, err := s.Embed(ctx, nil)
+	st, err := s.Recall().Embed(ctx, nil)
 	if err != nil {
 		return nil, "", 0, err
 	}
@@ -240,7 +240,7 @@ func searchConversation(ctx context.Context, turns []turn, qs []query, modes []s
 	for _, m := range modes {
 		out[m] = make([][]string, len(qs))
 		for i, q := range qs {
-			hits, _, err := s.SearchWith(ctx, q.Question, app.Filter{Limit: 50}, m)
+			hits, _, err := s.Recall().SearchWith(ctx, q.Question, app.Filter{Limit: 50}, m)
 			if err != nil && err != cache.ErrNoWords {
 				return nil, "", 0, err
 			}

@@ -22,7 +22,7 @@ func TestPatternsConsolidationAndRules(t *testing.T) {
 	}
 	defer s.Close()
 	days := func(d int) time.Time { return now.AddDate(0, 0, -d) }
-	ents, err := s.Import(ctx, []SaveRequest{
+	ents, err := s.Memory().Import(ctx, []SaveRequest{
 		{Content: "TestSync times out on CI under load", Type: notes.TypeIssue, Created: days(5)},
 		{Content: "TestSync timed out again on the CI runner", Type: notes.TypeIssue, Created: days(3)},
 		{Content: "TestSync times out on CI under heavy load", Type: notes.TypeIssue, Created: days(1)},
@@ -37,7 +37,7 @@ func TestPatternsConsolidationAndRules(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	patterns, err := s.Patterns(ctx)
+	patterns, err := s.Memory().Patterns(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestPatternsConsolidationAndRules(t *testing.T) {
 	if label := PatternLabel(patterns[0]); !strings.HasPrefix(label, "[Pattern: seen 3 times since 2026-05-27") {
 		t.Errorf("label %q", label)
 	}
-	hits, _, err := s.SearchWith(ctx, "TestSync", Filter{Types: []notes.Type{notes.TypeIssue}, Limit: 10}, "auto")
+	hits, _, err := s.Recall().SearchWith(ctx, "TestSync", Filter{Types: []notes.Type{notes.TypeIssue}, Limit: 10}, "auto")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,12 +60,12 @@ func TestPatternsConsolidationAndRules(t *testing.T) {
 	if labelled != 3 {
 		t.Errorf("%d search hits carry the pattern label, want 3: %+v", labelled, hits)
 	}
-	groups, err := s.Consolidation(ctx)
+	groups, err := s.Memory().Consolidation(ctx)
 	if err != nil || len(groups) != 1 || len(groups[0].Entries) != 3 {
 		t.Fatalf("consolidation: %+v %v", groups, err)
 	}
 
-	md, err := s.SessionContext(ctx, 8000)
+	md, err := s.Agent().SessionContext(ctx, 8000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestPatternsConsolidationAndRules(t *testing.T) {
 		}
 	}
 
-	pending, err := s.PendingRules(ctx)
+	pending, err := s.Agent().PendingRules(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,38 +87,38 @@ func TestPatternsConsolidationAndRules(t *testing.T) {
 			t.Errorf("the correction should conflict with the vet rule: %+v", p.Conflicts)
 		}
 	}
-	rule, err := s.AcceptRule(ctx, ents[7].ID)
+	rule, err := s.Agent().AcceptRule(ctx, ents[7].ID)
 	if err != nil || rule.Type != notes.TypeRule || len(rule.RelatedIDs) != 1 {
 		t.Fatalf("accept: %+v %v", rule, err)
 	}
-	if _, err := s.DismissRule(ctx, ents[6].ID); err != nil {
+	if _, err := s.Agent().DismissRule(ctx, ents[6].ID); err != nil {
 		t.Fatal(err)
 	}
-	if pending, _ := s.PendingRules(ctx); len(pending) != 0 {
+	if pending, _ := s.Agent().PendingRules(ctx); len(pending) != 0 {
 		t.Fatalf("still pending: %+v", pending)
 	}
 
 	// resolved patterns stop surfacing; a month later the issues age out
-	if _, err := s.ResolvePattern(ctx, ents[2].ID[:8]); err != nil {
+	if _, err := s.Memory().ResolvePattern(ctx, ents[2].ID[:8]); err != nil {
 		t.Fatal(err)
 	}
-	if patterns, _ := s.Patterns(ctx); len(patterns) != 0 {
+	if patterns, _ := s.Memory().Patterns(ctx); len(patterns) != 0 {
 		t.Fatalf("resolved pattern still listed: %+v", patterns)
 	}
-	if _, err := s.ResolvePattern(ctx, ents[4].ID); err == nil {
+	if _, err := s.Memory().ResolvePattern(ctx, ents[4].ID); err == nil {
 		t.Fatal("an issue outside any pattern resolved")
 	}
 
 	// near-duplicates: by words without the model, by meaning with it
-	dups, err := s.NearDuplicates(ctx, "TestSync times out on CI under load", false)
+	dups, err := s.Recall().NearDuplicates(ctx, "TestSync times out on CI under load", false)
 	if err != nil || len(dups) == 0 || dups[0].How != "lexical" {
 		t.Fatalf("lexical near-duplicates: %+v %v", dups, err)
 	}
-	dups, err = s.NearDuplicates(ctx, "TestSync times out on the CI under load", true)
+	dups, err = s.Recall().NearDuplicates(ctx, "TestSync times out on the CI under load", true)
 	if err != nil || len(dups) == 0 || dups[0].How != "vector" || dups[0].Similarity < duplicateCosine {
 		t.Fatalf("vector near-duplicates: %+v %v", dups, err)
 	}
-	if dups, _ := s.NearDuplicates(ctx, "lunch is at noon on fridays", true); len(dups) != 0 {
+	if dups, _ := s.Recall().NearDuplicates(ctx, "lunch is at noon on fridays", true); len(dups) != 0 {
 		t.Fatalf("unrelated text has near-duplicates: %+v", dups)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/cochange"
 	"github.com/git-synaptic/git-synaptic/gitstore"
-	"github.com/git-synaptic/git-synaptic/hooks"
 )
 
 // ErrNoCommits is returned when the repository has no commits to work on.
@@ -50,7 +49,7 @@ type IndexReport struct {
 // co-change mining. Commits already indexed are skipped, and the tips of
 // earlier complete walks bound the walk, so a run with nothing new costs no
 // git call at all.
-func (s *Service) Index(ctx context.Context, opt IndexOptions) (IndexReport, error) {
+func (s *Code) Index(ctx context.Context, opt IndexOptions) (IndexReport, error) {
 	start := time.Now()
 	rep := IndexReport{}
 	c, err := s.openCache()
@@ -124,7 +123,7 @@ type walkTips struct{ names, ids []string }
 
 // indexTips resolves what opt walks: HEAD and branches are read from
 // git's files, anything else through git.
-func (s *Service) indexTips(ctx context.Context, opt IndexOptions) (walkTips, error) {
+func (s *core) indexTips(ctx context.Context, opt IndexOptions) (walkTips, error) {
 	var t walkTips
 	switch {
 	case opt.All:
@@ -186,7 +185,7 @@ func mergeTips(a, b []string) string {
 }
 
 // inTx runs f in one cache transaction.
-func (s *Service) inTx(ctx context.Context, f func(*cache.Tx) error) error {
+func (s *core) inTx(ctx context.Context, f func(*cache.Tx) error) error {
 	c, err := s.openCache()
 	if err != nil {
 		return err
@@ -205,7 +204,7 @@ func (s *Service) inTx(ctx context.Context, f func(*cache.Tx) error) error {
 // logInto indexes the commits lo selects into tx; it reports how many it
 // walked, how many were new and how many had their renames followed only
 // where content was unchanged. each, if set, sees the running count.
-func (s *Service) logInto(ctx context.Context, tx *cache.Tx, lo gitstore.LogOptions, branch string, each func(seen int)) (seen, added, exactRenames int, err error) {
+func (s *core) logInto(ctx context.Context, tx *cache.Tx, lo gitstore.LogOptions, branch string, each func(seen int)) (seen, added, exactRenames int, err error) {
 	exactRenames, err = s.repo.History(ctx, lo, func(gc gitstore.Commit) error {
 		seen++
 		if each != nil {
@@ -222,110 +221,4 @@ func (s *Service) logInto(ctx context.Context, tx *cache.Tx, lo gitstore.LogOpti
 		return err
 	})
 	return seen, added, exactRenames, err
-}
-
-// Hook runs the work of git hook name; it never fails git: callers report
-// errors and exit 0.
-func (s *Service) Hook(ctx context.Context, name string, args []string, stdin string) error {
-	if what := s.repo.InProgress(); what != "" && name != "post-rewrite" {
-		return nil // the sequence's end (post-rewrite) indexes the result
-	}
-	switch name {
-	case "pre-push":
-		if len(args) == 0 {
-			return nil
-		}
-		_, err := s.PrePush(ctx, args[0])
-		return err
-	case "post-commit", "post-merge", "post-checkout":
-		// Hooks of earlier versions: the next command catches up anyway.
-		return s.catchUp(ctx)
-	case "post-rewrite":
-		var olds, news []string
-		for _, line := range strings.Split(stdin, "\n") {
-			f := strings.Fields(line)
-			if len(f) >= 2 && len(f[0]) == 40 && len(f[1]) == 40 {
-				olds, news = append(olds, f[0]), append(news, f[1])
-			}
-		}
-		if len(news) == 0 {
-			return nil
-		}
-		err := s.inTx(ctx, func(tx *cache.Tx) error {
-			for _, o := range olds {
-				if err := tx.DeleteCommit(o); err != nil {
-					return err
-				}
-			}
-			_, _, _, err := s.logInto(ctx, tx, gitstore.LogOptions{Revs: news, NoWalk: true}, s.repo.CurrentBranch(), nil)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		// git copied the notes of rewritten commits (notes.rewriteRef);
-		// drop the copies left on commits nothing points to any more.
-		for i, o := range olds {
-			if i == 200 {
-				break
-			}
-			if _, err := s.repo.DropStaleNote(ctx, o); err != nil {
-				return err
-			}
-		}
-		_, err = s.ready(ctx)
-		return err
-	}
-	return fmt.Errorf("unknown hook %q (want one of %s)", name, strings.Join(hooks.Names, ", "))
-}
-
-// catchUpWalk bounds the commits a command indexes on its way; a longer
-// stretch of new history waits for git synaptic index.
-const catchUpWalk = 1000
-
-// catchUp indexes the commits HEAD gained since the last complete walk,
-// so that commits made, merged or checked out since are searchable
-// without a git hook on git's hot path. It costs nothing when HEAD has
-// not moved, and nothing where history was never indexed (git synaptic
-// index starts that).
-func (s *Service) catchUp(ctx context.Context) error {
-	if s.repo.Unborn() {
-		return nil
-	}
-	c, err := s.openCache()
-	if err != nil {
-		return err
-	}
-	if known, err := c.Meta(ctx, historyTipsKey); err != nil || known == "" {
-		return err
-	}
-	_, err = s.Index(ctx, IndexOptions{Max: catchUpWalk})
-	return err
-}
-
-// InstallHooks installs the git hooks (see package hooks).
-func (s *Service) InstallHooks(ctx context.Context) (hooks.Report, error) {
-	dir, err := s.repo.HooksDir(ctx)
-	if err != nil {
-		return hooks.Report{}, err
-	}
-	return hooks.Install(dir)
-}
-
-// UninstallHooks removes the git hooks, restoring chained ones.
-func (s *Service) UninstallHooks(ctx context.Context) (hooks.Report, error) {
-	dir, err := s.repo.HooksDir(ctx)
-	if err != nil {
-		return hooks.Report{}, err
-	}
-	return hooks.Uninstall(dir)
-}
-
-// HooksStatus describes the installed hooks.
-func (s *Service) HooksStatus(ctx context.Context) (string, map[string]string, error) {
-	dir, err := s.repo.HooksDir(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	return dir, hooks.Status(dir), nil
 }

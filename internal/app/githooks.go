@@ -1,0 +1,117 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/hooks"
+)
+
+// Hook runs the work of git hook name; it never fails git: callers report
+// errors and exit 0.
+func (s *Code) Hook(ctx context.Context, name string, args []string, stdin string) error {
+	if what := s.repo.InProgress(); what != "" && name != "post-rewrite" {
+		return nil // the sequence's end (post-rewrite) indexes the result
+	}
+	switch name {
+	case "pre-push":
+		if len(args) == 0 {
+			return nil
+		}
+		_, err := s.sharing().PrePush(ctx, args[0])
+		return err
+	case "post-commit", "post-merge", "post-checkout":
+		// Hooks of earlier versions: the next command catches up anyway.
+		return s.catchUp(ctx)
+	case "post-rewrite":
+		var olds, news []string
+		for _, line := range strings.Split(stdin, "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 2 && len(f[0]) == 40 && len(f[1]) == 40 {
+				olds, news = append(olds, f[0]), append(news, f[1])
+			}
+		}
+		if len(news) == 0 {
+			return nil
+		}
+		err := s.inTx(ctx, func(tx *cache.Tx) error {
+			for _, o := range olds {
+				if err := tx.DeleteCommit(o); err != nil {
+					return err
+				}
+			}
+			_, _, _, err := s.logInto(ctx, tx, gitstore.LogOptions{Revs: news, NoWalk: true}, s.repo.CurrentBranch(), nil)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		// git copied the notes of rewritten commits (notes.rewriteRef);
+		// drop the copies left on commits nothing points to any more.
+		for i, o := range olds {
+			if i == 200 {
+				break
+			}
+			if _, err := s.repo.DropStaleNote(ctx, o); err != nil {
+				return err
+			}
+		}
+		_, err = s.ready(ctx)
+		return err
+	}
+	return fmt.Errorf("unknown hook %q (want one of %s)", name, strings.Join(hooks.Names, ", "))
+}
+
+// catchUpWalk bounds the commits a command indexes on its way; a longer
+// stretch of new history waits for git synaptic index.
+const catchUpWalk = 1000
+
+// catchUp indexes the commits HEAD gained since the last complete walk,
+// so that commits made, merged or checked out since are searchable
+// without a git hook on git's hot path. It costs nothing when HEAD has
+// not moved, and nothing where history was never indexed (git synaptic
+// index starts that).
+func (s *core) catchUp(ctx context.Context) error {
+	if s.repo.Unborn() {
+		return nil
+	}
+	c, err := s.openCache()
+	if err != nil {
+		return err
+	}
+	if known, err := c.Meta(ctx, historyTipsKey); err != nil || known == "" {
+		return err
+	}
+	_, err = s.code().Index(ctx, IndexOptions{Max: catchUpWalk})
+	return err
+}
+
+// InstallHooks installs the git hooks (see package hooks).
+func (s *Code) InstallHooks(ctx context.Context) (hooks.Report, error) {
+	dir, err := s.repo.HooksDir(ctx)
+	if err != nil {
+		return hooks.Report{}, err
+	}
+	return hooks.Install(dir)
+}
+
+// UninstallHooks removes the git hooks, restoring chained ones.
+func (s *Code) UninstallHooks(ctx context.Context) (hooks.Report, error) {
+	dir, err := s.repo.HooksDir(ctx)
+	if err != nil {
+		return hooks.Report{}, err
+	}
+	return hooks.Uninstall(dir)
+}
+
+// HooksStatus describes the installed hooks.
+func (s *Code) HooksStatus(ctx context.Context) (string, map[string]string, error) {
+	dir, err := s.repo.HooksDir(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, hooks.Status(dir), nil
+}

@@ -1,0 +1,126 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/git-synaptic/git-synaptic/gitstore"
+)
+
+// oldPushSpecs are the push refspecs earlier versions of init added so that
+// a plain `git push` carried memory. A configured push refspec replaces
+// git's push.default: it published branches without upstream and failed on
+// a detached HEAD or when a teammate had pushed memory first. init removes
+// them; the pre-push hook carries memory instead.
+var oldPushSpecs = []string{"refs/synaptic/*:refs/synaptic/*", "refs/notes/synaptic*:refs/notes/synaptic*"}
+
+// InitOptions configure Init.
+type InitOptions struct {
+	NoPush  bool   // do not push memory along with git push (synaptic.autoPush false)
+	NoHooks bool   // do not install the git hooks
+	Agent   string // also register the MCP server with this agent ("claude")
+}
+
+// InitReport says what Init changed.
+type InitReport struct {
+	Changes   []string `json:"changes"`
+	CachePath string   `json:"cache"`
+}
+
+// Init configures the repository for memory: fetch (and push) refspecs on
+// every remote, notes.rewriteRef so notes follow amend and rebase, and the
+// cache. Running it again changes nothing.
+func (s *Sharing) Init(ctx context.Context, opts InitOptions) (InitReport, error) {
+	rep := InitReport{CachePath: s.cachePath()}
+	add := func(key, val string) error {
+		added, err := s.repo.ConfigAddUnique(ctx, key, val)
+		if added {
+			rep.Changes = append(rep.Changes, fmt.Sprintf("config %s += %s", key, val))
+		}
+		return err
+	}
+	remotes, err := s.repo.Remotes(ctx)
+	if err != nil {
+		return rep, err
+	}
+	for _, r := range remotes {
+		for _, spec := range fetchSpecs(r) {
+			if err := add("remote."+r+".fetch", spec); err != nil {
+				return rep, err
+			}
+		}
+		removed, err := s.removeOldPushSpecs(ctx, r)
+		rep.Changes = append(rep.Changes, removed...)
+		if err != nil {
+			return rep, err
+		}
+	}
+	if opts.NoPush {
+		if changed, err := s.repo.ConfigSet(ctx, AutoPushKey, "false"); err != nil {
+			return rep, err
+		} else if changed {
+			rep.Changes = append(rep.Changes, "config "+AutoPushKey+" = false")
+		}
+	}
+	if err := add("notes.rewriteRef", gitstore.NotesRef); err != nil {
+		return rep, err
+	}
+	if opts.Agent != "" {
+		changes, err := s.agent().ConfigureAgent(opts.Agent)
+		rep.Changes = append(rep.Changes, changes...)
+		if err != nil {
+			return rep, err
+		}
+	}
+	if !opts.NoHooks {
+		h, err := s.code().InstallHooks(ctx)
+		if err != nil {
+			return rep, err
+		}
+		for name, action := range h.Actions {
+			if action != "up to date" {
+				rep.Changes = append(rep.Changes, fmt.Sprintf("hook %s: %s", name, action))
+			}
+		}
+		sort.Strings(rep.Changes)
+	}
+	if _, err := s.ready(ctx); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// removeOldPushSpecs takes out the push refspecs an earlier init added to
+// remote r; "HEAD" goes too when it came with them.
+func (s *core) removeOldPushSpecs(ctx context.Context, r string) ([]string, error) {
+	key := "remote." + r + ".push"
+	vals, err := s.repo.ConfigGetAll(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	ours := 0
+	for _, v := range vals {
+		if slices.Contains(oldPushSpecs, v) {
+			ours++
+		}
+	}
+	if ours == 0 {
+		return nil, nil
+	}
+	drop := oldPushSpecs
+	if ours == len(oldPushSpecs) {
+		drop = append(drop, "HEAD")
+	}
+	var changes []string
+	for _, v := range drop {
+		if slices.Contains(vals, v) {
+			if err := s.repo.ConfigUnsetValue(ctx, key, v); err != nil {
+				return changes, err
+			}
+			changes = append(changes, fmt.Sprintf("config %s -= %s (memory now goes with the pre-push hook)", key, v))
+		}
+	}
+	return changes, nil
+}

@@ -1,0 +1,60 @@
+package app
+
+import "context"
+
+// Memory writes memory and keeps it in shape: save, edit, pin, archive,
+// purge, feedback, decay, patterns and consolidation.
+type Memory struct{ *core }
+
+// Recall reads memory: list, show, related entries and search, with the
+// vectors search uses.
+type Recall struct{ *core }
+
+// Agent serves coding agents: session context, prompt context, handoffs,
+// rules and corrections.
+type Agent struct{ *core }
+
+// Code knows the code's history: the commit index, co-change and the git
+// hooks that keep them current.
+type Code struct{ *core }
+
+// Sharing sets a repository up and moves memory between clones: init,
+// pre-push and sync.
+type Sharing struct{ *core }
+
+// Memory returns the part that writes memory.
+func (s *Service) Memory() *Memory { return s.memory() }
+
+// Recall returns the part that reads and searches memory.
+func (s *Service) Recall() *Recall { return s.recall() }
+
+// Agent returns the part that serves coding agents.
+func (s *Service) Agent() *Agent { return s.agent() }
+
+// Code returns the part that indexes commits and mines co-change.
+func (s *Service) Code() *Code { return s.code() }
+
+// Sharing returns the part that sets up and syncs memory with remotes.
+func (s *Service) Sharing() *Sharing { return s.sharing() }
+
+func (c *core) memory() *Memory   { return &Memory{c} }
+func (c *core) recall() *Recall   { return &Recall{c} }
+func (c *core) agent() *Agent     { return &Agent{c} }
+func (c *core) code() *Code       { return &Code{c} }
+func (c *core) sharing() *Sharing { return &Sharing{c} }
+
+// CachePath is where the cache lives: inside the git common dir, so it is
+// never committed and is shared by every worktree.
+func (s *Service) CachePath() string { return s.cachePath() }
+
+// Identity is the git identity new memory would be written under ("" when
+// none is configured).
+func (s *Service) Identity(ctx context.Context) string { return s.identity(ctx) }
+
+// Project names this repository: the origin remote's repository name, else
+// the working tree's folder name.
+func (s *Service) Project(ctx context.Context) string { return s.project(ctx) }
+
+// Session is the agent session saves carry when they name none
+// (Options.Session), or "".
+func (s *Service) Session() string { return s.session }

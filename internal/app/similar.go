@@ -1,0 +1,173 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// Thresholds of the memory intelligence (cosine similarity of USE-lite
+// vectors), from the seed designs.
+const (
+	duplicateCosine     = 0.90 // a save this close to an entry is a near-duplicate
+	patternCosine       = 0.75 // issues this close recur
+	consolidationCosine = 0.75 // issues/decisions this close could be one entry
+	conflictCosine      = 0.70 // a correction this close to a rule may contradict it
+	intelligenceDays    = 30   // patterns and consolidation look this far back
+	sharedTagBonus      = 0.05 // shared tags count as a little similarity
+)
+
+// Tags the intelligence layer writes (as ordinary, shared edit operations).
+const (
+	TagCorrection      = "correction"
+	TagPatternResolved = "pattern-resolved"
+	TagRuleAccepted    = "rule-accepted"
+	TagRuleDismissed   = "rule-dismissed"
+)
+
+// withVectors loads the model, embeds what a bounded pass can and runs f.
+// Without a model it returns the error (callers degrade to lexical).
+func (s *core) withVectors(ctx context.Context, f func(c *cache.Cache, m Embedder) error) error {
+	m, err := s.embedder()
+	if err != nil {
+		return err
+	}
+	return s.withCache(ctx, func(c *cache.Cache) error {
+		if _, err := s.embedPending(ctx, c, m, searchEmbedBudget(m.Backend()), nil); err != nil {
+			return err
+		}
+		return f(c, m)
+	})
+}
+
+// Similar is an entry and how close it is to something.
+type Similar struct {
+	Entry
+	Similarity float64 `json:"similarity"`
+	// How: "vector" (cosine of embeddings) or "lexical" (shared words,
+	// when no model is loaded).
+	How string `json:"how"`
+}
+
+// NearDuplicates finds entries that say what content says. With semantic
+// set it embeds content (worth it where the model is loaded anyway, as in
+// the MCP server) and reports cosine ≥ 0.90; otherwise, and without a
+// model, it compares words (Jaccard ≥ 0.8 with entries holding its four
+// longest words), which costs one cheap full-text query.
+func (s *Recall) NearDuplicates(ctx context.Context, content string, semantic bool) ([]Similar, error) {
+	var out []Similar
+	if semantic {
+		err := s.withVectors(ctx, func(c *cache.Cache, m Embedder) error {
+			v, err := m.Embed(ctx, []string{content})
+			if err != nil {
+				return err
+			}
+			hits, err := c.Nearest(ctx, v[0], cache.Filter{Limit: 5}, 5)
+			for _, h := range hits {
+				if h.Cosine >= duplicateCosine {
+					out = append(out, Similar{Entry: entryOf(h.Row), Similarity: h.Cosine, How: "vector"})
+				}
+			}
+			return err
+		})
+		if err == nil {
+			return out, nil
+		}
+	}
+	q := contentWords(content)
+	if len(q) == 0 {
+		return nil, nil
+	}
+	// A near-duplicate shares at least 80% of the words, so it almost
+	// surely holds the four longest: find those entries, then compare.
+	words := make([]string, 0, len(q))
+	for w := range q {
+		words = append(words, w)
+	}
+	sort.Slice(words, func(i, j int) bool {
+		if len(words[i]) != len(words[j]) {
+			return len(words[i]) > len(words[j])
+		}
+		return words[i] < words[j]
+	})
+	words = words[:min(4, len(words))]
+	// The cache as it is, without catching up with the refs first: that
+	// check would cost save a millisecond, and the save catches up anyway.
+	c, err := s.openCache()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := c.WithAllWords(ctx, words, 20)
+	for _, r := range rows {
+		if j := jaccard(q, contentWords(r.Content)); j >= 0.8 {
+			out = append(out, Similar{Entry: entryOf(r), Similarity: j, How: "lexical"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Similarity > out[j].Similarity })
+	if len(out) > 3 {
+		out = out[:3]
+	}
+	return out, err
+}
+
+func jaccard(a, b map[string]bool) float64 {
+	inter := 0
+	for w := range a {
+		if b[w] {
+			inter++
+		}
+	}
+	union := len(a) + len(b) - inter
+	if union == 0 {
+		return 0
+	}
+	return float64(inter) / float64(union)
+}
+
+// recentVectors returns the entries of types saved in the last 30 days,
+// with their vectors. A long-lived process keeps the answer until entries
+// or vectors change (and for at most a minute, as the window moves).
+func (s *core) recentVectors(ctx context.Context, c *cache.Cache, types ...notes.Type) (*recentSet, error) {
+	f := cache.Filter{Types: types, Since: s.now().Add(-intelligenceDays * 24 * time.Hour), Limit: 500}
+	if !s.longLived {
+		rows, vecs, err := c.VectorRows(ctx, f)
+		return &recentSet{rows: entriesOf(rows), vecs: vecs, labels: map[string]string{}}, err
+	}
+	stamp, err := c.Stamp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	key := fmt.Sprint(stamp, types)
+	if r, ok := s.recent[key]; ok && s.now().Sub(r.at) < time.Minute {
+		return r, nil
+	}
+	rows, vecs, err := c.VectorRows(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.recent) > 8 {
+		s.recent = nil
+	}
+	if s.recent == nil {
+		s.recent = map[string]*recentSet{}
+	}
+	r := &recentSet{at: s.now(), rows: entriesOf(rows), vecs: vecs, labels: map[string]string{}}
+	s.recent[key] = r
+	return r, nil
+}
+
+// recentSet is an answer of recentVectors, remembered in a long-lived
+// process. labels remembers, with it, the pattern labels found for its
+// issues (id → label, "" for none): exploring a pattern compares its issues
+// with every open issue, so each is explored once.
+type recentSet struct {
+	at     time.Time
+	rows   []Entry
+	vecs   [][]float32
+	labels map[string]string
+}

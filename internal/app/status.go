@@ -1,0 +1,168 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/cochange"
+	"github.com/git-synaptic/git-synaptic/embed"
+	"github.com/git-synaptic/git-synaptic/gitstore"
+)
+
+func (s *core) stats(ctx context.Context) (cache.Stats, error) {
+	var st cache.Stats
+	err := s.withCache(ctx, func(c *cache.Cache) error {
+		var err error
+		st, err = c.Stats(ctx)
+		return err
+	})
+	return st, err
+}
+
+// RefStatus is one memory ref.
+type RefStatus struct {
+	Ref     string `json:"ref"`
+	Tip     string `json:"tip"`
+	Indexed bool   `json:"indexed"`
+}
+
+// RemoteStatus compares local memory with what was last fetched from a remote.
+type RemoteStatus struct {
+	Remote     string `json:"remote"`
+	Ref        string `json:"ref"`
+	Ahead      int    `json:"ahead"`
+	Behind     int    `json:"behind"`
+	State      string `json:"state"`
+	Configured bool   `json:"configured"`
+}
+
+// Status is the state of memory in this repository.
+type Status struct {
+	Project    string          `json:"project"`
+	Stats      cache.Stats     `json:"counts"`
+	CachePath  string          `json:"cache"`
+	CacheBytes int64           `json:"cache_bytes"`
+	Refs       []RefStatus     `json:"refs"`
+	Remotes    []RemoteStatus  `json:"remotes"`
+	Problems   []cache.Problem `json:"problems"`
+	// Repaired lists where the cache had drifted from the refs; status
+	// rebuilt it (empty when it was consistent).
+	Repaired []string `json:"repaired,omitempty"`
+	// Hooks maps each git hook git-synaptic uses to its state.
+	Hooks map[string]string `json:"hooks,omitempty"`
+	// Search is how search ranks here: "hybrid (MODEL, RUNTIME)" or
+	// "lexical (BM25 only): WHY" (model status has the details).
+	Search string `json:"search"`
+	// Cochange is the co-change ranking's self-tuning (nil before git
+	// synaptic index has seen enough history).
+	Cochange *cochange.Tuning `json:"cochange_tuning,omitempty"`
+}
+
+// Status reports counts, cache state, ref tips and remote sync state.
+func (s *Service) Status(ctx context.Context) (Status, error) {
+	st := Status{Project: s.project(ctx), CachePath: s.cachePath(), Search: s.searchDescription()}
+	var err error
+	if st.Stats, err = s.stats(ctx); err != nil {
+		return st, err
+	}
+	if fi, err := os.Stat(s.cachePath()); err == nil {
+		st.CacheBytes = fi.Size()
+	}
+	if wal, err := os.Stat(s.cachePath() + "-wal"); err == nil {
+		st.CacheBytes += wal.Size()
+	}
+	if st.Repaired, err = s.verifyIndex(ctx); err != nil {
+		return st, err
+	}
+	if len(st.Repaired) > 0 {
+		if st.Stats, err = s.stats(ctx); err != nil {
+			return st, err
+		}
+	}
+	c := s.cache
+	tips, err := c.Tips(ctx)
+	if err != nil {
+		return st, err
+	}
+	local, _, err := s.memoryRefs()
+	if err != nil {
+		return st, err
+	}
+	for ref, h := range local {
+		st.Refs = append(st.Refs, RefStatus{Ref: ref, Tip: h.String(), Indexed: tips[ref] == h.String()})
+	}
+	sort.Slice(st.Refs, func(i, j int) bool { return st.Refs[i].Ref < st.Refs[j].Ref })
+	if st.Problems, err = c.Problems(ctx); err != nil {
+		return st, err
+	}
+	if _, h, err := s.code().HooksStatus(ctx); err == nil {
+		st.Hooks = h
+	}
+	if st.Cochange, err = s.tuning(ctx); err != nil {
+		return st, err
+	}
+	remotes, err := s.repo.Remotes(ctx)
+	if err != nil {
+		return st, err
+	}
+	for _, r := range remotes {
+		specs, _ := s.repo.ConfigGetAll(ctx, "remote."+r+".fetch")
+		configured := false
+		for _, sp := range specs {
+			configured = configured || sp == fetchSpecs(r)[0]
+		}
+		for _, ref := range []string{SharedRef, gitstore.NotesRef} {
+			tr := trackingRef(r, ref)
+			lt, _ := s.repo.Tip(ref)
+			rt, _ := s.repo.Tip(tr)
+			rs := RemoteStatus{Remote: r, Ref: ref, Configured: configured}
+			switch {
+			case lt.IsZero() && rt.IsZero():
+				rs.State = "empty"
+			case rt.IsZero():
+				rs.State = "not fetched or not pushed yet"
+				rs.Ahead, _, _ = s.repo.AheadBehind(ctx, lt, rt)
+			default:
+				rs.Ahead, rs.Behind, err = s.repo.AheadBehind(ctx, lt, rt)
+				if err != nil {
+					rs.State = "unknown: " + err.Error()
+					break
+				}
+				rs.State = syncState(rs.Ahead, rs.Behind)
+			}
+			st.Remotes = append(st.Remotes, rs)
+		}
+	}
+	return st, nil
+}
+
+func syncState(ahead, behind int) string {
+	switch {
+	case ahead == 0 && behind == 0:
+		return "in sync"
+	case behind == 0:
+		return fmt.Sprintf("ahead by %d (git synaptic sync to push)", ahead)
+	case ahead == 0:
+		return fmt.Sprintf("behind by %d (git synaptic sync to merge)", behind)
+	}
+	return fmt.Sprintf("diverged: %d ahead, %d behind (git synaptic sync)", ahead, behind)
+}
+
+// searchDescription says how search will rank without loading the model.
+func (s *core) searchDescription() string {
+	if s.emb != nil {
+		return fmt.Sprintf("hybrid (BM25 + %s vectors, %s)", s.emb.ModelID(), s.emb.Backend())
+	}
+	m, err := embed.Find(s.embModel)
+	if err != nil {
+		return "lexical (BM25 only): " + err.Error()
+	}
+	runtime := "pure-Go runtime"
+	if embed.FindORTLibrary() != "" {
+		runtime = "ONNX Runtime"
+	}
+	return fmt.Sprintf("hybrid (BM25 + %s vectors, %s)", m.ID(), runtime)
+}
