@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-synaptic/git-synaptic/cochange"
+	"github.com/git-synaptic/git-synaptic/internal/agenthook"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 )
 
@@ -304,49 +304,11 @@ post-commit, post-merge and post-checkout hooks of earlier versions.`,
 	return c
 }
 
-// agentHooks are the hooks a coding agent calls; their output is context
-// for the agent.
-var agentHooks = map[string]bool{"session-start": true, "prompt": true, "stop": true, "pre-compact": true}
-
-// agentInput is what an agent passes a hook on stdin (Claude Code's hook
-// JSON); only the session id is used.
-type agentInput struct {
-	SessionID string `json:"session_id"`
-	Prompt    string `json:"prompt"`
-}
-
-func readAgentInput(e *env) agentInput {
-	var in agentInput
-	if f, ok := e.io.In.(*os.File); ok && isTerminal(f) {
-		return in
-	}
-	b, _ := io.ReadAll(io.LimitReader(e.io.In, 1<<20))
-	_ = json.Unmarshal(b, &in) // no or bad JSON: no session id
-	return in
-}
-
 // runHook runs git hook or agent hook name. It never fails the caller:
 // errors are told on stderr (git's push goes on; the agent goes on).
 func runHook(e *env, name string, args []string, budget int, format string) {
 	e.busy = 2 * time.Second // never hold git or the agent up for long
-	var stdin string
-	if name == "post-rewrite" {
-		b, _ := io.ReadAll(io.LimitReader(e.io.In, 64<<20))
-		stdin = string(b)
-	}
-	var in agentInput
-	if agentHooks[name] {
-		in = readAgentInput(e)
-		if in.SessionID == "" {
-			in.SessionID = ConfigFromEnv(app.Options{}).Session
-		}
-	}
-	err := e.withService(func(s *app.Service) error {
-		if !agentHooks[name] {
-			return s.Code().Hook(contextOf(e), name, args, stdin)
-		}
-		return runAgentHook(e, s, name, in, budget, format)
-	})
+	err := hookWork(e, name, args, budget, format)
 	switch {
 	case err == nil:
 	case name == "pre-push":
@@ -356,31 +318,31 @@ func runHook(e *env, name string, args []string, budget int, format string) {
 	}
 }
 
-// runAgentHook answers an agent's lifecycle hook: a handoff on stop and
-// pre-compact, context on prompt and session-start (Claude Code's hook
-// JSON, or markdown).
-func runAgentHook(e *env, s *app.Service, name string, in agentInput, budget int, format string) error {
-	var md, event string
-	var err error
-	switch name {
-	case "stop", "pre-compact":
-		_, _, err := s.Agent().SessionHandoff(contextOf(e), in.SessionID)
-		return err
-	case "prompt":
-		event = "UserPromptSubmit"
-		md, err = s.Agent().PromptContext(contextOf(e), in.SessionID, in.Prompt)
-	default:
-		event = "SessionStart"
-		md, err = s.Agent().StartSession(contextOf(e), in.SessionID, budget)
+// hookWork reads what the hook is given on stdin and hands it to the
+// application (git hooks) or to the agent-hook front end.
+func hookWork(e *env, name string, args []string, budget int, format string) error {
+	if !agenthook.Names[name] {
+		var stdin string
+		if name == "post-rewrite" {
+			b, _ := io.ReadAll(io.LimitReader(e.io.In, 64<<20))
+			stdin = string(b)
+		}
+		return e.withService(func(s *app.Service) error { return s.Code().Hook(contextOf(e), name, args, stdin) })
 	}
-	if err != nil || md == "" {
+	f, err := agenthook.ParseFormat(format)
+	if err != nil {
 		return err
 	}
-	if format == "markdown" {
-		_, err = fmt.Fprint(e.io.Out, md)
-		return err
+	var in agenthook.Input
+	if f, ok := e.io.In.(*os.File); !ok || !isTerminal(f) {
+		in = agenthook.ReadInput(e.io.In)
 	}
-	return writeJSON(e.io.Out, map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event, "additionalContext": md}})
+	if in.SessionID == "" {
+		in.SessionID = ConfigFromEnv(app.Options{}).Session
+	}
+	return e.withService(func(s *app.Service) error {
+		return agenthook.Run(contextOf(e), s.Agent(), agenthook.Request{Name: name, Input: in, Budget: budget, Format: f}, e.io.Out)
+	})
 }
 
 // newHook is what the installed scripts run. It always exits 0: a hook
