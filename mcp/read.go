@@ -1,0 +1,161 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+func (h *handlers) session(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	id := r.GetString("session_id", h.svc.Session())
+	if id == "" {
+		return nil, fmt.Errorf("%w: give session_id (this server has no $GIT_SYNAPTIC_SESSION)", notes.ErrInvalid)
+	}
+	f, err := h.filter(r)
+	if err != nil {
+		return nil, err
+	}
+	f.Session = id
+	rows, err := h.svc.Recall().List(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return h.rowsResult(ctx, rows, fmt.Sprintf("%d entries of session %s, newest first", len(rows), id)), nil
+}
+
+func (h *handlers) filter(r mcpgo.CallToolRequest) (app.Filter, error) {
+	spec := app.FilterSpec{Types: r.GetStringSlice("types", nil), Tags: r.GetStringSlice("tags", nil), Tier: r.GetString("tier", ""),
+		Author: r.GetString("author", ""), IncludeArchived: r.GetBool("include_archived", false), Limit: r.GetInt("limit", 10)}
+	if spec.Limit <= 0 || spec.Limit > 200 {
+		return app.Filter{}, fmt.Errorf("%w: limit must be 1 to 200", notes.ErrInvalid)
+	}
+	if d := r.GetFloat("days", 0); d > 0 {
+		spec.Within = time.Duration(d * float64(24*time.Hour))
+	}
+	return h.svc.Filter(spec)
+}
+
+func (h *handlers) search(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	q, err := r.RequireString("query")
+	if err != nil {
+		return nil, err
+	}
+	f, err := h.filter(r)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := h.svc.Recall().Search(ctx, q, f)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]app.Entry, len(hits))
+	labels := map[string]string{}
+	for i, x := range hits {
+		rows[i] = x.Entry
+		if x.Pattern != "" {
+			labels[x.ID] = x.Pattern
+		}
+	}
+	return h.labelledResult(ctx, rows, labels, fmt.Sprintf("%d results for %q", len(rows), q)), nil
+}
+
+func (h *handlers) list(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	f, err := h.filter(r)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := h.svc.Recall().List(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return h.rowsResult(ctx, rows, fmt.Sprintf("%d entries, newest first", len(rows))), nil
+}
+
+// provenance describes where a memory comes from, for an agent to weigh it.
+type provenance struct {
+	ID      string   `json:"id"`
+	Type    string   `json:"type"`
+	Tier    string   `json:"tier"`
+	Author  string   `json:"author"`
+	Origin  string   `json:"origin"` // "you", "teammate" or "git history"
+	Created string   `json:"created"`
+	Age     string   `json:"age"`
+	Source  string   `json:"source"`
+	Tags    []string `json:"tags,omitempty"`
+	Pinned  bool     `json:"pinned,omitempty"`
+	Content string   `json:"content"`
+	Pattern string   `json:"pattern,omitempty"`
+}
+
+func (h *handlers) provenance(me string, r app.Entry) provenance {
+	return provenance{ID: r.ID, Type: string(r.Type), Tier: string(r.Tier), Author: r.Author, Origin: app.Origin(r, me), Created: r.Created.Format(time.RFC3339),
+		Age: app.Age(h.svc.Now(), r.Created), Source: r.Source, Tags: r.Tags, Pinned: r.Pinned, Content: r.Content}
+}
+
+func (h *handlers) rowsResult(ctx context.Context, rows []app.Entry, head string) *mcpgo.CallToolResult {
+	return h.labelledResult(ctx, rows, nil, head)
+}
+
+// labelledResult is rowsResult with recurring-pattern labels by entry id.
+func (h *handlers) labelledResult(ctx context.Context, rows []app.Entry, labels map[string]string, head string) *mcpgo.CallToolResult {
+	me := h.svc.Identity(ctx)
+	items := make([]provenance, len(rows))
+	var b strings.Builder
+	b.WriteString(head + "\n")
+	for i, r := range rows {
+		p := h.provenance(me, r)
+		p.Pattern = labels[r.ID]
+		items[i] = p
+		if p.Pattern != "" {
+			b.WriteString("\n" + p.Pattern)
+		}
+		fmt.Fprintf(&b, "\n[%s] %s · %s · %s · by %s (%s)", app.ShortID(p.ID), p.Type, p.Tier, p.Age, p.Author, p.Origin)
+		if p.Pinned {
+			b.WriteString(" · pinned")
+		}
+		if len(p.Tags) > 0 {
+			b.WriteString(" · tags: " + strings.Join(p.Tags, ", "))
+		}
+		b.WriteString("\n" + indent(p.Content) + "\n")
+	}
+	return mcpgo.NewToolResultStructured(map[string]any{"results": items}, b.String())
+}
+
+func (h *handlers) status(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	st, err := h.svc.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "project %s: %d entries (%d archived, %d pinned, %d private), %d indexed commits\n", st.Project, st.Stats.Total, st.Stats.Archived, st.Stats.Pinned, st.Stats.Private, st.Stats.Commits)
+	for t, n := range st.Stats.ByType {
+		fmt.Fprintf(&b, "  %s: %d\n", t, n)
+	}
+	for _, r := range st.Remotes {
+		fmt.Fprintf(&b, "remote %s %s: %s\n", r.Remote, r.Ref, r.State)
+	}
+	if len(st.Problems) > 0 {
+		fmt.Fprintf(&b, "%d unreadable memory objects skipped\n", len(st.Problems))
+	}
+	return mcpgo.NewToolResultStructured(st, b.String()), nil
+}
+
+func (h *handlers) related(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	id, err := r.RequireString("id")
+	if err != nil {
+		return nil, err
+	}
+	d, err := h.svc.Recall().Related(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	rows := append(append([]app.Entry{d.Entry}, d.Links...), d.Backlinks...)
+	res := h.rowsResult(ctx, rows, fmt.Sprintf("entry %s (%d edits, %d history operations) and %d related entries", d.ID, d.Edits, len(d.Ops), len(rows)-1))
+	return res, nil
+}

@@ -1,0 +1,98 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+)
+
+func TestMain(m *testing.M) {
+	cleanup := testrepo.Isolate()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// call sends one JSON-RPC request to the server in process and returns
+// the result's text and whether it is a tool error.
+func call(t *testing.T, h func(context.Context, json.RawMessage) any, id int, method string, params any) (string, bool) {
+	t.Helper()
+	p, _ := json.Marshal(params)
+	msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, p)
+	b, err := json.Marshal(h(context.Background(), json.RawMessage(msg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp struct {
+		Result struct {
+			IsError bool `json:"isError"`
+			Content []struct{ Text string }
+			Tools   []struct{ Name string }
+		}
+		Error *struct{ Message string }
+	}
+	if err := json.Unmarshal(b, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if resp.Error != nil {
+		t.Fatalf("%s: %s", method, resp.Error.Message)
+	}
+	var text []string
+	for _, c := range resp.Result.Content {
+		text = append(text, c.Text)
+	}
+	for _, tl := range resp.Result.Tools {
+		text = append(text, tl.Name)
+	}
+	return strings.Join(text, "\n"), resp.Result.IsError
+}
+
+// The tools work in process: a save is found by search and list, bad
+// arguments come back as tool errors, and the server stays up.
+func TestToolsInProcess(t *testing.T) {
+	svc, err := app.Open(testrepo.NewRepo(t), app.Options{Warn: os.Stderr, Session: "sess-mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	srv := New(svc, "test")
+	h := func(ctx context.Context, m json.RawMessage) any { return srv.HandleMessage(ctx, m) }
+
+	call(t, h, 1, "initialize", map[string]any{"protocolVersion": "2025-03-26", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "test", "version": "0"}})
+	names, _ := call(t, h, 2, "tools/list", map[string]any{})
+	for _, want := range []string{"context_save", "context_search", "context_list", "context_session", "context_cochanges"} {
+		if !strings.Contains(names, want) {
+			t.Errorf("tools/list lacks %s", want)
+		}
+	}
+	tool := func(id int, name string, args map[string]any) (string, bool) {
+		return call(t, h, id, "tools/call", map[string]any{"name": name, "arguments": args})
+	}
+	if text, isErr := tool(3, "context_save", map[string]any{"content": "billing retries back off exponentially", "type": "decision", "tier": "longterm"}); isErr {
+		t.Fatalf("save: %s", text)
+	}
+	if text, _ := tool(4, "context_search", map[string]any{"query": "billing retries"}); !strings.Contains(text, "back off exponentially") {
+		t.Errorf("search does not find the save: %s", text)
+	}
+	if text, _ := tool(5, "context_session", map[string]any{}); !strings.Contains(text, "back off exponentially") {
+		t.Errorf("the session does not list the save: %s", text)
+	}
+	for _, bad := range []map[string]any{
+		{"content": 7},
+		{"content": "x", "type": "opinion"},
+		{},
+	} {
+		if text, isErr := tool(6, "context_save", bad); !isErr {
+			t.Errorf("save %v: not an error: %s", bad, text)
+		}
+	}
+	if text, isErr := tool(7, "context_pin", map[string]any{"id": "ffffffff"}); !isErr {
+		t.Errorf("pin of an unknown id: %s", text)
+	}
+}

@@ -1,0 +1,133 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+func (h *handlers) relevant(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	id, err := r.RequireString("id")
+	if err != nil {
+		return nil, err
+	}
+	op, err := h.svc.Memory().Feedback(ctx, id, true, r.GetFloat("score", 1), r.GetString("reason", ""), r.GetString("objective", ""))
+	if err != nil {
+		return nil, err
+	}
+	return mcpgo.NewToolResultText(fmt.Sprintf("marked %s relevant (%.2f)", op.Entry, op.Score)), nil
+}
+
+func (h *handlers) irrelevant(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	id, err := r.RequireString("id")
+	if err != nil {
+		return nil, err
+	}
+	op, err := h.svc.Memory().Feedback(ctx, id, false, 0, r.GetString("reason", ""), "")
+	if err != nil {
+		return nil, err
+	}
+	return mcpgo.NewToolResultText("marked " + op.Entry + " irrelevant"), nil
+}
+
+func (h *handlers) save(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	content, err := r.RequireString("content")
+	if err != nil {
+		return nil, err
+	}
+	req := app.SaveRequest{Content: content, Type: notes.Type(r.GetString("type", "insight")), Tags: r.GetStringSlice("tags", nil),
+		Tier: notes.Tier(r.GetString("tier", "")), Pinned: r.GetBool("pinned", false), Private: r.GetBool("private", false),
+		Related: r.GetStringSlice("related_ids", nil), AgentID: "mcp"}
+	// the server keeps the model loaded, so near-duplicates are found by
+	// meaning; they are linked and reported, never dropped
+	saved, err := h.svc.Memory().SaveLinked(ctx, req, true)
+	if err != nil {
+		return nil, err
+	}
+	e := saved.Entry
+	var dupIDs []string
+	text := ""
+	for _, d := range saved.Duplicates {
+		dupIDs = append(dupIDs, d.ID)
+		text += fmt.Sprintf("\nnear-duplicate of %s (%s similarity %.2f), linked: %s", app.ShortID(d.ID), d.How, d.Similarity, app.FirstLine(d.Content, 80))
+	}
+	out := map[string]any{"id": e.ID, "type": e.Type, "tier": notes.DefaultTier(e.Type)}
+	if len(dupIDs) > 0 {
+		out["near_duplicates"] = dupIDs
+	}
+	return mcpgo.NewToolResultStructured(out, fmt.Sprintf("saved %s %s", e.Type, e.ID)+text), nil
+}
+
+func (h *handlers) resolvePattern(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	id, err := r.RequireString("id")
+	if err != nil {
+		return nil, err
+	}
+	g, err := h.svc.Memory().ResolvePattern(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return mcpgo.NewToolResultStructured(map[string]any{"pattern": g.ID, "issues": len(g.Entries)},
+		fmt.Sprintf("resolved pattern %s (%d issues)", app.ShortID(g.ID), len(g.Entries))), nil
+}
+
+func (h *handlers) update(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	id, err := r.RequireString("id")
+	if err != nil {
+		return nil, err
+	}
+	req := app.EditRequest{Type: notes.Type(r.GetString("type", "")), AddTags: r.GetStringSlice("add_tags", nil), RemoveTags: r.GetStringSlice("remove_tags", nil)}
+	if c := r.GetString("content", ""); c != "" {
+		req.Content = &c
+	}
+	op, err := h.svc.Memory().Edit(ctx, id, req)
+	if err != nil {
+		return nil, err
+	}
+	return mcpgo.NewToolResultText("updated " + op.Entry), nil
+}
+
+func (h *handlers) pin(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	id, err := r.RequireString("id")
+	if err != nil {
+		return nil, err
+	}
+	op, err := h.svc.Memory().SetPinned(ctx, id, r.GetBool("pinned", true))
+	if err != nil {
+		return nil, err
+	}
+	return mcpgo.NewToolResultText(string(op.Kind) + " " + op.Entry), nil
+}
+
+func (h *handlers) archive(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	ids, err := r.RequireStringSlice("ids")
+	if err != nil {
+		return nil, err
+	}
+	var done []string
+	for _, id := range ids {
+		op, err := h.svc.Memory().SetArchived(ctx, id, true)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w (archived so far: %s)", id, err, strings.Join(done, ", "))
+		}
+		done = append(done, op.Entry)
+	}
+	return mcpgo.NewToolResultText("archived " + strings.Join(done, ", ")), nil
+}
+
+func (h *handlers) delete(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	id, err := r.RequireString("id")
+	if err != nil {
+		return nil, err
+	}
+	op, err := h.svc.Memory().SetArchived(ctx, id, true)
+	if err != nil {
+		return nil, err
+	}
+	return mcpgo.NewToolResultText("deleted " + op.Entry + " (archived; git history keeps it)"), nil
+}
