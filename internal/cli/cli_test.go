@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -58,6 +59,89 @@ func TestFlagParsing(t *testing.T) {
 		}
 		if tc.code != ExitOK && !strings.Contains(stderr, "git-synaptic") {
 			t.Errorf("%v: the message does not say who speaks: %q", tc.args, stderr)
+		}
+	}
+}
+
+// parse runs the command line in process up to the point where a command
+// would start work, and returns the options it filled in.
+func parse(t *testing.T, args ...string) any {
+	t.Helper()
+	var got any
+	var errb bytes.Buffer
+	e := &env{ctx: context.Background(), io: IO{In: strings.NewReader(""), Out: &errb, Err: &errb}, dir: ".", parsed: func(o any) { got = o }}
+	root := newRoot(e)
+	root.SetArgs(args)
+	root.SetOut(&errb)
+	root.SetErr(&errb)
+	if err := root.Execute(); err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, errb.String())
+	}
+	if got == nil {
+		t.Fatalf("%v: no command ran", args)
+	}
+	return got
+}
+
+// Every command's flags and arguments land in its options as written.
+func TestOptionsFromFlags(t *testing.T) {
+	lf := func(limit int) filterFlags { return filterFlags{limit: limit} }
+	for _, tc := range []struct {
+		args []string
+		want any
+	}{
+		{[]string{"init", "--agent", "claude", "--no-push", "--json"}, &initOptions{noPush: true, json: true, agent: "claude"}},
+		{[]string{"status", "--json"}, &statusOptions{json: true}},
+		{[]string{"note", "HEAD", "why", "so", "-F", "f.md", "--allow-secret"}, &noteOptions{file: "f.md", allowSecret: true, args: []string{"HEAD", "why", "so"}}},
+		{[]string{"sync", "upstream", "--json"}, &syncOptions{json: true, args: []string{"upstream"}}},
+		{[]string{"maintain", "--dry-run"}, &maintainOptions{dryRun: true}},
+		{[]string{"reindex"}, &reindexOptions{}},
+		{[]string{"patterns", "--json"}, &patternsOptions{json: true}},
+		{[]string{"patterns", "resolve", "3f2a"}, &patternsResolveOptions{args: []string{"3f2a"}}},
+		{[]string{"consolidate"}, &consolidateOptions{}},
+		{[]string{"rules"}, &rulesListOptions{}},
+		{[]string{"rules", "list", "--json"}, &rulesListOptions{json: true}},
+		{[]string{"rules", "pending"}, &rulesPendingOptions{}},
+		{[]string{"rules", "accept", "3f2a"}, &ruleVerdictOptions{accept: true, args: []string{"3f2a"}}},
+		{[]string{"rules", "dismiss", "3f2a"}, &ruleVerdictOptions{args: []string{"3f2a"}}},
+		{[]string{"index", "--all", "--since", "90d", "--json"}, &indexOptions{all: true, json: true, since: "90d"}},
+		{[]string{"index", "--branch", "main"}, &indexOptions{branch: "main"}},
+		{[]string{"cochanges", "go.mod", "-n", "5", "--method", "rose"}, &cochangesOptions{maxCount: 5, method: "rose", args: []string{"go.mod"}}},
+		{[]string{"suggest", "--staged", "--files", "a.go,b.go", "--json"}, &suggestOptions{staged: true, json: true, files: []string{"a.go", "b.go"}, method: "weighted", maxCount: 10}},
+		{[]string{"model", "install", "use-lite", "--ort", "--from", "/m"}, &modelInstallOptions{from: "/m", python: "/usr/bin/python3", withORT: true, args: []string{"use-lite"}}},
+		{[]string{"model", "list", "--json"}, &modelListOptions{json: true}},
+		{[]string{"model", "status"}, &modelStatusOptions{}},
+		{[]string{"embed", "--json"}, &embedOptions{json: true}},
+		{[]string{"hook", "session-start", "--budget", "8000", "--format", "markdown"}, &hookOptions{budget: 8000, format: "markdown", args: []string{"session-start"}}},
+		{[]string{"hook", "post-rewrite", "amend"}, &hookOptions{format: "claude", args: []string{"post-rewrite", "amend"}}},
+		{[]string{"hooks", "install"}, &hooksOptions{action: "install"}},
+		{[]string{"hooks", "status"}, &hooksOptions{action: "status"}},
+		{[]string{"mcp"}, &mcpOptions{}},
+		{[]string{"save", "we", "chose", "pg", "-t", "decision", "--tag", "db", "--tag", "x", "--pin", "--private", "--related", "3f2a", "--session", "s1", "--agent", "a1", "--json"},
+			&saveOptions{typ: "decision", tags: []string{"db", "x"}, related: []string{"3f2a"}, pin: true, private: true, js: true, session: "s1", agentID: "a1", args: []string{"we", "chose", "pg"}}},
+		{[]string{"save", "-F", "-", "--tier", "longterm", "--allow-secret"}, &saveOptions{typ: "insight", tier: "longterm", file: "-", allowSecret: true, args: []string{}}},
+		{[]string{"pin", "a", "b"}, &markOptions{mark: "pin", on: true, ids: []string{"a", "b"}}},
+		{[]string{"unpin", "a"}, &markOptions{mark: "pin", ids: []string{"a"}}},
+		{[]string{"archive", "a"}, &markOptions{mark: "archive", on: true, ids: []string{"a"}}},
+		{[]string{"unarchive", "a"}, &markOptions{mark: "archive", ids: []string{"a"}}},
+		{[]string{"edit", "3f2a", "-m", "", "--add-tag", "db", "--remove-tag", "wip", "--tier", "longterm", "-t", "decision"},
+			&editOptions{typ: "decision", tier: "longterm", addTags: []string{"db"}, removeTags: []string{"wip"}, id: "3f2a", hasMessage: true}},
+		{[]string{"edit", "3f2a"}, &editOptions{id: "3f2a"}},
+		{[]string{"import", "-", "--private"}, &importOptions{private: true, file: "-"}},
+		{[]string{"relevant", "3f2a", "--score", "0.5", "--reason", "r", "--objective", "o"}, &feedbackOptions{relevant: true, score: 0.5, reason: "r", objective: "o", args: []string{"3f2a"}}},
+		{[]string{"irrelevant", "3f2a"}, &feedbackOptions{args: []string{"3f2a"}}},
+		{[]string{"delete", "a", "b", "--purge"}, &deleteOptions{purge: true, args: []string{"a", "b"}}},
+		{[]string{"log", "--oneline", "-n", "5", "--type", "decision,issue", "--tag", "db", "--since", "3d", "--no-pager"},
+			&logOptions{filter: filterFlags{types: []string{"decision", "issue"}, tags: []string{"db"}, since: "3d", limit: 5}, oneline: true, noPager: true}},
+		{[]string{"log", "--archived", "--author", "alice", "--session", "s1", "--branch", "main", "--project", "p", "--tier", "working", "--until", "1d"},
+			&logOptions{filter: filterFlags{onlyArchived: true, author: "alice", session: "s1", branch: "main", project: "p", tier: "working", until: "1d"}}},
+		{[]string{"list", "--include-archived", "--json"}, &logOptions{filter: filterFlags{includeArchived: true, limit: 50}, json: true, table: true}},
+		{[]string{"list"}, &logOptions{filter: lf(50), table: true}},
+		{[]string{"show", "3f2a", "--json"}, &showOptions{json: true, args: []string{"3f2a"}}},
+		{[]string{"search", "flaky", "test", "--mode", "bm25", "--explain", "-n", "3"}, &searchOptions{filter: lf(3), mode: "bm25", explain: true, args: []string{"flaky", "test"}}},
+	} {
+		if got := parse(t, tc.args...); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%v:\n got %+v\nwant %+v", tc.args, got, tc.want)
 		}
 	}
 }

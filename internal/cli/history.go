@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-synaptic/git-synaptic/cochange"
+	"github.com/git-synaptic/git-synaptic/hooks"
 	"github.com/git-synaptic/git-synaptic/internal/agenthook"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 )
@@ -39,9 +40,13 @@ func progress(e *env, label string) func(done, total int) {
 	}
 }
 
+type indexOptions struct {
+	all, json     bool
+	branch, since string
+}
+
 func newIndex(e *env) *cobra.Command {
-	var all, js bool
-	var branch, since string
+	o := &indexOptions{}
 	c := &cobra.Command{
 		Use:   "index",
 		Short: "Index commits of the history (searchable, and mined for co-changes)",
@@ -69,38 +74,42 @@ status' shows the result.`,
   git synaptic search --type git_commit "flaky test"`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			opt := app.IndexOptions{All: all, Branch: branch, Progress: progress(e, "indexing commits"), Tune: true}
-			if since != "" {
-				t, err := app.ParseTime(since, time.Now())
-				if err != nil {
-					return usageError{err}
-				}
-				opt.Since = t
-			}
-			return e.withService(func(s *app.Service) error {
-				rep, err := s.Code().Index(contextOf(e), opt)
-				if err != nil {
-					return err
-				}
-				if js {
-					return writeJSON(e.io.Out, rep)
-				}
-				fmt.Fprintf(e.io.Out, "indexed %d new commits (%d walked) of %s in %s\n", rep.Indexed, rep.Seen, strings.Join(rep.Revs, ", "), rep.Elapsed.Round(time.Millisecond))
-				if rep.ExactRenamesOnly > 0 {
-					fmt.Fprintf(e.io.Out, "note: file contents are missing here (a partial clone?); renames in %d commits were followed only where the content did not change\n", rep.ExactRenamesOnly)
-				}
-				if rep.Tuning != nil {
-					fmt.Fprintf(e.io.Out, "co-change ranking tuned on this repository's last %d commits: %s\n", rep.Tuning.Validation, tuningSummary(*rep.Tuning))
-				}
-				return nil
-			})
+			return e.run(o, func() error { return runIndex(e, o) })
 		},
 	}
-	c.Flags().BoolVar(&all, "all", false, "index every local branch")
-	c.Flags().StringVar(&branch, "branch", "", "index this `branch` (default: the current one)")
-	c.Flags().StringVar(&since, "since", "", "only commits after `time` (2025-01-31, 90d)")
-	c.Flags().BoolVar(&js, "json", false, "print JSON")
+	c.Flags().BoolVar(&o.all, "all", false, "index every local branch")
+	c.Flags().StringVar(&o.branch, "branch", "", "index this `branch` (default: the current one)")
+	c.Flags().StringVar(&o.since, "since", "", "only commits after `time` (2025-01-31, 90d)")
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	return c
+}
+
+func runIndex(e *env, o *indexOptions) error {
+	opt := app.IndexOptions{All: o.all, Branch: o.branch, Progress: progress(e, "indexing commits"), Tune: true}
+	if o.since != "" {
+		t, err := app.ParseTime(o.since, time.Now())
+		if err != nil {
+			return usageError{err}
+		}
+		opt.Since = t
+	}
+	return e.withService(func(s *app.Service) error {
+		rep, err := s.Code().Index(contextOf(e), opt)
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return writeJSON(e.io.Out, rep)
+		}
+		fmt.Fprintf(e.io.Out, "indexed %d new commits (%d walked) of %s in %s\n", rep.Indexed, rep.Seen, strings.Join(rep.Revs, ", "), rep.Elapsed.Round(time.Millisecond))
+		if rep.ExactRenamesOnly > 0 {
+			fmt.Fprintf(e.io.Out, "note: file contents are missing here (a partial clone?); renames in %d commits were followed only where the content did not change\n", rep.ExactRenamesOnly)
+		}
+		if rep.Tuning != nil {
+			fmt.Fprintf(e.io.Out, "co-change ranking tuned on this repository's last %d commits: %s\n", rep.Tuning.Validation, tuningSummary(*rep.Tuning))
+		}
+		return nil
+	})
 }
 
 func printSuggestions(w io.Writer, list []cochange.Suggestion, now time.Time) {
@@ -138,10 +147,15 @@ func parseMethod(method string) (cochange.Method, error) {
 	return m, nil
 }
 
+type cochangesOptions struct {
+	maxCount int
+	json     bool
+	method   string
+	args     []string
+}
+
 func newCochanges(e *env) *cobra.Command {
-	var n int
-	var js bool
-	var method string
+	o := &cochangesOptions{}
 	c := &cobra.Command{
 		Use:   "cochanges FILE",
 		Short: "Files that usually change together with FILE",
@@ -157,40 +171,49 @@ since are never listed. New commits of the current branch are indexed first.`, c
   git synaptic cochanges tty.c --method count`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			m, err := parseMethod(method)
-			if err != nil {
-				return err
-			}
-			return e.withService(func(s *app.Service) error {
-				list, commits, err := s.Code().Cochanges(contextOf(e), args[0], m, n, progress(e, "indexing commits"))
-				if err != nil {
-					return err
-				}
-				if js {
-					list = nonNil(list)
-					return writeJSON(e.io.Out, map[string]any{"file": args[0], "commits": commits, "cochanges": list})
-				}
-				if commits == 0 {
-					fmt.Fprintf(e.io.Out, "%s: no indexed commit touches it (is the path relative to the repository root?)\n", args[0])
-					return nil
-				}
-				fmt.Fprintf(e.io.Out, "%s changed in %d commits; files changed with it:\n", args[0], commits)
-				printSuggestions(e.io.Out, list, time.Now())
-				return nil
-			})
+			o.args = args
+			return e.run(o, func() error { return runCochanges(e, o) })
 		},
 	}
-	c.Flags().StringVar(&method, "method", string(cochange.Weighted), "recommender: weighted, rose, count, degree")
-	c.Flags().IntVarP(&n, "max-count", "n", 10, "show at most `n` files")
-	c.Flags().BoolVar(&js, "json", false, "print JSON")
+	c.Flags().StringVar(&o.method, "method", string(cochange.Weighted), "recommender: weighted, rose, count, degree")
+	c.Flags().IntVarP(&o.maxCount, "max-count", "n", 10, "show at most `n` files")
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	return c
 }
 
+func runCochanges(e *env, o *cochangesOptions) error {
+	m, err := parseMethod(o.method)
+	if err != nil {
+		return err
+	}
+	return e.withService(func(s *app.Service) error {
+		list, commits, err := s.Code().Cochanges(contextOf(e), o.args[0], m, o.maxCount, progress(e, "indexing commits"))
+		if err != nil {
+			return err
+		}
+		if o.json {
+			list = nonNil(list)
+			return writeJSON(e.io.Out, map[string]any{"file": o.args[0], "commits": commits, "cochanges": list})
+		}
+		if commits == 0 {
+			fmt.Fprintf(e.io.Out, "%s: no indexed commit touches it (is the path relative to the repository root?)\n", o.args[0])
+			return nil
+		}
+		fmt.Fprintf(e.io.Out, "%s changed in %d commits; files changed with it:\n", o.args[0], commits)
+		printSuggestions(e.io.Out, list, time.Now())
+		return nil
+	})
+}
+
+type suggestOptions struct {
+	staged, json bool
+	files        []string
+	method       string
+	maxCount     int
+}
+
 func newSuggest(e *env) *cobra.Command {
-	var staged, js bool
-	var files []string
-	var method string
-	var n int
+	o := &suggestOptions{}
 	c := &cobra.Command{
 		Use:   "suggest",
 		Short: "Files that usually change with what you are changing, but are not in the change",
@@ -207,41 +230,45 @@ directory follow, marked as having no shared commit.`,
   git synaptic suggest --files hugolib/site.go,hugolib/page.go --json`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			m, err := parseMethod(method)
-			if err != nil {
-				return err
-			}
-			return e.withService(func(s *app.Service) error {
-				query, list, err := s.Code().Suggest(contextOf(e), app.SuggestRequest{Files: files, Staged: staged, Method: m, N: n, Progress: progress(e, "indexing commits")})
-				if err != nil {
-					return err
-				}
-				if js {
-					list, query = nonNil(list), nonNil(query)
-					return writeJSON(e.io.Out, map[string]any{"changed": query, "suggestions": list})
-				}
-				if len(query) == 0 {
-					fmt.Fprintln(e.io.Out, "no changed files (give some with --files)")
-					return nil
-				}
-				sort.Strings(query)
-				fmt.Fprintf(e.io.Out, "changed: %s\n", strings.Join(query, ", "))
-				if len(list) == 0 {
-					fmt.Fprintln(e.io.Out, "no suggestions: these files have no co-change history")
-					return nil
-				}
-				fmt.Fprintln(e.io.Out, "these usually change too:")
-				printSuggestions(e.io.Out, list, time.Now())
-				return nil
-			})
+			return e.run(o, func() error { return runSuggest(e, o) })
 		},
 	}
-	c.Flags().BoolVar(&staged, "staged", false, "use only staged changes")
-	c.Flags().StringSliceVar(&files, "files", nil, "use these `files` (comma-separated) instead of the working tree's changes")
-	c.Flags().StringVar(&method, "method", string(cochange.Weighted), "recommender: weighted, rose, count, degree")
-	c.Flags().IntVarP(&n, "max-count", "n", 10, "show at most `n` files")
-	c.Flags().BoolVar(&js, "json", false, "print JSON")
+	c.Flags().BoolVar(&o.staged, "staged", false, "use only staged changes")
+	c.Flags().StringSliceVar(&o.files, "files", nil, "use these `files` (comma-separated) instead of the working tree's changes")
+	c.Flags().StringVar(&o.method, "method", string(cochange.Weighted), "recommender: weighted, rose, count, degree")
+	c.Flags().IntVarP(&o.maxCount, "max-count", "n", 10, "show at most `n` files")
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	return c
+}
+
+func runSuggest(e *env, o *suggestOptions) error {
+	m, err := parseMethod(o.method)
+	if err != nil {
+		return err
+	}
+	return e.withService(func(s *app.Service) error {
+		query, list, err := s.Code().Suggest(contextOf(e), app.SuggestRequest{Files: o.files, Staged: o.staged, Method: m, N: o.maxCount, Progress: progress(e, "indexing commits")})
+		if err != nil {
+			return err
+		}
+		if o.json {
+			list, query = nonNil(list), nonNil(query)
+			return writeJSON(e.io.Out, map[string]any{"changed": query, "suggestions": list})
+		}
+		if len(query) == 0 {
+			fmt.Fprintln(e.io.Out, "no changed files (give some with --files)")
+			return nil
+		}
+		sort.Strings(query)
+		fmt.Fprintf(e.io.Out, "changed: %s\n", strings.Join(query, ", "))
+		if len(list) == 0 {
+			fmt.Fprintln(e.io.Out, "no suggestions: these files have no co-change history")
+			return nil
+		}
+		fmt.Fprintln(e.io.Out, "these usually change too:")
+		printSuggestions(e.io.Out, list, time.Now())
+		return nil
+	})
 }
 
 func newHooks(e *env) *cobra.Command {
@@ -260,55 +287,57 @@ post-commit, post-merge and post-checkout hooks of earlier versions.`,
   git synaptic hooks uninstall`,
 		Args: usageArgs(cobra.NoArgs),
 	}
-	report := func(dir string, actions map[string]string) {
-		fmt.Fprintf(e.io.Out, "hooks in %s\n", dir)
-		names := make([]string, 0, len(actions))
-		for n := range actions {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			fmt.Fprintf(e.io.Out, "  %-14s %s\n", n, actions[n])
-		}
-	}
-	for _, sub := range []struct {
-		use, short string
-		do         func(*app.Service) (string, map[string]string, error)
-	}{
-		{"install", "Install the hooks (keeping and chaining existing ones)", func(s *app.Service) (string, map[string]string, error) {
-			rep, err := s.Code().InstallHooks(contextOf(e))
-			return rep.Dir, rep.Actions, err
-		}},
-		{"uninstall", "Remove the hooks and restore the ones they chained", func(s *app.Service) (string, map[string]string, error) {
-			rep, err := s.Code().UninstallHooks(contextOf(e))
-			return rep.Dir, rep.Actions, err
-		}},
-		{"status", "Show which hooks are installed", func(s *app.Service) (string, map[string]string, error) {
-			return s.Code().HooksStatus(contextOf(e))
-		}},
+	for _, sub := range []struct{ use, short string }{
+		{"install", "Install the hooks (keeping and chaining existing ones)"},
+		{"uninstall", "Remove the hooks and restore the ones they chained"},
+		{"status", "Show which hooks are installed"},
 	} {
-		do := sub.do
+		o := &hooksOptions{action: sub.use}
 		c.AddCommand(&cobra.Command{
 			Use: sub.use, Short: sub.short, Args: exactArgs(0),
-			RunE: func(c *cobra.Command, _ []string) error {
-				return e.withService(func(s *app.Service) error {
-					dir, actions, err := do(s)
-					if err == nil {
-						report(dir, actions)
-					}
-					return err
-				})
-			},
+			RunE: func(c *cobra.Command, _ []string) error { return e.run(o, func() error { return runHooks(e, o) }) },
 		})
 	}
 	return c
 }
 
-// runHook runs git hook or agent hook name. It never fails the caller:
+// hooksOptions are hooks install, uninstall and status's.
+type hooksOptions struct{ action string }
+
+func runHooks(e *env, o *hooksOptions) error {
+	return e.withService(func(s *app.Service) error {
+		var rep hooks.Report
+		var err error
+		switch o.action {
+		case "install":
+			rep, err = s.Code().InstallHooks(contextOf(e))
+		case "uninstall":
+			rep, err = s.Code().UninstallHooks(contextOf(e))
+		default:
+			rep.Dir, rep.Actions, err = s.Code().HooksStatus(contextOf(e))
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.io.Out, "hooks in %s\n", rep.Dir)
+		names := make([]string, 0, len(rep.Actions))
+		for n := range rep.Actions {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(e.io.Out, "  %-14s %s\n", n, rep.Actions[n])
+		}
+		return nil
+	})
+}
+
+// runHook runs a git hook or an agent hook. It never fails the caller:
 // errors are told on stderr (git's push goes on; the agent goes on).
-func runHook(e *env, name string, args []string, budget int, format string) {
+func runHook(e *env, o *hookOptions) error {
 	e.busy = 2 * time.Second // never hold git or the agent up for long
-	err := hookWork(e, name, args, budget, format)
+	name := o.args[0]
+	err := hookWork(e, name, o.args[1:], o.budget, o.format)
 	switch {
 	case err == nil:
 	case name == "pre-push":
@@ -316,6 +345,7 @@ func runHook(e *env, name string, args []string, budget int, format string) {
 	default:
 		fmt.Fprintf(e.io.Err, "git-synaptic hook %s: %v (ignored)\n", name, err)
 	}
+	return nil
 }
 
 // hookWork reads what the hook is given on stdin and hands it to the
@@ -348,9 +378,14 @@ func hookWork(e *env, name string, args []string, budget int, format string) err
 // newHook is what the installed scripts run. It always exits 0: a hook
 // must never fail or block git, nor break an agent's session. Problems go
 // to stderr.
+type hookOptions struct {
+	budget int
+	format string
+	args   []string
+}
+
 func newHook(e *env) *cobra.Command {
-	var budget int
-	var format string
+	o := &hookOptions{}
 	c := &cobra.Command{
 		Use:   "hook NAME [ARGS...]",
 		Short: "Run the work of a git hook or an agent hook",
@@ -380,11 +415,11 @@ $GIT_SYNAPTIC_SESSION.`,
 		Hidden: true,
 		Args:   minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			runHook(e, args[0], args[1:], budget, format)
-			return nil
+			o.args = args
+			return e.run(o, func() error { return runHook(e, o) })
 		},
 	}
-	c.Flags().IntVar(&budget, "budget", 0, "agent hooks: context size in `characters`")
-	c.Flags().StringVar(&format, "format", "claude", "agent hooks: claude (hook JSON) or markdown")
+	c.Flags().IntVar(&o.budget, "budget", 0, "agent hooks: context size in `characters`")
+	c.Flags().StringVar(&o.format, "format", "claude", "agent hooks: claude (hook JSON) or markdown")
 	return c
 }

@@ -16,8 +16,12 @@ func printGroup(e *env, now time.Time, g app.Group) {
 	}
 }
 
+type patternsOptions struct {
+	json bool
+}
+
 func newPatterns(e *env) *cobra.Command {
-	var asJSON bool
+	o := &patternsOptions{}
 	c := withJSON(&cobra.Command{
 		Use:   "patterns",
 		Short: "Recurring issues: three or more similar issues in the last 30 days",
@@ -31,46 +35,68 @@ embedding model.`,
   git synaptic patterns resolve 3f2a9c1d`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			return e.withService(func(s *app.Service) error {
-				groups, err := s.Memory().Patterns(contextOf(e))
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return writeJSON(e.io.Out, nonNil(groups))
-				}
-				if len(groups) == 0 {
-					fmt.Fprintln(e.io.Out, "no recurring issues in the last 30 days")
-				}
-				now := time.Now()
-				for _, g := range groups {
-					fmt.Fprintf(e.io.Out, "pattern %s %s\n", app.ShortID(g.ID), app.PatternLabel(g))
-					printGroup(e, now, g)
-				}
-				return nil
-			})
+			return e.run(o, func() error { return runPatterns(e, o) })
 		},
-	}, &asJSON)
-	c.AddCommand(&cobra.Command{
+	}, &o.json)
+	c.AddCommand(newPatternsResolve(e))
+	return c
+}
+
+func runPatterns(e *env, o *patternsOptions) error {
+	return e.withService(func(s *app.Service) error {
+		groups, err := s.Memory().Patterns(contextOf(e))
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return writeJSON(e.io.Out, nonNil(groups))
+		}
+		if len(groups) == 0 {
+			fmt.Fprintln(e.io.Out, "no recurring issues in the last 30 days")
+		}
+		now := time.Now()
+		for _, g := range groups {
+			fmt.Fprintf(e.io.Out, "pattern %s %s\n", app.ShortID(g.ID), app.PatternLabel(g))
+			printGroup(e, now, g)
+		}
+		return nil
+	})
+}
+
+type patternsResolveOptions struct {
+	args []string
+}
+
+func newPatternsResolve(e *env) *cobra.Command {
+	o := &patternsResolveOptions{}
+	return &cobra.Command{
 		Use:   "resolve ID",
 		Short: "Mark the pattern holding an issue as resolved",
 		Args:  exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return e.withService(func(s *app.Service) error {
-				g, err := s.Memory().ResolvePattern(contextOf(e), args[0])
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(e.io.Out, "resolved pattern %s (%d issues)\n", app.ShortID(g.ID), len(g.Entries))
-				return nil
-			})
+			o.args = args
+			return e.run(o, func() error { return runPatternsResolve(e, o) })
 		},
+	}
+}
+
+func runPatternsResolve(e *env, o *patternsResolveOptions) error {
+	return e.withService(func(s *app.Service) error {
+		g, err := s.Memory().ResolvePattern(contextOf(e), o.args[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.io.Out, "resolved pattern %s (%d issues)\n", app.ShortID(g.ID), len(g.Entries))
+		return nil
 	})
-	return c
+}
+
+type consolidateOptions struct {
+	json bool
 }
 
 func newConsolidate(e *env) *cobra.Command {
-	var asJSON bool
+	o := &consolidateOptions{}
 	return withJSON(&cobra.Command{
 		Use:   "consolidate",
 		Short: "Groups of similar issues and decisions worth merging into one longterm entry",
@@ -81,28 +107,32 @@ changed: write one summary per group and archive the originals.`,
   git synaptic save "summary..." --tier longterm --related ID1,ID2,ID3 && git synaptic archive ID1 ID2 ID3`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			return e.withService(func(s *app.Service) error {
-				groups, err := s.Memory().Consolidation(contextOf(e))
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return writeJSON(e.io.Out, nonNil(groups))
-				}
-				if len(groups) == 0 {
-					fmt.Fprintln(e.io.Out, "nothing to consolidate")
-					return nil
-				}
-				now := time.Now()
-				for i, g := range groups {
-					fmt.Fprintf(e.io.Out, "group %d (%d entries)\n", i+1, len(g.Entries))
-					printGroup(e, now, g)
-				}
-				fmt.Fprintln(e.io.Out, "\n"+app.ConsolidationHowTo)
-				return nil
-			})
+			return e.run(o, func() error { return runConsolidate(e, o) })
 		},
-	}, &asJSON)
+	}, &o.json)
+}
+
+func runConsolidate(e *env, o *consolidateOptions) error {
+	return e.withService(func(s *app.Service) error {
+		groups, err := s.Memory().Consolidation(contextOf(e))
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return writeJSON(e.io.Out, nonNil(groups))
+		}
+		if len(groups) == 0 {
+			fmt.Fprintln(e.io.Out, "nothing to consolidate")
+			return nil
+		}
+		now := time.Now()
+		for i, g := range groups {
+			fmt.Fprintf(e.io.Out, "group %d (%d entries)\n", i+1, len(g.Entries))
+			printGroup(e, now, g)
+		}
+		fmt.Fprintln(e.io.Out, "\n"+app.ConsolidationHowTo)
+		return nil
+	})
 }
 
 func newRules(e *env) *cobra.Command {
@@ -129,90 +159,117 @@ conflict.`,
 	return c
 }
 
+type rulesListOptions struct {
+	json bool
+}
+
 func newRulesList(e *env) *cobra.Command {
-	var asJSON bool
+	o := &rulesListOptions{}
 	return withJSON(&cobra.Command{
 		Use:   "list",
 		Short: "List rules, with their labels",
 		Args:  exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			return e.withService(func(s *app.Service) error {
-				rules, err := s.Agent().Rules(contextOf(e), 200)
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return writeJSON(e.io.Out, nonNil(rules))
-				}
-				now := time.Now()
-				for _, r := range rules {
-					label := ""
-					if r.Label != "" {
-						label = "[" + r.Label + "] "
-					}
-					fmt.Fprintf(e.io.Out, "%s  %-8s %s%s\n", colour(e.io.TTY, yellow, app.ShortID(r.ID)), app.Age(now, r.Created), label, app.FirstLine(r.Content, 90))
-				}
-				return nil
-			})
+			return e.run(o, func() error { return runRulesList(e, o) })
 		},
-	}, &asJSON)
+	}, &o.json)
+}
+
+func runRulesList(e *env, o *rulesListOptions) error {
+	return e.withService(func(s *app.Service) error {
+		rules, err := s.Agent().Rules(contextOf(e), 200)
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return writeJSON(e.io.Out, nonNil(rules))
+		}
+		now := time.Now()
+		for _, r := range rules {
+			label := ""
+			if r.Label != "" {
+				label = "[" + r.Label + "] "
+			}
+			fmt.Fprintf(e.io.Out, "%s  %-8s %s%s\n", colour(e.io.TTY, yellow, app.ShortID(r.ID)), app.Age(now, r.Created), label, app.FirstLine(r.Content, 90))
+		}
+		return nil
+	})
+}
+
+type rulesPendingOptions struct {
+	json bool
 }
 
 func newRulesPending(e *env) *cobra.Command {
-	var asJSON bool
+	o := &rulesPendingOptions{}
 	return withJSON(&cobra.Command{
 		Use:   "pending",
 		Short: "Corrections waiting to be accepted as rules or dismissed, with conflicts",
 		Args:  exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			return e.withService(func(s *app.Service) error {
-				list, err := s.Agent().PendingRules(contextOf(e))
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return writeJSON(e.io.Out, nonNil(list))
-				}
-				if len(list) == 0 {
-					fmt.Fprintln(e.io.Out, "no pending rules")
-				}
-				now := time.Now()
-				for _, p := range list {
-					fmt.Fprintf(e.io.Out, "%s  %-8s %s\n", colour(e.io.TTY, yellow, app.ShortID(p.ID)), app.Age(now, p.Created), app.FirstLine(p.Content, 90))
-					for _, r := range p.Conflicts {
-						fmt.Fprintf(e.io.Out, "          may conflict with rule %s (similarity %.2f): %s\n", app.ShortID(r.ID), r.Similarity, app.FirstLine(r.Content, 60))
-					}
-				}
-				return nil
-			})
+			return e.run(o, func() error { return runRulesPending(e, o) })
 		},
-	}, &asJSON)
+	}, &o.json)
+}
+
+func runRulesPending(e *env, o *rulesPendingOptions) error {
+	return e.withService(func(s *app.Service) error {
+		list, err := s.Agent().PendingRules(contextOf(e))
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return writeJSON(e.io.Out, nonNil(list))
+		}
+		if len(list) == 0 {
+			fmt.Fprintln(e.io.Out, "no pending rules")
+		}
+		now := time.Now()
+		for _, p := range list {
+			fmt.Fprintf(e.io.Out, "%s  %-8s %s\n", colour(e.io.TTY, yellow, app.ShortID(p.ID)), app.Age(now, p.Created), app.FirstLine(p.Content, 90))
+			for _, r := range p.Conflicts {
+				fmt.Fprintf(e.io.Out, "          may conflict with rule %s (similarity %.2f): %s\n", app.ShortID(r.ID), r.Similarity, app.FirstLine(r.Content, 60))
+			}
+		}
+		return nil
+	})
 }
 
 // newRuleVerdict is rules accept (a correction becomes a rule, whose id
 // it prints) or rules dismiss.
+type ruleVerdictOptions struct {
+	accept bool
+	args   []string
+}
+
 func newRuleVerdict(e *env, accept bool) *cobra.Command {
 	use, short := "accept ID", "Save a correction as a rule"
 	if !accept {
 		use, short = "dismiss ID", "Mark a correction as not a rule"
 	}
+	o := &ruleVerdictOptions{accept: accept}
 	return &cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return e.withService(func(s *app.Service) error {
-				if !accept {
-					_, err := s.Agent().DismissRule(contextOf(e), args[0])
-					return err
-				}
-				rule, err := s.Agent().AcceptRule(contextOf(e), args[0])
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(e.io.Out, rule.ID)
-				return nil
-			})
+			o.args = args
+			return e.run(o, func() error { return runRuleVerdict(e, o) })
 		},
 	}
+}
+
+func runRuleVerdict(e *env, o *ruleVerdictOptions) error {
+	return e.withService(func(s *app.Service) error {
+		if !o.accept {
+			_, err := s.Agent().DismissRule(contextOf(e), o.args[0])
+			return err
+		}
+		rule, err := s.Agent().AcceptRule(contextOf(e), o.args[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(e.io.Out, rule.ID)
+		return nil
+	})
 }

@@ -15,7 +15,10 @@ import (
 // mcpBinary is the MCP server program, installed beside git-synaptic.
 const mcpBinary = "git-synaptic-mcp"
 
+type mcpOptions struct{}
+
 func newMCP(e *env) *cobra.Command {
+	o := &mcpOptions{}
 	return &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve project memory to coding agents over MCP (stdio only)",
@@ -37,30 +40,34 @@ repository as its working directory.`,
   claude mcp add git-synaptic -- git-synaptic mcp`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			path := ""
-			if self, err := os.Executable(); err == nil {
-				if p := filepath.Join(filepath.Dir(self), mcpBinary); isExecutable(p) {
-					path = p
-				}
-			}
-			if path == "" {
-				p, err := exec.LookPath(mcpBinary)
-				if err != nil {
-					return fmt.Errorf("%s not found beside git-synaptic or on PATH; reinstall with ./install.sh (make install)", mcpBinary)
-				}
-				path = p
-			}
-			if e.dir != "." {
-				if err := os.Chdir(e.dir); err != nil {
-					return err
-				}
-			}
-			if _, err := app.Open(".", app.Options{}); err != nil {
-				return err // a clear "not a git repository" before handing over
-			}
-			return syscall.Exec(path, []string{mcpBinary}, os.Environ())
+			return e.run(o, func() error { return runMCP(e, o) })
 		},
 	}
+}
+
+func runMCP(e *env, o *mcpOptions) error {
+	path := ""
+	if self, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(self), mcpBinary); isExecutable(p) {
+			path = p
+		}
+	}
+	if path == "" {
+		p, err := exec.LookPath(mcpBinary)
+		if err != nil {
+			return fmt.Errorf("%s not found beside git-synaptic or on PATH; reinstall with ./install.sh (make install)", mcpBinary)
+		}
+		path = p
+	}
+	if e.dir != "." {
+		if err := os.Chdir(e.dir); err != nil {
+			return err
+		}
+	}
+	if _, err := app.Open(".", app.Options{}); err != nil {
+		return err // a clear "not a git repository" before handing over
+	}
+	return syscall.Exec(path, []string{mcpBinary}, os.Environ())
 }
 
 func isExecutable(p string) bool {

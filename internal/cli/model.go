@@ -41,9 +41,14 @@ func byteProgress(e *env, label string) func(done, total int64) {
 	return func(done, total int64) { p(int(done>>20), int(total>>20)) }
 }
 
+type modelInstallOptions struct {
+	from, python string
+	withORT      bool
+	args         []string
+}
+
 func newModelInstall(e *env) *cobra.Command {
-	var from, python string
-	var withORT bool
+	o := &modelInstallOptions{}
 	c := &cobra.Command{
 		Use:   "install [NAME]",
 		Short: "Download (or copy from --from) and install an embedding model",
@@ -53,105 +58,130 @@ func newModelInstall(e *env) *cobra.Command {
   git synaptic model install my-model --from model.tar.gz`,
 		Args: rangeArgs(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			name := app.DefaultModel
-			if len(args) == 1 {
-				name = args[0]
-			}
-			if _, known := app.ModelCatalogue()[name]; !known && from == "" {
-				return usagef("unknown model %q: known models are use-lite; install others with --from", name)
-			}
-			m, err := app.InstallModel(name, from, python, byteProgress(e, "downloading "+name+" (MiB)"))
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(e.io.Out, "installed %s (%d dimensions) in %s\n", m.ID(), m.Dim, m.Dir)
-			if withORT {
-				lib, err := app.InstallORT(byteProgress(e, "downloading ONNX Runtime (MiB)"))
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(e.io.Out, "installed ONNX Runtime %s\n", lib)
-			}
-			return nil
+			o.args = args
+			return e.run(o, func() error { return runModelInstall(e, o) })
 		},
 	}
-	c.Flags().StringVar(&from, "from", "", "install from a model `path` (folder or .tar.gz) instead of downloading")
-	c.Flags().BoolVar(&withORT, "ort", false, "also install the ONNX Runtime library (faster embedding)")
-	c.Flags().StringVar(&python, "python", "/usr/bin/python3", "python `interpreter` (with numpy and onnx) for the conversion")
+	c.Flags().StringVar(&o.from, "from", "", "install from a model `path` (folder or .tar.gz) instead of downloading")
+	c.Flags().BoolVar(&o.withORT, "ort", false, "also install the ONNX Runtime library (faster embedding)")
+	c.Flags().StringVar(&o.python, "python", "/usr/bin/python3", "python `interpreter` (with numpy and onnx) for the conversion")
 	return c
 }
 
+func runModelInstall(e *env, o *modelInstallOptions) error {
+	name := app.DefaultModel
+	if len(o.args) == 1 {
+		name = o.args[0]
+	}
+	if _, known := app.ModelCatalogue()[name]; !known && o.from == "" {
+		return usagef("unknown model %q: known models are use-lite; install others with --from", name)
+	}
+	m, err := app.InstallModel(name, o.from, o.python, byteProgress(e, "downloading "+name+" (MiB)"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.io.Out, "installed %s (%d dimensions) in %s\n", m.ID(), m.Dim, m.Dir)
+	if o.withORT {
+		lib, err := app.InstallORT(byteProgress(e, "downloading ONNX Runtime (MiB)"))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.io.Out, "installed ONNX Runtime %s\n", lib)
+	}
+	return nil
+}
+
+type modelListOptions struct {
+	json bool
+}
+
 func newModelList(e *env) *cobra.Command {
-	var asJSON bool
+	o := &modelListOptions{}
 	return withJSON(&cobra.Command{
 		Use:   "list",
 		Short: "List installed and downloadable models",
 		Args:  exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			list, err := app.InstalledModels()
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(e.io.Out, nonNil(list))
-			}
-			installed := map[string]bool{}
-			for _, m := range list {
-				installed[m.Name] = true
-				mark := " "
-				if m.Name == cmp.Or(ConfigFromEnv(app.Options{}).Model, app.DefaultModel) {
-					mark = "*"
-				}
-				fmt.Fprintf(e.io.Out, "%s %-12s %4d-d  %s  installed %s\n", mark, m.Name, m.Dim, m.ID(), m.InstalledAt.Local().Format(time.DateOnly))
-			}
-			var names []string
-			for n := range app.ModelCatalogue() {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			for _, n := range names {
-				if !installed[n] {
-					fmt.Fprintf(e.io.Out, "  %-12s not installed: %s\n", n, app.ModelCatalogue()[n])
-				}
-			}
-			if lib := app.ORTLibrary(); lib != "" {
-				fmt.Fprintf(e.io.Out, "ONNX Runtime: %s\n", lib)
-			} else {
-				fmt.Fprintln(e.io.Out, "ONNX Runtime: not installed (pure-Go runtime; 'git synaptic model install --ort' is faster)")
-			}
-			return nil
+			return e.run(o, func() error { return runModelList(e, o) })
 		},
-	}, &asJSON)
+	}, &o.json)
+}
+
+func runModelList(e *env, o *modelListOptions) error {
+	list, err := app.InstalledModels()
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return writeJSON(e.io.Out, nonNil(list))
+	}
+	installed := map[string]bool{}
+	for _, m := range list {
+		installed[m.Name] = true
+		mark := " "
+		if m.Name == cmp.Or(ConfigFromEnv(app.Options{}).Model, app.DefaultModel) {
+			mark = "*"
+		}
+		fmt.Fprintf(e.io.Out, "%s %-12s %4d-d  %s  installed %s\n", mark, m.Name, m.Dim, m.ID(), m.InstalledAt.Local().Format(time.DateOnly))
+	}
+	var names []string
+	for n := range app.ModelCatalogue() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if !installed[n] {
+			fmt.Fprintf(e.io.Out, "  %-12s not installed: %s\n", n, app.ModelCatalogue()[n])
+		}
+	}
+	if lib := app.ORTLibrary(); lib != "" {
+		fmt.Fprintf(e.io.Out, "ONNX Runtime: %s\n", lib)
+	} else {
+		fmt.Fprintln(e.io.Out, "ONNX Runtime: not installed (pure-Go runtime; 'git synaptic model install --ort' is faster)")
+	}
+	return nil
+}
+
+type modelStatusOptions struct {
+	json bool
 }
 
 func newModelStatus(e *env) *cobra.Command {
-	var asJSON bool
+	o := &modelStatusOptions{}
 	return withJSON(&cobra.Command{
 		Use:   "status",
 		Short: "Show the model search uses and how much of this repository's memory is embedded",
 		Args:  exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			return e.withService(func(s *app.Service) error {
-				st, err := s.Recall().VectorStatus(contextOf(e))
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return writeJSON(e.io.Out, st)
-				}
-				if st.Error != "" {
-					fmt.Fprintf(e.io.Out, "model %s: %s\nsearch: lexical (BM25 only)\n", st.Name, st.Error)
-					return nil
-				}
-				fmt.Fprintf(e.io.Out, "model %s, %s runtime, loaded in %d ms\nembedded %d of %d entries\nsearch: hybrid (BM25 + vectors)\n", st.ID, st.Backend, st.LoadMS, st.Embedded, st.Entries)
-				return nil
-			})
+			return e.run(o, func() error { return runModelStatus(e, o) })
 		},
-	}, &asJSON)
+	}, &o.json)
+}
+
+func runModelStatus(e *env, o *modelStatusOptions) error {
+	return e.withService(func(s *app.Service) error {
+		st, err := s.Recall().VectorStatus(contextOf(e))
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return writeJSON(e.io.Out, st)
+		}
+		if st.Error != "" {
+			fmt.Fprintf(e.io.Out, "model %s: %s\nsearch: lexical (BM25 only)\n", st.Name, st.Error)
+			return nil
+		}
+		fmt.Fprintf(e.io.Out, "model %s, %s runtime, loaded in %d ms\nembedded %d of %d entries\nsearch: hybrid (BM25 + vectors)\n", st.ID, st.Backend, st.LoadMS, st.Embedded, st.Entries)
+		return nil
+	})
+}
+
+type embedOptions struct {
+	json bool
 }
 
 func newEmbed(e *env) *cobra.Command {
-	var asJSON bool
+	o := &embedOptions{}
 	return withJSON(&cobra.Command{
 		Use:   "embed",
 		Short: "Compute the embeddings of every entry that has none yet",
@@ -162,20 +192,24 @@ rebuild or switching back to a model never embeds the same text twice.`,
   GIT_SYNAPTIC_EMBED_BACKEND=go git synaptic embed`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			return e.withService(func(s *app.Service) error {
-				start := time.Now()
-				st, err := s.Recall().Embed(contextOf(e), progress(e, "embedding"))
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return writeJSON(e.io.Out, st)
-				}
-				fmt.Fprintf(e.io.Out, "embedded %d of %d entries with %s (%s runtime) in %s\n", st.Embedded, st.Entries, st.ID, st.Backend, time.Since(start).Round(time.Millisecond))
-				return nil
-			})
+			return e.run(o, func() error { return runEmbed(e, o) })
 		},
-	}, &asJSON)
+	}, &o.json)
+}
+
+func runEmbed(e *env, o *embedOptions) error {
+	return e.withService(func(s *app.Service) error {
+		start := time.Now()
+		st, err := s.Recall().Embed(contextOf(e), progress(e, "embedding"))
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return writeJSON(e.io.Out, st)
+		}
+		fmt.Fprintf(e.io.Out, "embedded %d of %d entries with %s (%s runtime) in %s\n", st.Embedded, st.Entries, st.ID, st.Backend, time.Since(start).Round(time.Millisecond))
+		return nil
+	})
 }
 
 func withJSON(c *cobra.Command, v *bool) *cobra.Command {

@@ -61,6 +61,7 @@ type logOptions struct {
 	oneline bool
 	json    bool
 	noPager bool
+	table   bool // list: a table
 }
 
 func newLog(e *env) *cobra.Command {
@@ -73,7 +74,7 @@ func newLog(e *env) *cobra.Command {
   git synaptic log --type decision --tag db --since 2.weeks
   git synaptic log --author alice --json`,
 		Args: exactArgs(0),
-		RunE: func(c *cobra.Command, _ []string) error { return runLog(e, o, false) },
+		RunE: func(c *cobra.Command, _ []string) error { return e.run(o, func() error { return runLog(e, o) }) },
 	}
 	o.filter.register(c, 0)
 	c.Flags().BoolVar(&o.oneline, "oneline", false, "one line per entry")
@@ -83,7 +84,7 @@ func newLog(e *env) *cobra.Command {
 }
 
 func newList(e *env) *cobra.Command {
-	o := &logOptions{}
+	o := &logOptions{table: true}
 	c := &cobra.Command{
 		Use:   "list [flags]",
 		Short: "List memory entries as a table",
@@ -92,14 +93,14 @@ func newList(e *env) *cobra.Command {
   git synaptic list --archived
   git synaptic list --tag billing --json`,
 		Args: exactArgs(0),
-		RunE: func(c *cobra.Command, _ []string) error { return runLog(e, o, true) },
+		RunE: func(c *cobra.Command, _ []string) error { return e.run(o, func() error { return runLog(e, o) }) },
 	}
 	o.filter.register(c, 50)
 	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	return c
 }
 
-func runLog(e *env, o *logOptions, table bool) error {
+func runLog(e *env, o *logOptions) error {
 	now := time.Now()
 	f, err := o.filter.build(now)
 	if err != nil {
@@ -114,7 +115,7 @@ func runLog(e *env, o *logOptions, table bool) error {
 			rows = nonNil(rows)
 			return writeJSON(e.io.Out, rows)
 		}
-		if table {
+		if o.table {
 			printTable(e.io.Out, rows, now)
 			return nil
 		}
@@ -192,7 +193,10 @@ func printTable(w io.Writer, rows []app.Entry, now time.Time) {
 	}
 }
 
-type showOptions struct{ json bool }
+type showOptions struct {
+	json bool
+	args []string
+}
 
 func newShow(e *env) *cobra.Command {
 	o := &showOptions{}
@@ -203,42 +207,47 @@ func newShow(e *env) *cobra.Command {
   git synaptic show 3f2a --json`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return e.withService(func(s *app.Service) error {
-				d, err := s.Recall().Show(contextOf(e), args[0])
-				if err != nil {
-					return err
-				}
-				if o.json {
-					d.Ops = nonNil(d.Ops)
-					return writeJSON(e.io.Out, d)
-				}
-				printEntry(e.io.Out, d.Entry, e.io.TTY)
-				fmt.Fprintf(e.io.Out, "\nSource: %s", d.Source)
-				if d.Project != "" {
-					fmt.Fprintf(e.io.Out, "  Project: %s", d.Project)
-				}
-				if d.Branch != "" {
-					fmt.Fprintf(e.io.Out, "  Branch: %s", d.Branch)
-				}
-				if d.SessionID != "" {
-					fmt.Fprintf(e.io.Out, "  Session: %s", d.SessionID)
-				}
-				fmt.Fprintln(e.io.Out)
-				if len(d.RelatedIDs) > 0 {
-					fmt.Fprintf(e.io.Out, "Related: %s\n", strings.Join(d.RelatedIDs, ", "))
-				}
-				if len(d.Ops) > 0 {
-					fmt.Fprintln(e.io.Out, "\nHistory:")
-					for _, op := range d.Ops {
-						fmt.Fprintf(e.io.Out, "  %s  %-9s %s%s\n", op.At.Local().Format("2006-01-02 15:04"), op.Kind, app.AuthorName(op.Author), describeOp(op))
-					}
-				}
-				return nil
-			})
+			o.args = args
+			return e.run(o, func() error { return runShow(e, o) })
 		},
 	}
 	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	return c
+}
+
+func runShow(e *env, o *showOptions) error {
+	return e.withService(func(s *app.Service) error {
+		d, err := s.Recall().Show(contextOf(e), o.args[0])
+		if err != nil {
+			return err
+		}
+		if o.json {
+			d.Ops = nonNil(d.Ops)
+			return writeJSON(e.io.Out, d)
+		}
+		printEntry(e.io.Out, d.Entry, e.io.TTY)
+		fmt.Fprintf(e.io.Out, "\nSource: %s", d.Source)
+		if d.Project != "" {
+			fmt.Fprintf(e.io.Out, "  Project: %s", d.Project)
+		}
+		if d.Branch != "" {
+			fmt.Fprintf(e.io.Out, "  Branch: %s", d.Branch)
+		}
+		if d.SessionID != "" {
+			fmt.Fprintf(e.io.Out, "  Session: %s", d.SessionID)
+		}
+		fmt.Fprintln(e.io.Out)
+		if len(d.RelatedIDs) > 0 {
+			fmt.Fprintf(e.io.Out, "Related: %s\n", strings.Join(d.RelatedIDs, ", "))
+		}
+		if len(d.Ops) > 0 {
+			fmt.Fprintln(e.io.Out, "\nHistory:")
+			for _, op := range d.Ops {
+				fmt.Fprintf(e.io.Out, "  %s  %-9s %s%s\n", op.At.Local().Format("2006-01-02 15:04"), op.Kind, app.AuthorName(op.Author), describeOp(op))
+			}
+		}
+		return nil
+	})
 }
 
 func describeOp(op notes.Op) string {
@@ -269,6 +278,7 @@ type searchOptions struct {
 	json    bool
 	explain bool
 	mode    string
+	args    []string
 }
 
 func newSearch(e *env) *cobra.Command {
@@ -291,45 +301,8 @@ BM25 alone and says so. Entries saved since the last search are embedded first
   git synaptic search "database choice" --mode vector --explain`,
 		Args: minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			now := time.Now()
-			f, err := o.filter.build(now)
-			if err != nil {
-				return err
-			}
-			switch o.mode {
-			case "auto", "hybrid", "vector", "bm25":
-			default:
-				return usagef("--mode: unknown mode %q (want auto, hybrid, vector or bm25)", o.mode)
-			}
-			return e.withService(func(s *app.Service) error {
-				hits, info, err := s.Recall().SearchWith(contextOf(e), strings.Join(args, " "), f, o.mode)
-				if err != nil {
-					return err
-				}
-				if info.Fallback != "" {
-					fmt.Fprintln(e.io.Err, "note: "+info.Fallback)
-				}
-				if o.json {
-					return writeJSON(e.io.Out, nonNil(hits))
-				}
-				if o.explain {
-					fmt.Fprintf(e.io.Out, "%s\n", colour(e.io.TTY, dim, explainHeader(info)))
-				}
-				if len(hits) == 0 {
-					fmt.Fprintln(e.io.Out, "no matches")
-					return nil
-				}
-				for _, h := range hits {
-					fmt.Fprintf(e.io.Out, "%s  %-9s %-8s %s\n", colour(e.io.TTY, yellow, app.ShortID(h.ID)), h.Type, app.Age(now, h.Created), app.FirstLine(h.Content, 90))
-					if h.Pattern != "" {
-						fmt.Fprintf(e.io.Out, "          %s\n", colour(e.io.TTY, yellow, h.Pattern))
-					}
-					if o.explain {
-						fmt.Fprintf(e.io.Out, "          %s\n", colour(e.io.TTY, dim, explainHit(info, h)))
-					}
-				}
-				return nil
-			})
+			o.args = args
+			return e.run(o, func() error { return runSearch(e, o) })
 		},
 	}
 	o.filter.register(c, 10)
@@ -337,6 +310,48 @@ BM25 alone and says so. Entries saved since the last search are embedded first
 	c.Flags().BoolVar(&o.explain, "explain", false, "show how each result was scored")
 	c.Flags().StringVar(&o.mode, "mode", "auto", "ranking: `auto` (hybrid when a model is installed), hybrid, vector or bm25")
 	return c
+}
+
+func runSearch(e *env, o *searchOptions) error {
+	now := time.Now()
+	f, err := o.filter.build(now)
+	if err != nil {
+		return err
+	}
+	switch o.mode {
+	case "auto", "hybrid", "vector", "bm25":
+	default:
+		return usagef("--mode: unknown mode %q (want auto, hybrid, vector or bm25)", o.mode)
+	}
+	return e.withService(func(s *app.Service) error {
+		hits, info, err := s.Recall().SearchWith(contextOf(e), strings.Join(o.args, " "), f, o.mode)
+		if err != nil {
+			return err
+		}
+		if info.Fallback != "" {
+			fmt.Fprintln(e.io.Err, "note: "+info.Fallback)
+		}
+		if o.json {
+			return writeJSON(e.io.Out, nonNil(hits))
+		}
+		if o.explain {
+			fmt.Fprintf(e.io.Out, "%s\n", colour(e.io.TTY, dim, explainHeader(info)))
+		}
+		if len(hits) == 0 {
+			fmt.Fprintln(e.io.Out, "no matches")
+			return nil
+		}
+		for _, h := range hits {
+			fmt.Fprintf(e.io.Out, "%s  %-9s %-8s %s\n", colour(e.io.TTY, yellow, app.ShortID(h.ID)), h.Type, app.Age(now, h.Created), app.FirstLine(h.Content, 90))
+			if h.Pattern != "" {
+				fmt.Fprintf(e.io.Out, "          %s\n", colour(e.io.TTY, yellow, h.Pattern))
+			}
+			if o.explain {
+				fmt.Fprintf(e.io.Out, "          %s\n", colour(e.io.TTY, dim, explainHit(info, h)))
+			}
+		}
+		return nil
+	})
 }
 
 func explainHeader(info app.SearchInfo) string {

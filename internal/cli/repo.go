@@ -11,9 +11,13 @@ import (
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
+type initOptions struct {
+	noPush, noHooks, json bool
+	agent                 string
+}
+
 func newInit(e *env) *cobra.Command {
-	var noPush, noHooks, js bool
-	var agent string
+	o := &initOptions{}
 	c := &cobra.Command{
 		Use:   "init",
 		Short: "Set up memory in this repository (idempotent)",
@@ -36,118 +40,129 @@ Running it again changes nothing; run it again after adding a remote.`,
   git synaptic init --agent claude
   git synaptic init --no-push`,
 		Args: exactArgs(0),
-		RunE: func(c *cobra.Command, _ []string) error {
-			return e.withService(func(s *app.Service) error {
-				rep, err := s.Sharing().Init(contextOf(e), app.InitOptions{NoPush: noPush, NoHooks: noHooks, Agent: agent})
-				if err != nil {
-					return err
-				}
-				if js {
-					if rep.Changes == nil {
-						rep.Changes = []string{}
-					}
-					return writeJSON(e.io.Out, rep)
-				}
-				for _, ch := range rep.Changes {
-					fmt.Fprintln(e.io.Out, ch)
-				}
-				if len(rep.Changes) == 0 {
-					fmt.Fprintln(e.io.Out, "already set up")
-				}
-				fmt.Fprintf(e.io.Out, "cache %s\n", rep.CachePath)
-				return nil
-			})
-		},
+		RunE: func(c *cobra.Command, _ []string) error { return e.run(o, func() error { return runInit(e, o) }) },
 	}
-	c.Flags().BoolVar(&noPush, "no-push", false, "do not push memory along with git push (synaptic.autoPush false; share with git synaptic sync)")
-	c.Flags().BoolVar(&noHooks, "no-hooks", false, "do not install git hooks")
-	c.Flags().StringVar(&agent, "agent", "", "also register the MCP server with this coding `agent` (claude: .mcp.json)")
-	c.Flags().BoolVar(&js, "json", false, "print JSON")
+	c.Flags().BoolVar(&o.noPush, "no-push", false, "do not push memory along with git push (synaptic.autoPush false; share with git synaptic sync)")
+	c.Flags().BoolVar(&o.noHooks, "no-hooks", false, "do not install git hooks")
+	c.Flags().StringVar(&o.agent, "agent", "", "also register the MCP server with this coding `agent` (claude: .mcp.json)")
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	return c
 }
 
+func runInit(e *env, o *initOptions) error {
+	return e.withService(func(s *app.Service) error {
+		rep, err := s.Sharing().Init(contextOf(e), app.InitOptions{NoPush: o.noPush, NoHooks: o.noHooks, Agent: o.agent})
+		if err != nil {
+			return err
+		}
+		if o.json {
+			if rep.Changes == nil {
+				rep.Changes = []string{}
+			}
+			return writeJSON(e.io.Out, rep)
+		}
+		for _, ch := range rep.Changes {
+			fmt.Fprintln(e.io.Out, ch)
+		}
+		if len(rep.Changes) == 0 {
+			fmt.Fprintln(e.io.Out, "already set up")
+		}
+		fmt.Fprintf(e.io.Out, "cache %s\n", rep.CachePath)
+		return nil
+	})
+}
+
+type statusOptions struct{ json bool }
+
 func newStatus(e *env) *cobra.Command {
-	var js bool
+	o := &statusOptions{}
 	c := &cobra.Command{
 		Use:   "status",
 		Short: "Show counts by type and tier, cache state, refs and remote sync state",
 		Example: `  git synaptic status
   git synaptic status --json`,
 		Args: exactArgs(0),
-		RunE: func(c *cobra.Command, _ []string) error {
-			return e.withService(func(s *app.Service) error {
-				st, err := s.Status(contextOf(e))
-				if err != nil {
-					return err
-				}
-				if js {
-					return writeJSON(e.io.Out, st)
-				}
-				w := e.io.Out
-				fmt.Fprintf(w, "project %s: %d entries (%d archived, %d pinned, %d private), %d indexed commits\n", st.Project, st.Stats.Total, st.Stats.Archived, st.Stats.Pinned, st.Stats.Private, st.Stats.Commits)
-				var parts []string
-				for _, t := range append(append([]notes.Type{}, notes.SavableTypes...), notes.TypeNote) {
-					if n := st.Stats.ByType[string(t)]; n > 0 {
-						parts = append(parts, fmt.Sprintf("%s %d", t, n))
-					}
-				}
-				if len(parts) > 0 {
-					fmt.Fprintf(w, "  by type: %s\n", strings.Join(parts, ", "))
-				}
-				parts = nil
-				for _, t := range []notes.Tier{notes.TierEphemeral, notes.TierWorking, notes.TierLongterm} {
-					parts = append(parts, fmt.Sprintf("%s %d", t, st.Stats.ByTier[string(t)]))
-				}
-				fmt.Fprintf(w, "  by tier: %s\n", strings.Join(parts, ", "))
-				fmt.Fprintf(w, "cache %s (%.1f MiB)\n", st.CachePath, float64(st.CacheBytes)/(1<<20))
-				fmt.Fprintf(w, "search: %s\n", st.Search)
-				if st.Cochange != nil {
-					fmt.Fprintf(w, "co-change ranking: tuned on %d of %d commits: %s\n", st.Cochange.Validation, st.Cochange.Commits, tuningSummary(*st.Cochange))
-				}
-				if len(st.Hooks) > 0 {
-					var parts []string
-					for _, name := range hooks.Names {
-						parts = append(parts, name+": "+st.Hooks[name])
-					}
-					fmt.Fprintf(w, "git hooks: %s\n", strings.Join(parts, "; "))
-				}
-				for _, r := range st.Refs {
-					state := "indexed"
-					if !r.Indexed {
-						state = "NOT indexed"
-					}
-					fmt.Fprintf(w, "ref %s %s (%s)\n", r.Ref, app.ShortID(r.Tip), state)
-				}
-				for _, r := range st.Remotes {
-					cfg := ""
-					if !r.Configured {
-						cfg = " [not set up for plain git fetch/push: git synaptic init]"
-					}
-					fmt.Fprintf(w, "remote %s %s: %s%s\n", r.Remote, r.Ref, r.State, cfg)
-				}
-				if len(st.Problems) > 0 {
-					fmt.Fprintf(w, "%d unreadable memory object(s), skipped:\n", len(st.Problems))
-					for _, p := range st.Problems {
-						fmt.Fprintf(w, "  %s: %s (object %s): %s\n", p.Source, p.Path, app.ShortID(p.Object), p.Message)
-					}
-				}
-				for _, r := range st.Repaired {
-					fmt.Fprintf(w, "cache repaired: %s; rebuilt from the refs\n", r)
-				}
-				if len(st.Repaired) == 0 {
-					fmt.Fprintln(w, "cache consistent with the refs")
-				}
-				return nil
-			})
-		},
+		RunE: func(c *cobra.Command, _ []string) error { return e.run(o, func() error { return runStatus(e, o) }) },
 	}
-	c.Flags().BoolVar(&js, "json", false, "print JSON")
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	return c
 }
 
+func runStatus(e *env, o *statusOptions) error {
+	return e.withService(func(s *app.Service) error {
+		st, err := s.Status(contextOf(e))
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return writeJSON(e.io.Out, st)
+		}
+		w := e.io.Out
+		fmt.Fprintf(w, "project %s: %d entries (%d archived, %d pinned, %d private), %d indexed commits\n", st.Project, st.Stats.Total, st.Stats.Archived, st.Stats.Pinned, st.Stats.Private, st.Stats.Commits)
+		var parts []string
+		for _, t := range append(append([]notes.Type{}, notes.SavableTypes...), notes.TypeNote) {
+			if n := st.Stats.ByType[string(t)]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", t, n))
+			}
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "  by type: %s\n", strings.Join(parts, ", "))
+		}
+		parts = nil
+		for _, t := range []notes.Tier{notes.TierEphemeral, notes.TierWorking, notes.TierLongterm} {
+			parts = append(parts, fmt.Sprintf("%s %d", t, st.Stats.ByTier[string(t)]))
+		}
+		fmt.Fprintf(w, "  by tier: %s\n", strings.Join(parts, ", "))
+		fmt.Fprintf(w, "cache %s (%.1f MiB)\n", st.CachePath, float64(st.CacheBytes)/(1<<20))
+		fmt.Fprintf(w, "search: %s\n", st.Search)
+		if st.Cochange != nil {
+			fmt.Fprintf(w, "co-change ranking: tuned on %d of %d commits: %s\n", st.Cochange.Validation, st.Cochange.Commits, tuningSummary(*st.Cochange))
+		}
+		if len(st.Hooks) > 0 {
+			var parts []string
+			for _, name := range hooks.Names {
+				parts = append(parts, name+": "+st.Hooks[name])
+			}
+			fmt.Fprintf(w, "git hooks: %s\n", strings.Join(parts, "; "))
+		}
+		for _, r := range st.Refs {
+			state := "indexed"
+			if !r.Indexed {
+				state = "NOT indexed"
+			}
+			fmt.Fprintf(w, "ref %s %s (%s)\n", r.Ref, app.ShortID(r.Tip), state)
+		}
+		for _, r := range st.Remotes {
+			cfg := ""
+			if !r.Configured {
+				cfg = " [not set up for plain git fetch/push: git synaptic init]"
+			}
+			fmt.Fprintf(w, "remote %s %s: %s%s\n", r.Remote, r.Ref, r.State, cfg)
+		}
+		if len(st.Problems) > 0 {
+			fmt.Fprintf(w, "%d unreadable memory object(s), skipped:\n", len(st.Problems))
+			for _, p := range st.Problems {
+				fmt.Fprintf(w, "  %s: %s (object %s): %s\n", p.Source, p.Path, app.ShortID(p.Object), p.Message)
+			}
+		}
+		for _, r := range st.Repaired {
+			fmt.Fprintf(w, "cache repaired: %s; rebuilt from the refs\n", r)
+		}
+		if len(st.Repaired) == 0 {
+			fmt.Fprintln(w, "cache consistent with the refs")
+		}
+		return nil
+	})
+}
+
+type noteOptions struct {
+	file        string
+	allowSecret bool
+	args        []string
+}
+
 func newNote(e *env) *cobra.Command {
-	var file string
-	var allowSecret bool
+	o := &noteOptions{}
 	c := &cobra.Command{
 		Use:   "note COMMIT [TEXT...]",
 		Short: "Attach memory to a commit as a git note (refs/notes/synaptic)",
@@ -159,27 +174,37 @@ and searchable like entries.`,
   git log --notes=synaptic`,
 		Args: minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			text, err := readContent(e, args[1:], file)
-			if err != nil {
-				return err
-			}
-			return e.withService(func(s *app.Service) error {
-				h, err := s.Memory().Note(contextOf(e), args[0], text, allowSecret)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(e.io.Out, "note %s\n", h)
-				return nil
-			})
+			o.args = args
+			return e.run(o, func() error { return runNote(e, o) })
 		},
 	}
-	c.Flags().StringVarP(&file, "file", "F", "", "read the note from `file` (- for stdin)")
-	c.Flags().BoolVar(&allowSecret, "allow-secret", false, "save even if the text looks like a credential")
+	c.Flags().StringVarP(&o.file, "file", "F", "", "read the note from `file` (- for stdin)")
+	c.Flags().BoolVar(&o.allowSecret, "allow-secret", false, "save even if the text looks like a credential")
 	return c
 }
 
+func runNote(e *env, o *noteOptions) error {
+	text, err := readContent(e, o.args[1:], o.file)
+	if err != nil {
+		return err
+	}
+	return e.withService(func(s *app.Service) error {
+		h, err := s.Memory().Note(contextOf(e), o.args[0], text, o.allowSecret)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.io.Out, "note %s\n", h)
+		return nil
+	})
+}
+
+type syncOptions struct {
+	json bool
+	args []string
+}
+
 func newSync(e *env) *cobra.Command {
-	var js bool
+	o := &syncOptions{}
 	c := &cobra.Command{
 		Use:   "sync [REMOTE]",
 		Short: "Fetch memory from a remote, merge it with local memory, push the result",
@@ -191,62 +216,78 @@ pushed.`,
   git synaptic sync upstream --json`,
 		Args: rangeArgs(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			remote := ""
-			if len(args) == 1 {
-				remote = args[0]
-			}
-			return e.withService(func(s *app.Service) error {
-				rep, err := s.Sharing().Sync(contextOf(e), remote)
-				if err != nil {
-					return err
-				}
-				if js {
-					if rep.Pushed == nil {
-						rep.Pushed = []string{}
-					}
-					return writeJSON(e.io.Out, rep)
-				}
-				for ref, res := range rep.Merged {
-					fmt.Fprintf(e.io.Out, "merge %s: %s\n", ref, res)
-				}
-				if len(rep.Pushed) > 0 {
-					fmt.Fprintf(e.io.Out, "push %s: %s\n", rep.Remote, strings.Join(rep.Pushed, " "))
-				} else {
-					fmt.Fprintf(e.io.Out, "push %s: nothing to push\n", rep.Remote)
-				}
-				fmt.Fprintf(e.io.Out, "entries: %d before, %d after\n", rep.Before, rep.After)
-				return nil
-			})
+			o.args = args
+			return e.run(o, func() error { return runSync(e, o) })
 		},
 	}
-	c.Flags().BoolVar(&js, "json", false, "print JSON")
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	return c
 }
 
+func runSync(e *env, o *syncOptions) error {
+	remote := ""
+	if len(o.args) == 1 {
+		remote = o.args[0]
+	}
+	return e.withService(func(s *app.Service) error {
+		rep, err := s.Sharing().Sync(contextOf(e), remote)
+		if err != nil {
+			return err
+		}
+		if o.json {
+			if rep.Pushed == nil {
+				rep.Pushed = []string{}
+			}
+			return writeJSON(e.io.Out, rep)
+		}
+		for ref, res := range rep.Merged {
+			fmt.Fprintf(e.io.Out, "merge %s: %s\n", ref, res)
+		}
+		if len(rep.Pushed) > 0 {
+			fmt.Fprintf(e.io.Out, "push %s: %s\n", rep.Remote, strings.Join(rep.Pushed, " "))
+		} else {
+			fmt.Fprintf(e.io.Out, "push %s: nothing to push\n", rep.Remote)
+		}
+		fmt.Fprintf(e.io.Out, "entries: %d before, %d after\n", rep.Before, rep.After)
+		return nil
+	})
+}
+
+type reindexOptions struct{}
+
 func newReindex(e *env) *cobra.Command {
+	o := &reindexOptions{}
 	return &cobra.Command{
 		Use:     "reindex",
 		Short:   "Delete the cache and rebuild it from the memory refs",
 		Example: "  git synaptic reindex",
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			return e.withService(func(s *app.Service) error {
-				if err := s.Recall().Reindex(contextOf(e)); err != nil {
-					return err
-				}
-				st, err := s.Status(contextOf(e))
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(e.io.Out, "reindexed %d entries into %s\n", st.Stats.Total, st.CachePath)
-				return nil
-			})
+			return e.run(o, func() error { return runReindex(e, o) })
 		},
 	}
 }
 
+func runReindex(e *env, o *reindexOptions) error {
+	return e.withService(func(s *app.Service) error {
+		if err := s.Recall().Reindex(contextOf(e)); err != nil {
+			return err
+		}
+		st, err := s.Status(contextOf(e))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.io.Out, "reindexed %d entries into %s\n", st.Stats.Total, st.CachePath)
+		return nil
+	})
+}
+
+type maintainOptions struct {
+	dryRun, json bool
+}
+
 func newMaintain(e *env) *cobra.Command {
-	var dryRun, js bool
+	o := &maintainOptions{}
 	c := &cobra.Command{
 		Use:   "maintain",
 		Short: "Recompute tiers and decay: promote, demote and archive idle entries",
@@ -263,31 +304,35 @@ an entry clears it until the next pass; 'list --archived' shows what decayed.`,
   git synaptic maintain --json`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			return e.withService(func(s *app.Service) error {
-				rep, err := s.Memory().Maintain(contextOf(e), dryRun)
-				if err != nil {
-					return err
-				}
-				if js {
-					return writeJSON(e.io.Out, rep)
-				}
-				verb := "changed"
-				if dryRun {
-					verb = "would change"
-				}
-				fmt.Fprintf(e.io.Out, "checked %d entries, %s %d\n", rep.Checked, verb, len(rep.Changes))
-				for _, ch := range rep.Changes {
-					what := fmt.Sprintf("%s -> %s", ch.From, ch.To)
-					if ch.Archived {
-						what = "archived"
-					}
-					fmt.Fprintf(e.io.Out, "  %s %-9s %-22s %s\n", app.ShortID(ch.ID), ch.Type, what, ch.Reason)
-				}
-				return nil
-			})
+			return e.run(o, func() error { return runMaintain(e, o) })
 		},
 	}
-	c.Flags().BoolVar(&dryRun, "dry-run", false, "report what would change, change nothing")
-	c.Flags().BoolVar(&js, "json", false, "print JSON")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "report what would change, change nothing")
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	return c
+}
+
+func runMaintain(e *env, o *maintainOptions) error {
+	return e.withService(func(s *app.Service) error {
+		rep, err := s.Memory().Maintain(contextOf(e), o.dryRun)
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return writeJSON(e.io.Out, rep)
+		}
+		verb := "changed"
+		if o.dryRun {
+			verb = "would change"
+		}
+		fmt.Fprintf(e.io.Out, "checked %d entries, %s %d\n", rep.Checked, verb, len(rep.Changes))
+		for _, ch := range rep.Changes {
+			what := fmt.Sprintf("%s -> %s", ch.From, ch.To)
+			if ch.Archived {
+				what = "archived"
+			}
+			fmt.Fprintf(e.io.Out, "  %s %-9s %-22s %s\n", app.ShortID(ch.ID), ch.Type, what, ch.Reason)
+		}
+		return nil
+	})
 }

@@ -1,6 +1,8 @@
 // Package cli is git-synaptic's command line: one cobra command per verb,
-// each an Options struct filled from flags and a run function over
-// app.Service. Exit codes are decided in one place (errors.go).
+// each an options struct filled from flags and arguments and a run
+// function over app.Service, joined by env.run so that tests can check
+// what the flags parse to without running anything. Exit codes are
+// decided in one place (errors.go).
 package cli
 
 import (
@@ -36,6 +38,20 @@ type env struct {
 	io   IO
 	dir  string
 	busy time.Duration // cache lock wait; short for git hooks
+	// parsed, when set (tests of flag parsing), receives each command's
+	// filled-in options in place of running the command.
+	parsed func(opts any)
+}
+
+// run runs a command whose flags and arguments are in opts: work, or,
+// under a flag-parsing test, nothing but handing opts to e.parsed. It is
+// the one seam cli/cli gives each NewCmdX as runF.
+func (e *env) run(opts any, work func() error) error {
+	if e.parsed != nil {
+		e.parsed(opts)
+		return nil
+	}
+	return work()
 }
 
 func contextOf(e *env) context.Context { return e.ctx }

@@ -62,6 +62,7 @@ type saveOptions struct {
 	pin, private     bool
 	allowSecret, js  bool
 	session, agentID string
+	args             []string
 }
 
 func newSave(e *env) *cobra.Command {
@@ -76,7 +77,10 @@ they look like a credential; --private entries stay in this clone.`,
   git synaptic save -F notes.md --type reference --tier longterm --pin
   echo "flaky: TestSync times out on CI under load" | git synaptic save --type issue
   git synaptic save --private "staging db password is in 1password, vault 'ops'"`,
-		RunE: func(c *cobra.Command, args []string) error { return runSave(e, o, args) },
+		RunE: func(c *cobra.Command, args []string) error {
+			o.args = args
+			return e.run(o, func() error { return runSave(e, o) })
+		},
 	}
 	fl := c.Flags()
 	fl.StringVarP(&o.typ, "type", "t", "insight", "entry `type`: decision, progress, issue, handoff, insight, reference, rule")
@@ -93,7 +97,7 @@ they look like a credential; --private entries stay in this clone.`,
 	return c
 }
 
-func runSave(e *env, o *saveOptions, args []string) error {
+func runSave(e *env, o *saveOptions) error {
 	typ, err := notes.ParseType(o.typ)
 	if err != nil {
 		return usageError{err}
@@ -104,7 +108,7 @@ func runSave(e *env, o *saveOptions, args []string) error {
 			return usageError{err}
 		}
 	}
-	content, err := readContent(e, args, o.file)
+	content, err := readContent(e, o.args, o.file)
 	if err != nil {
 		return err
 	}
@@ -131,13 +135,15 @@ func newPin(e *env, pin bool) *cobra.Command {
 	if !pin {
 		use, short = "unpin ID...", "Unpin entries"
 	}
+	o := &markOptions{mark: "pin", on: pin}
 	return &cobra.Command{
 		Use:     use,
 		Short:   short,
 		Example: "  git synaptic " + strings.Fields(use)[0] + " 3f2a9c1d",
 		Args:    minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return eachID(e, args, func(s *app.Service, id string) (notes.Op, error) { return s.Memory().SetPinned(contextOf(e), id, pin) })
+			o.ids = args
+			return e.run(o, func() error { return runMark(e, o) })
 		},
 	}
 }
@@ -147,6 +153,7 @@ func newArchive(e *env, archive bool) *cobra.Command {
 	if !archive {
 		use, short = "unarchive ID...", "Bring archived entries back"
 	}
+	o := &markOptions{mark: "archive", on: archive}
 	return &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -154,11 +161,26 @@ func newArchive(e *env, archive bool) *cobra.Command {
 			"  git synaptic list --archived",
 		Args: minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return eachID(e, args, func(s *app.Service, id string) (notes.Op, error) {
-				return s.Memory().SetArchived(contextOf(e), id, archive)
-			})
+			o.ids = args
+			return e.run(o, func() error { return runMark(e, o) })
 		},
 	}
+}
+
+// markOptions are pin, unpin, archive and unarchive's.
+type markOptions struct {
+	mark string // pin or archive
+	on   bool
+	ids  []string
+}
+
+func runMark(e *env, o *markOptions) error {
+	return eachID(e, o.ids, func(s *app.Service, id string) (notes.Op, error) {
+		if o.mark == "pin" {
+			return s.Memory().SetPinned(contextOf(e), id, o.on)
+		}
+		return s.Memory().SetArchived(contextOf(e), id, o.on)
+	})
 }
 
 // eachID applies f to every id, reporting each; it fails if any failed.
@@ -187,6 +209,8 @@ type editOptions struct {
 	message, file, typ, tier string
 	addTags, removeTags      []string
 	allowSecret              bool
+	id                       string
+	hasMessage               bool // -m given, perhaps empty
 }
 
 func newEdit(e *env) *cobra.Command {
@@ -203,7 +227,8 @@ ref's history. With no change flags, the content opens in your editor
   git synaptic edit 3f2a            # opens your editor`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return runEdit(e, o, args[0], c.Flags().Changed("message"))
+			o.id, o.hasMessage = args[0], c.Flags().Changed("message")
+			return e.run(o, func() error { return runEdit(e, o) })
 		},
 	}
 	fl := c.Flags()
@@ -217,7 +242,7 @@ ref's history. With no change flags, the content opens in your editor
 	return c
 }
 
-func runEdit(e *env, o *editOptions, id string, hasMessage bool) error {
+func runEdit(e *env, o *editOptions) error {
 	req := app.EditRequest{AddTags: o.addTags, RemoveTags: o.removeTags, AllowSecret: o.allowSecret}
 	if o.typ != "" {
 		t, err := notes.ParseType(o.typ)
@@ -235,9 +260,9 @@ func runEdit(e *env, o *editOptions, id string, hasMessage bool) error {
 		tier = t
 	}
 	switch {
-	case hasMessage && o.file != "":
+	case o.hasMessage && o.file != "":
 		return usagef("give new content with -m or -F, not both")
-	case hasMessage:
+	case o.hasMessage:
 		req.Content = &o.message
 	case o.file != "":
 		text, err := readContent(e, nil, o.file)
@@ -250,7 +275,7 @@ func runEdit(e *env, o *editOptions, id string, hasMessage bool) error {
 		ctx := contextOf(e)
 		noEdit := req.Content == nil && req.Type == "" && len(req.AddTags) == 0 && len(req.RemoveTags) == 0
 		if noEdit && tier == "" {
-			d, err := s.Recall().Show(ctx, id)
+			d, err := s.Recall().Show(ctx, o.id)
 			if err != nil {
 				return err
 			}
@@ -265,14 +290,14 @@ func runEdit(e *env, o *editOptions, id string, hasMessage bool) error {
 			req.Content, noEdit = &text, false
 		}
 		if !noEdit {
-			op, err := s.Memory().Edit(ctx, id, req)
+			op, err := s.Memory().Edit(ctx, o.id, req)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(e.io.Out, "edit %s\n", op.Entry)
 		}
 		if tier != "" {
-			op, err := s.Memory().SetTier(ctx, id, tier)
+			op, err := s.Memory().SetTier(ctx, o.id, tier)
 			if err != nil {
 				return err
 			}
@@ -307,6 +332,7 @@ func editInEditor(e *env, ed, content string) (string, error) {
 
 type importOptions struct {
 	private, js bool
+	file        string
 }
 
 // importLine is one JSON line of `git synaptic import`.
@@ -334,67 +360,8 @@ bad line refuses the whole import.`,
   some-exporter | git synaptic import -`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			var r io.Reader = e.io.In
-			if args[0] != "-" {
-				f, err := os.Open(args[0])
-				if err != nil {
-					return usagef("cannot read %s: %v", args[0], err)
-				}
-				defer f.Close()
-				r = f
-			}
-			var reqs []app.SaveRequest
-			sc := bufio.NewScanner(r)
-			sc.Buffer(make([]byte, 1<<20), notes.MaxDocumentBytes)
-			n := 0
-			for n = 1; sc.Scan(); n++ {
-				line := sc.Bytes()
-				if n == 1 {
-					line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
-				}
-				if len(bytes.TrimSpace(line)) == 0 {
-					continue
-				}
-				var l importLine
-				if err := json.Unmarshal(line, &l); err != nil {
-					return fmt.Errorf("%w: line %d: %v", notes.ErrInvalid, n, err)
-				}
-				if l.Type == "" {
-					l.Type = string(notes.TypeInsight)
-				}
-				typ, err := notes.ParseType(l.Type)
-				if err != nil {
-					return fmt.Errorf("line %d: %w", n, err)
-				}
-				var tier notes.Tier
-				if l.Tier != "" {
-					if tier, err = notes.ParseTier(l.Tier); err != nil {
-						return fmt.Errorf("line %d: %w", n, err)
-					}
-				}
-				reqs = append(reqs, app.SaveRequest{Content: l.Content, Type: typ, Tags: l.Tags, Tier: tier, Pinned: l.Pinned, Created: l.Created, SessionID: l.Session, AgentID: l.Agent})
-			}
-			if errors.Is(sc.Err(), bufio.ErrTooLong) {
-				return fmt.Errorf("%w: line %d is longer than %d bytes (one entry's content may be at most %d bytes)", notes.ErrInvalid, n, notes.MaxDocumentBytes, notes.MaxContentBytes)
-			}
-			if err := sc.Err(); err != nil {
-				return fmt.Errorf("read %s: %w", args[0], err)
-			}
-			return e.withService(func(s *app.Service) error {
-				ents, err := s.Memory().Import(contextOf(e), reqs, o.private)
-				if err != nil {
-					return err
-				}
-				if o.js {
-					ids := make([]string, len(ents))
-					for i, x := range ents {
-						ids[i] = x.ID
-					}
-					return writeJSON(e.io.Out, map[string]any{"imported": len(ents), "ids": ids})
-				}
-				fmt.Fprintf(e.io.Out, "imported %d entries\n", len(ents))
-				return nil
-			})
+			o.file = args[0]
+			return e.run(o, func() error { return runImport(e, o) })
 		},
 	}
 	c.Flags().BoolVar(&o.private, "private", false, "import into private memory (never pushed)")
@@ -402,9 +369,79 @@ bad line refuses the whole import.`,
 	return c
 }
 
+func runImport(e *env, o *importOptions) error {
+	var r io.Reader = e.io.In
+	if o.file != "-" {
+		f, err := os.Open(o.file)
+		if err != nil {
+			return usagef("cannot read %s: %v", o.file, err)
+		}
+		defer f.Close()
+		r = f
+	}
+	var reqs []app.SaveRequest
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), notes.MaxDocumentBytes)
+	n := 0
+	for n = 1; sc.Scan(); n++ {
+		line := sc.Bytes()
+		if n == 1 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var l importLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			return fmt.Errorf("%w: line %d: %v", notes.ErrInvalid, n, err)
+		}
+		if l.Type == "" {
+			l.Type = string(notes.TypeInsight)
+		}
+		typ, err := notes.ParseType(l.Type)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", n, err)
+		}
+		var tier notes.Tier
+		if l.Tier != "" {
+			if tier, err = notes.ParseTier(l.Tier); err != nil {
+				return fmt.Errorf("line %d: %w", n, err)
+			}
+		}
+		reqs = append(reqs, app.SaveRequest{Content: l.Content, Type: typ, Tags: l.Tags, Tier: tier, Pinned: l.Pinned, Created: l.Created, SessionID: l.Session, AgentID: l.Agent})
+	}
+	if errors.Is(sc.Err(), bufio.ErrTooLong) {
+		return fmt.Errorf("%w: line %d is longer than %d bytes (one entry's content may be at most %d bytes)", notes.ErrInvalid, n, notes.MaxDocumentBytes, notes.MaxContentBytes)
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", o.file, err)
+	}
+	return e.withService(func(s *app.Service) error {
+		ents, err := s.Memory().Import(contextOf(e), reqs, o.private)
+		if err != nil {
+			return err
+		}
+		if o.js {
+			ids := make([]string, len(ents))
+			for i, x := range ents {
+				ids[i] = x.ID
+			}
+			return writeJSON(e.io.Out, map[string]any{"imported": len(ents), "ids": ids})
+		}
+		fmt.Fprintf(e.io.Out, "imported %d entries\n", len(ents))
+		return nil
+	})
+}
+
+type feedbackOptions struct {
+	relevant          bool
+	score             float64
+	reason, objective string
+	args              []string
+}
+
 func newFeedback(e *env, relevant bool) *cobra.Command {
-	var score float64
-	var reason, objective string
+	o := &feedbackOptions{relevant: relevant}
 	use, short := "irrelevant ID", "Mark an entry irrelevant: it ranks lower and stays out of agents' context"
 	example := `  git synaptic irrelevant 3f2a9c1d --reason "about the old billing system"`
 	if relevant {
@@ -417,29 +454,39 @@ func newFeedback(e *env, relevant bool) *cobra.Command {
 		Example: example,
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if relevant && (score <= 0 || score > 1) {
-				return usagef("--score must be above 0 and at most 1")
-			}
-			return e.withService(func(s *app.Service) error {
-				op, err := s.Memory().Feedback(contextOf(e), args[0], relevant, score, reason, objective)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(e.io.Out, "%s %s\n", op.Kind, op.Entry)
-				return nil
-			})
+			o.args = args
+			return e.run(o, func() error { return runFeedback(e, o) })
 		},
 	}
 	if relevant {
-		c.Flags().Float64Var(&score, "score", 1, "how relevant, above 0 and at most 1")
+		c.Flags().Float64Var(&o.score, "score", 1, "how relevant, above 0 and at most 1")
 	}
-	c.Flags().StringVar(&reason, "reason", "", "why")
-	c.Flags().StringVar(&objective, "objective", "", "the task it is (ir)relevant to")
+	c.Flags().StringVar(&o.reason, "reason", "", "why")
+	c.Flags().StringVar(&o.objective, "objective", "", "the task it is (ir)relevant to")
 	return c
 }
 
+func runFeedback(e *env, o *feedbackOptions) error {
+	if o.relevant && (o.score <= 0 || o.score > 1) {
+		return usagef("--score must be above 0 and at most 1")
+	}
+	return e.withService(func(s *app.Service) error {
+		op, err := s.Memory().Feedback(contextOf(e), o.args[0], o.relevant, o.score, o.reason, o.objective)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.io.Out, "%s %s\n", op.Kind, op.Entry)
+		return nil
+	})
+}
+
+type deleteOptions struct {
+	purge bool
+	args  []string
+}
+
 func newDelete(e *env) *cobra.Command {
-	var purge bool
+	o := &deleteOptions{}
 	c := &cobra.Command{
 		Use:   "delete ID...",
 		Short: "Delete entries: archive them (history keeps them), or --purge them from history",
@@ -459,20 +506,25 @@ now. Use it for content that must not be shared, such as a leaked secret.`,
   git synaptic delete 3f2a9c1d --purge && git synaptic sync`,
 		Args: minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if !purge {
-				return eachID(e, args, func(s *app.Service, id string) (notes.Op, error) {
-					return s.Memory().SetArchived(contextOf(e), id, true)
-				})
-			}
-			return e.withService(func(s *app.Service) error {
-				stones, err := s.Memory().Purge(contextOf(e), args)
-				for _, t := range stones {
-					fmt.Fprintf(e.io.Out, "purged %s (%d files cut from history); run 'git synaptic sync' to purge it from the remote\n", app.ShortID(t.ID), len(t.Paths))
-				}
-				return err
-			})
+			o.args = args
+			return e.run(o, func() error { return runDelete(e, o) })
 		},
 	}
-	c.Flags().BoolVar(&purge, "purge", false, "rewrite the memory history without the entries (see above)")
+	c.Flags().BoolVar(&o.purge, "purge", false, "rewrite the memory history without the entries (see above)")
 	return c
+}
+
+func runDelete(e *env, o *deleteOptions) error {
+	if !o.purge {
+		return eachID(e, o.args, func(s *app.Service, id string) (notes.Op, error) {
+			return s.Memory().SetArchived(contextOf(e), id, true)
+		})
+	}
+	return e.withService(func(s *app.Service) error {
+		stones, err := s.Memory().Purge(contextOf(e), o.args)
+		for _, t := range stones {
+			fmt.Fprintf(e.io.Out, "purged %s (%d files cut from history); run 'git synaptic sync' to purge it from the remote\n", app.ShortID(t.ID), len(t.Paths))
+		}
+		return err
+	})
 }
