@@ -1,3 +1,5 @@
+//go:build model
+
 package embed_test
 
 import (
