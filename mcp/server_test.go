@@ -20,7 +20,8 @@ func TestMain(m *testing.M) {
 }
 
 // call sends one JSON-RPC request to the server in process and returns
-// the result's text and whether it is a tool error.
+// the result's text (with any structured content as JSON) and whether it
+// is a tool error.
 func call(t *testing.T, h func(context.Context, json.RawMessage) any, id int, method string, params any) (string, bool) {
 	t.Helper()
 	p, _ := json.Marshal(params)
@@ -31,9 +32,10 @@ func call(t *testing.T, h func(context.Context, json.RawMessage) any, id int, me
 	}
 	var resp struct {
 		Result struct {
-			IsError bool `json:"isError"`
-			Content []struct{ Text string }
-			Tools   []struct{ Name string }
+			IsError    bool `json:"isError"`
+			Content    []struct{ Text string }
+			Structured json.RawMessage `json:"structuredContent"`
+			Tools      []struct{ Name string }
 		}
 		Error *struct{ Message string }
 	}
@@ -46,6 +48,9 @@ func call(t *testing.T, h func(context.Context, json.RawMessage) any, id int, me
 	var text []string
 	for _, c := range resp.Result.Content {
 		text = append(text, c.Text)
+	}
+	if len(resp.Result.Structured) > 0 {
+		text = append(text, string(resp.Result.Structured))
 	}
 	for _, tl := range resp.Result.Tools {
 		text = append(text, tl.Name)
@@ -74,8 +79,8 @@ func TestToolsInProcess(t *testing.T) {
 	tool := func(id int, name string, args map[string]any) (string, bool) {
 		return call(t, h, id, "tools/call", map[string]any{"name": name, "arguments": args})
 	}
-	if text, isErr := tool(3, "context_save", map[string]any{"content": "billing retries back off exponentially", "type": "decision", "tier": "longterm"}); isErr {
-		t.Fatalf("save: %s", text)
+	if text, isErr := tool(3, "context_save", map[string]any{"content": "billing retries back off exponentially", "type": "decision", "tier": "longterm"}); isErr || !strings.Contains(text, `"tier":"longterm"`) {
+		t.Fatalf("save does not reply with the stored tier: %s", text)
 	}
 	if text, _ := tool(4, "context_search", map[string]any{"query": "billing retries"}); !strings.Contains(text, "back off exponentially") {
 		t.Errorf("search does not find the save: %s", text)
@@ -94,5 +99,19 @@ func TestToolsInProcess(t *testing.T) {
 	}
 	if text, isErr := tool(7, "context_pin", map[string]any{"id": "ffffffff"}); !isErr {
 		t.Errorf("pin of an unknown id: %s", text)
+	}
+
+	// an agent's archive skips pinned entries and says so
+	pinned, err := svc.Memory().Save(context.Background(), app.SaveRequest{Content: "the deploy key lives in vault", Pinned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := svc.Memory().Save(context.Background(), app.SaveRequest{Content: "an outdated note"})
+	text, isErr := tool(8, "context_archive", map[string]any{"ids": []string{pinned.ID[:8], plain.ID[:8]}})
+	if isErr || !strings.Contains(text, `"skipped_pinned":["`+pinned.ID[:8]+`"]`) || !strings.Contains(text, `"archived":["`+plain.ID+`"]`) {
+		t.Errorf("archive of a pinned and a plain entry: %s", text)
+	}
+	if d, err := svc.Recall().Show(context.Background(), pinned.ID); err != nil || d.Archived {
+		t.Errorf("the pinned entry was archived: %+v %v", d.Entry, err)
 	}
 }

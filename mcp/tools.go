@@ -51,7 +51,7 @@ func (h *handlers) tools() []tool {
 			mcpgo.WithBoolean("pinned", mcpgo.Description("false to unpin (default true)")),
 		), h.pin},
 		{mcpgo.NewTool("context_archive",
-			mcpgo.WithDescription("Archive entries that are outdated or wrong: they leave search and list, history keeps them."),
+			mcpgo.WithDescription("Archive entries that are outdated or wrong: they leave search and list, history keeps them. Pinned entries are skipped (reported as skipped_pinned): a pin is the user's decision."),
 			mcpgo.WithArray("ids", mcpgo.Required(), mcpgo.Description("entry ids or unique prefixes"), mcpgo.WithStringItems()),
 		), h.archive},
 		{mcpgo.NewTool("context_delete",

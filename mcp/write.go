@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -56,7 +57,11 @@ func (h *handlers) save(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.Ca
 		dupIDs = append(dupIDs, d.ID)
 		text += fmt.Sprintf("\nnear-duplicate of %s (%s similarity %.2f), linked: %s", app.ShortID(d.ID), d.How, d.Similarity, app.FirstLine(d.Content, 80))
 	}
-	out := map[string]any{"id": e.ID, "type": e.Type, "tier": notes.DefaultTier(e.Type)}
+	tier := e.Tier
+	if tier == "" {
+		tier = notes.DefaultTier(e.Type)
+	}
+	out := map[string]any{"id": e.ID, "type": e.Type, "tier": tier}
 	if len(dupIDs) > 0 {
 		out["near_duplicates"] = dupIDs
 	}
@@ -109,15 +114,26 @@ func (h *handlers) archive(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo
 	if err != nil {
 		return nil, err
 	}
-	var done []string
+	done, pinned := []string{}, []string{}
 	for _, id := range ids {
-		op, err := h.svc.Memory().SetArchived(ctx, id, true)
-		if err != nil {
+		op, err := h.svc.Memory().ArchiveUnpinned(ctx, id)
+		switch {
+		case errors.Is(err, app.ErrPinned):
+			pinned = append(pinned, id)
+			continue
+		case err != nil:
 			return nil, fmt.Errorf("%s: %w (archived so far: %s)", id, err, strings.Join(done, ", "))
 		}
 		done = append(done, op.Entry)
 	}
-	return mcpgo.NewToolResultText("archived " + strings.Join(done, ", ")), nil
+	text := "archived " + strings.Join(done, ", ")
+	if len(done) == 0 {
+		text = "archived nothing"
+	}
+	if len(pinned) > 0 {
+		text += "; skipped pinned " + strings.Join(pinned, ", ") + " (a pin is the user's: ask them, or unpin first)"
+	}
+	return mcpgo.NewToolResultStructured(map[string]any{"archived": done, "skipped_pinned": pinned}, text), nil
 }
 
 func (h *handlers) delete(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"errors"
+
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/gitstore"
@@ -15,3 +17,6 @@ var (
 	ErrNoWords   = cache.ErrNoWords    // a search with no word to look for
 	ErrNoModel   = embed.ErrNoModel    // no embedding model installed
 )
+
+// ErrPinned is returned when an agent archives a pinned entry.
+var ErrPinned = errors.New("pinned entries are not archived by agents")

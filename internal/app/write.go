@@ -270,6 +270,17 @@ func (s *Memory) SetPinned(ctx context.Context, idPrefix string, pinned bool) (n
 	return s.record(ctx, idPrefix, notes.Op{Kind: kind}, false)
 }
 
+// ArchiveUnpinned archives the entry idPrefix names unless it is pinned
+// (ErrPinned): a pin is the user's word, so an agent's archive leaves it.
+func (s *Memory) ArchiveUnpinned(ctx context.Context, idPrefix string) (notes.Op, error) {
+	return s.recordIf(ctx, idPrefix, notes.Op{Kind: notes.OpArchive}, false, func(e Entry) error {
+		if e.Pinned {
+			return fmt.Errorf("%w: %s", ErrPinned, short(e.ID))
+		}
+		return nil
+	})
+}
+
 // SetArchived archives or restores an entry. Nothing is deleted: the entry
 // stays in the ref's history and --include-archived shows it.
 func (s *Memory) SetArchived(ctx context.Context, idPrefix string, archived bool) (notes.Op, error) {
@@ -290,6 +301,11 @@ func (s *Memory) SetTier(ctx context.Context, idPrefix string, tier notes.Tier) 
 
 // record writes op on the entry idPrefix names, to the ref that holds it.
 func (s *core) record(ctx context.Context, idPrefix string, op notes.Op, allowSecret bool) (notes.Op, error) {
+	return s.recordIf(ctx, idPrefix, op, allowSecret, nil)
+}
+
+// recordIf is record when the entry passes check (nil: any entry).
+func (s *core) recordIf(ctx context.Context, idPrefix string, op notes.Op, allowSecret bool, check func(Entry) error) (notes.Op, error) {
 	author, err := s.author(ctx)
 	if err != nil {
 		return op, err
@@ -304,6 +320,11 @@ func (s *core) record(ctx context.Context, idPrefix string, op notes.Op, allowSe
 		return op, err
 	}
 	row, prior := d.Entry, d.Ops
+	if check != nil {
+		if err := check(row); err != nil {
+			return op, err
+		}
+	}
 	ref, err := refFor(row)
 	if err != nil {
 		return op, err
