@@ -98,6 +98,18 @@ func (h *handlers) provenance(me string, r app.Entry) provenance {
 		Age: app.Age(h.svc.Now(), r.Created), Source: r.Source, Tags: r.Tags, Pinned: r.Pinned, Content: r.Content}
 }
 
+// head is the provenance line shown above an entry's content.
+func (p provenance) head() string {
+	s := fmt.Sprintf("[%s] %s · %s · %s · by %s (%s)", app.ShortID(p.ID), p.Type, p.Tier, p.Age, p.Author, p.Origin)
+	if p.Pinned {
+		s += " · pinned"
+	}
+	if len(p.Tags) > 0 {
+		s += " · tags: " + strings.Join(p.Tags, ", ")
+	}
+	return s
+}
+
 func (h *handlers) rowsResult(ctx context.Context, rows []app.Entry, head string) *mcpgo.CallToolResult {
 	return h.labelledResult(ctx, rows, nil, head)
 }
@@ -115,14 +127,7 @@ func (h *handlers) labelledResult(ctx context.Context, rows []app.Entry, labels 
 		if p.Pattern != "" {
 			b.WriteString("\n" + p.Pattern)
 		}
-		fmt.Fprintf(&b, "\n[%s] %s · %s · %s · by %s (%s)", app.ShortID(p.ID), p.Type, p.Tier, p.Age, p.Author, p.Origin)
-		if p.Pinned {
-			b.WriteString(" · pinned")
-		}
-		if len(p.Tags) > 0 {
-			b.WriteString(" · tags: " + strings.Join(p.Tags, ", "))
-		}
-		b.WriteString("\n" + indent(p.Content) + "\n")
+		b.WriteString("\n" + p.head() + "\n" + indent(p.Content) + "\n")
 	}
 	return mcpgo.NewToolResultStructured(map[string]any{"results": items}, b.String())
 }

@@ -19,11 +19,60 @@ func (h *handlers) saveRule(ctx context.Context, r mcpgo.CallToolRequest) (*mcpg
 	if err != nil {
 		return nil, err
 	}
-	rule, err := h.svc.Agent().SaveRule(ctx, label, content, "mcp")
+	corr := r.GetString("correction_id", "")
+	rule, err := h.svc.Agent().SaveRule(ctx, app.RuleRequest{Label: label, Content: content, AgentID: "mcp", Correction: corr})
 	if err != nil {
 		return nil, err
 	}
-	return mcpgo.NewToolResultStructured(map[string]any{"id": rule.ID, "label": rule.Label}, "saved rule "+rule.Label+" as "+rule.ID), nil
+	text := "saved rule " + rule.Label + " as " + rule.ID
+	if corr != "" {
+		text += "; correction " + corr + " accepted"
+	}
+	return mcpgo.NewToolResultStructured(map[string]any{"id": rule.ID, "label": rule.Label}, text), nil
+}
+
+func (h *handlers) pendingRules(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	list, err := h.svc.Agent().PendingRules(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return mcpgo.NewToolResultText("no pending rules"), nil
+	}
+	me := h.svc.Identity(ctx)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d corrections waiting to become rules (accept with context_accept_rule, or context_dismiss_rule):\n", len(list))
+	for _, p := range list {
+		fmt.Fprintf(&b, "\n%s\n%s\n", h.provenance(me, p.Entry).head(), indent(p.Content))
+		for _, c := range p.Conflicts {
+			fmt.Fprintf(&b, "  CONFLICT with rule %s (similarity %.2f): %s\n", app.ShortID(c.ID), c.Similarity, app.FirstLine(c.Content, 100))
+		}
+	}
+	return mcpgo.NewToolResultText(b.String()), nil
+}
+
+func (h *handlers) acceptRule(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	id, err := r.RequireString("id")
+	if err != nil {
+		return nil, err
+	}
+	rule, err := h.svc.Agent().AcceptRule(ctx, id, r.GetString("label", ""))
+	if err != nil {
+		return nil, err
+	}
+	return mcpgo.NewToolResultStructured(map[string]any{"id": rule.ID, "label": rule.Label, "correction": id}, "accepted: rule "+rule.ID), nil
+}
+
+func (h *handlers) dismissRule(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	id, err := r.RequireString("id")
+	if err != nil {
+		return nil, err
+	}
+	op, err := h.svc.Agent().DismissRule(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return mcpgo.NewToolResultText("dismissed correction " + op.Entry + " (not a rule)"), nil
 }
 
 func (h *handlers) listRules(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {

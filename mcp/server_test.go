@@ -114,4 +114,23 @@ func TestToolsInProcess(t *testing.T) {
 	if d, err := svc.Recall().Show(context.Background(), pinned.ID); err != nil || d.Archived {
 		t.Errorf("the pinned entry was archived: %+v %v", d.Entry, err)
 	}
+
+	// corrections become rules over MCP
+	corr, _ := svc.Memory().Save(context.Background(), app.SaveRequest{Content: "stop using npm, use pnpm", Tags: []string{app.TagCorrection}})
+	wrong, _ := svc.Memory().Save(context.Background(), app.SaveRequest{Content: "never deploy on friday", Tags: []string{app.TagCorrection}})
+	if text, _ := tool(9, "context_pending_rules", map[string]any{}); !strings.Contains(text, corr.ID[:8]) || !strings.Contains(text, wrong.ID[:8]) {
+		t.Errorf("pending rules: %s", text)
+	}
+	if text, isErr := tool(10, "context_accept_rule", map[string]any{"id": corr.ID[:8], "label": "use-pnpm"}); isErr || !strings.Contains(text, `"label":"use-pnpm"`) {
+		t.Errorf("accept: %s", text)
+	}
+	if text, isErr := tool(11, "context_dismiss_rule", map[string]any{"id": wrong.ID[:8]}); isErr {
+		t.Errorf("dismiss: %s", text)
+	}
+	if text, _ := tool(12, "context_pending_rules", map[string]any{}); text != "no pending rules" {
+		t.Errorf("pending after accept and dismiss: %s", text)
+	}
+	if text, _ := tool(13, "context_list_rules", map[string]any{}); !strings.Contains(text, "stop using npm, use pnpm") {
+		t.Errorf("the accepted rule is not listed: %s", text)
+	}
 }

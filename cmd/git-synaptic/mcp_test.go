@@ -152,7 +152,8 @@ func TestMCPServerOverStdio(t *testing.T) {
 	}
 	json.Unmarshal(list.Result, &tools)
 	want := []string{"context_save", "context_search", "context_list", "context_status", "context_update", "context_pin", "context_archive", "context_delete", "context_related", "context_git_index", "context_cochanges",
-		"context_session", "context_save_rule", "context_list_rules", "context_delete_rule", "context_relevant", "context_irrelevant", "context_resolve_pattern"}
+		"context_session", "context_save_rule", "context_list_rules", "context_delete_rule", "context_relevant", "context_irrelevant", "context_resolve_pattern",
+		"context_pending_rules", "context_accept_rule", "context_dismiss_rule"}
 	have := map[string]bool{}
 	for _, tl := range tools.Tools {
 		have[tl.Name] = true
@@ -208,7 +209,14 @@ func TestMCPServerOverStdio(t *testing.T) {
 	if st.IsError || !strings.Contains(st.Content[0].Text, "3 entries") || !strings.Contains(st.Content[0].Text, "3 indexed commits") {
 		t.Fatalf("context_status:\n%s", st.Content[0].Text)
 	}
-	if r := c.tool("context_archive", map[string]any{"ids": []string{s.ID}}); r.IsError {
+	// the entry is pinned: an agent's archive skips it until it is unpinned
+	if r := c.tool("context_archive", map[string]any{"ids": []string{s.ID}}); r.IsError || !strings.Contains(r.Content[0].Text, "skipped pinned") {
+		t.Fatalf("context_archive of a pinned entry: %+v", r)
+	}
+	if r := c.tool("context_pin", map[string]any{"id": s.ID, "pinned": false}); r.IsError {
+		t.Fatalf("context_pin false: %+v", r)
+	}
+	if r := c.tool("context_archive", map[string]any{"ids": []string{s.ID}}); r.IsError || !strings.Contains(r.Content[0].Text, "archived "+s.ID) {
 		t.Fatalf("context_archive: %+v", r)
 	}
 	if r := c.tool("context_search", map[string]any{"query": "retries"}); strings.Contains(r.Content[0].Text, "retries 5") {

@@ -87,8 +87,8 @@ func TestPatternsConsolidationAndRules(t *testing.T) {
 			t.Errorf("the correction should conflict with the vet rule: %+v", p.Conflicts)
 		}
 	}
-	rule, err := s.Agent().AcceptRule(ctx, ents[7].ID)
-	if err != nil || rule.Type != notes.TypeRule || len(rule.RelatedIDs) != 1 {
+	rule, err := s.Agent().AcceptRule(ctx, ents[7].ID, "")
+	if err != nil || rule.Type != notes.TypeRule || len(rule.RelatedIDs) != 1 || rule.RelatedIDs[0] != ents[7].ID {
 		t.Fatalf("accept: %+v %v", rule, err)
 	}
 	if _, err := s.Agent().DismissRule(ctx, ents[6].ID); err != nil {
@@ -120,5 +120,46 @@ func TestPatternsConsolidationAndRules(t *testing.T) {
 	}
 	if dups, _ := s.Recall().NearDuplicates(ctx, "lunch is at noon on fridays", true); len(dups) != 0 {
 		t.Fatalf("unrelated text has near-duplicates: %+v", dups)
+	}
+}
+
+// A rule saved with the correction it accepts (context_save_rule's
+// correction_id) takes the correction off the pending list and is never
+// reported as conflicting with it; a rule saved with a correction's very
+// words is not its conflict either.
+func TestRuleFromCorrectionLeavesPending(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(testrepo.NewRepo(t), Options{Warn: os.Stderr, Embedder: wordEmbedder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	corr, err := s.Memory().Save(ctx, SaveRequest{Content: "From now on, use pnpm instead of npm", Tags: []string{TagCorrection}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := s.Memory().Save(ctx, SaveRequest{Content: "never squash merge release branches", Tags: []string{TagCorrection}})
+	if _, err := s.Agent().SaveRule(ctx, RuleRequest{Label: "release", Content: "never squash merge release branches"}); err != nil {
+		t.Fatal(err)
+	}
+	rule, err := s.Agent().SaveRule(ctx, RuleRequest{Label: "use-pnpm", Content: "use pnpm instead of npm", Correction: corr.ID[:8]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rule.Label != "use-pnpm" || len(rule.RelatedIDs) != 1 || rule.RelatedIDs[0] != corr.ID {
+		t.Fatalf("rule: %+v", rule)
+	}
+	pending, err := s.Agent().PendingRules(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != 1 || pending[0].ID != other.ID {
+		t.Fatalf("pending: %+v", pending)
+	}
+	if len(pending[0].Conflicts) != 0 {
+		t.Errorf("a correction conflicts with the rule of its own words: %+v", pending[0].Conflicts)
+	}
+	if _, err := s.Agent().SaveRule(ctx, RuleRequest{Content: "x", Correction: "ffffffff"}); err == nil {
+		t.Error("a rule accepting an unknown correction was saved")
 	}
 }

@@ -61,12 +61,12 @@ func TestRuleLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	r, err := s.Agent().SaveRule(ctx, "No Force Push", "never force-push main", "mcp")
+	r, err := s.Agent().SaveRule(ctx, RuleRequest{Label: "No Force Push", Content: "never force-push main", AgentID: "mcp"})
 	if err != nil || r.Label != "no-force-push" {
 		t.Fatalf("save: %+v %v", r, err)
 	}
 	plain, _ := s.Memory().Save(ctx, SaveRequest{Content: "run go vet before pushing", Type: "rule"})
-	if _, err := s.Agent().SaveRule(ctx, "  ", "x", ""); err == nil {
+	if _, err := s.Agent().SaveRule(ctx, RuleRequest{Label: "  ", Content: "x"}); err == nil {
 		t.Fatal("an empty label was accepted")
 	}
 	rules, err := s.Agent().Rules(ctx, 0)

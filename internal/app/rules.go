@@ -43,15 +43,52 @@ func ruleOf(r Entry) Rule {
 	return Rule{Entry: r}
 }
 
-// SaveRule saves content as a rule under label (its tag rule:LABEL).
-func (s *Agent) SaveRule(ctx context.Context, label, content, agent string) (Rule, error) {
-	tag, err := ruleTag(label)
+// RuleRequest is a rule to save.
+type RuleRequest struct {
+	Label   string // "" or a short name, kept as the tag rule:LABEL
+	Content string
+	AgentID string
+	// Correction, if set, is the correction the rule accepts: the rule
+	// links to it and it leaves the pending list.
+	Correction string
+}
+
+// SaveRule saves a rule. With a correction it accepts that correction:
+// the rule keeps its privacy, links to it, and the correction is marked
+// accepted.
+func (s *Agent) SaveRule(ctx context.Context, req RuleRequest) (Rule, error) {
+	save := SaveRequest{Content: req.Content, Type: notes.TypeRule, AgentID: req.AgentID}
+	if req.Label != "" {
+		tag, err := ruleTag(req.Label)
+		if err != nil {
+			return Rule{}, err
+		}
+		save.Tags = append(save.Tags, tag)
+	}
+	var corr Detail
+	if req.Correction != "" {
+		err := s.withCache(ctx, func(c *cache.Cache) error {
+			var err error
+			corr, err = detailIn(ctx, c, req.Correction)
+			return err
+		})
+		if err != nil {
+			return Rule{}, fmt.Errorf("correction %s: %w", req.Correction, err)
+		}
+		if save.Content == "" {
+			save.Content = corr.Content
+		}
+		save.Tags = append(save.Tags, "from-correction")
+		save.Related, save.Private = []string{corr.ID}, corr.Private
+	}
+	e, err := s.memory().Save(ctx, save)
 	if err != nil {
 		return Rule{}, err
 	}
-	e, err := s.memory().Save(ctx, SaveRequest{Content: content, Type: notes.TypeRule, Tags: []string{tag}, AgentID: agent})
-	if err != nil {
-		return Rule{}, err
+	if req.Correction != "" {
+		if _, err := s.memory().Edit(ctx, corr.ID, EditRequest{AddTags: []string{TagRuleAccepted}}); err != nil {
+			return Rule{}, fmt.Errorf("rule %s saved, but correction %s not marked accepted: %w", short(e.ID), short(corr.ID), err)
+		}
 	}
 	return ruleOf(Entry{State: notes.State{Entry: e}}), nil
 }
@@ -149,6 +186,9 @@ func (s *Agent) PendingRules(ctx context.Context) ([]PendingRule, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cands, err = s.withoutRule(ctx, cands); err != nil {
+		return nil, err
+	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].Created.After(cands[j].Created) })
 	out := make([]PendingRule, len(cands))
 	for i, r := range cands {
@@ -173,6 +213,9 @@ func (s *Agent) PendingRules(ctx context.Context) ([]PendingRule, error) {
 		}
 		for i := range out {
 			for j, r := range rules {
+				if slices.Contains(r.RelatedIDs, out[i].ID) || r.Content == out[i].Content {
+					continue // the rule made of this correction
+				}
 				if cos := float64(embed.Cosine(vecs[i], rvecs[j])); cos >= conflictCosine {
 					out[i].Conflicts = append(out[i].Conflicts, Similar{Entry: entryOf(r), Similarity: cos, How: "vector"})
 				}
@@ -183,21 +226,31 @@ func (s *Agent) PendingRules(ctx context.Context) ([]PendingRule, error) {
 	return out, nil
 }
 
+// withoutRule drops the corrections a rule already links to (accepted by
+// a rule saved with its id, or by a teammate whose tag has not synced).
+func (s *core) withoutRule(ctx context.Context, cands []Entry) ([]Entry, error) {
+	var out []Entry
+	err := s.withCache(ctx, func(c *cache.Cache) error {
+		for _, r := range cands {
+			back, err := c.Backlinks(ctx, r.ID)
+			if err != nil {
+				return err
+			}
+			if !slices.ContainsFunc(back, func(b cache.Row) bool { return b.Type == notes.TypeRule && !b.Archived }) {
+				out = append(out, r)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
 // AcceptRule turns a correction into a rule (related to it) and marks the
 // correction accepted. The rule is as private as its correction: a private
 // correction gives a private rule, and a shared rule passes the secret scan
 // like any save.
-func (s *Agent) AcceptRule(ctx context.Context, idPrefix string) (notes.Entry, error) {
-	d, err := s.recall().Show(ctx, idPrefix)
-	if err != nil {
-		return notes.Entry{}, err
-	}
-	rule, err := s.memory().Save(ctx, SaveRequest{Content: d.Content, Type: notes.TypeRule, Tags: []string{"from-correction"}, Related: []string{d.ID}, Private: d.Private})
-	if err != nil {
-		return rule, err
-	}
-	_, err = s.memory().Edit(ctx, d.ID, EditRequest{AddTags: []string{TagRuleAccepted}})
-	return rule, err
+func (s *Agent) AcceptRule(ctx context.Context, idPrefix, label string) (Rule, error) {
+	return s.SaveRule(ctx, RuleRequest{Label: label, Correction: idPrefix})
 }
 
 // DismissRule marks a correction as not a rule.

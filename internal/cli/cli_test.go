@@ -102,7 +102,7 @@ func TestOptionsFromFlags(t *testing.T) {
 		{[]string{"rules"}, &rulesListOptions{}},
 		{[]string{"rules", "list", "--json"}, &rulesListOptions{json: true}},
 		{[]string{"rules", "pending"}, &rulesPendingOptions{}},
-		{[]string{"rules", "accept", "3f2a"}, &ruleVerdictOptions{accept: true, args: []string{"3f2a"}}},
+		{[]string{"rules", "accept", "3f2a", "--label", "use-pnpm"}, &ruleVerdictOptions{accept: true, label: "use-pnpm", args: []string{"3f2a"}}},
 		{[]string{"rules", "dismiss", "3f2a"}, &ruleVerdictOptions{args: []string{"3f2a"}}},
 		{[]string{"index", "--all", "--since", "90d", "--json"}, &indexOptions{all: true, json: true, since: "90d"}},
 		{[]string{"index", "--branch", "main"}, &indexOptions{branch: "main"}},

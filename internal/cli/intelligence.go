@@ -239,6 +239,7 @@ func runRulesPending(e *env, o *rulesPendingOptions) error {
 // it prints) or rules dismiss.
 type ruleVerdictOptions struct {
 	accept bool
+	label  string
 	args   []string
 }
 
@@ -248,7 +249,7 @@ func newRuleVerdict(e *env, accept bool) *cobra.Command {
 		use, short = "dismiss ID", "Mark a correction as not a rule"
 	}
 	o := &ruleVerdictOptions{accept: accept}
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  exactArgs(1),
@@ -257,6 +258,11 @@ func newRuleVerdict(e *env, accept bool) *cobra.Command {
 			return e.run(o, func() error { return runRuleVerdict(e, o) })
 		},
 	}
+	if accept {
+		c.Flags().StringVar(&o.label, "label", "", "a short `label` for the rule (its tag rule:LABEL)")
+		c.Example = "  git synaptic rules accept 3f2a9c1d --label use-pnpm"
+	}
+	return c
 }
 
 func runRuleVerdict(e *env, o *ruleVerdictOptions) error {
@@ -265,7 +271,7 @@ func runRuleVerdict(e *env, o *ruleVerdictOptions) error {
 			_, err := s.Agent().DismissRule(contextOf(e), o.args[0])
 			return err
 		}
-		rule, err := s.Agent().AcceptRule(contextOf(e), o.args[0])
+		rule, err := s.Agent().AcceptRule(contextOf(e), o.args[0], o.label)
 		if err != nil {
 			return err
 		}
