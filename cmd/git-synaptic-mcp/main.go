@@ -31,13 +31,12 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// When the agent gives no session id ($GIT_SYNAPTIC_SESSION), the
-	// server makes one for its lifetime, so that the memory saved through
-	// it can be listed as a session.
-	opts := cli.ConfigFromEnv(app.Options{Warn: os.Stderr, LongLived: true})
-	if opts.Session == "" {
-		opts.Session = "mcp-" + notes.NewID()[:12]
-	}
+	// The session is $GIT_SYNAPTIC_SESSION, else the one the agent's
+	// hooks recorded for this worktree (Claude Code tells hooks its
+	// session id, not MCP servers), else one made for the server's
+	// lifetime, so that the memory saved through it can be listed as a
+	// session.
+	opts := cli.ConfigFromEnv(app.Options{Warn: os.Stderr, LongLived: true, FollowAgentSession: true, DefaultSession: "mcp-" + notes.NewID()[:12]})
 	s, err := app.Open(".", opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "git-synaptic mcp:", err)

@@ -565,3 +565,67 @@ func TestMCPServerGeneratesASessionWhenTheAgentGivesNone(t *testing.T) {
 		t.Fatalf("generated session: %+v", r)
 	}
 }
+
+// One session, as Claude Code runs things: it tells its hooks the session
+// id but not its MCP server, and starts the server before or after the
+// session-start hook. Memory saved through the server, and through the
+// agent's own git synaptic commands (the session exported in
+// $CLAUDE_ENV_FILE), lands in the hooks' session and in its handoff; a
+// new session id (resume, clear) moves the server with it.
+func TestHooksAndMCPShareTheAgentSession(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_SYNAPTIC_SESSION=") {
+			env = append(env, kv)
+		}
+	}
+	cmd := exec.Command(bin, "mcp")
+	cmd.Dir, cmd.Env = dir, env
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &mcpClient{t: t, cmd: cmd, in: in, out: bufio.NewReader(out)}
+	defer func() { in.Close(); cmd.Wait() }()
+	c.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "claude-code", "version": "1"}})
+
+	envFile := filepath.Join(t.TempDir(), "claude-env")
+	hook := exec.Command(bin, "hook", "session-start")
+	hook.Dir, hook.Env = dir, append(env, "CLAUDE_ENV_FILE="+envFile)
+	hook.Stdin = strings.NewReader(`{"session_id":"5f1c2a9e-claude","hook_event_name":"SessionStart","source":"startup","cwd":"` + dir + `"}`)
+	if b, err := hook.CombinedOutput(); err != nil {
+		t.Fatalf("session-start: %v %s", err, b)
+	}
+	if b, _ := os.ReadFile(envFile); string(b) != "export GIT_SYNAPTIC_SESSION=5f1c2a9e-claude\n" {
+		t.Fatalf("CLAUDE_ENV_FILE: %q", b)
+	}
+
+	if r := c.tool("context_save", map[string]any{"content": "decided: retries stay at 3", "type": "decision"}); r.IsError {
+		t.Fatalf("save: %+v", r)
+	}
+	save := exec.Command(bin, "save", "the flaky test was a shared temp dir", "--type", "issue")
+	save.Dir, save.Env = dir, append(env, "GIT_SYNAPTIC_SESSION=5f1c2a9e-claude") // as the sourced env file sets it
+	if b, err := save.CombinedOutput(); err != nil {
+		t.Fatalf("save: %v %s", err, b)
+	}
+	r := c.tool("context_session", map[string]any{})
+	if r.IsError || !strings.Contains(r.Content[0].Text, "session 5f1c2a9e-claude") || !strings.Contains(r.Content[0].Text, "retries stay at 3") || !strings.Contains(r.Content[0].Text, "shared temp dir") {
+		t.Fatalf("context_session:\n%s", r.Content[0].Text)
+	}
+	if r := run(t, dir, `{"session_id":"5f1c2a9e-claude","hook_event_name":"Stop"}`, "hook", "stop"); r.code != 0 {
+		t.Fatalf("stop: %+v", r)
+	}
+	handoffs := listJSON(t, dir, "--type", "handoff", "--session", "5f1c2a9e-claude")
+	if len(handoffs) != 1 || !strings.Contains(handoffs[0].Content, "Memory saved: 1 decision, 1 issue.") {
+		t.Fatalf("handoff: %+v", handoffs)
+	}
+
+	// /clear starts a new session: the server follows it
+	run(t, dir, `{"session_id":"77aa-claude","hook_event_name":"SessionStart","source":"clear"}`, "hook", "session-start")
+	c.tool("context_save", map[string]any{"content": "after clear"})
+	if r := c.tool("context_session", map[string]any{}); !strings.Contains(r.Content[0].Text, "session 77aa-claude") || !strings.Contains(r.Content[0].Text, "after clear") || strings.Contains(r.Content[0].Text, "retries stay") {
+		t.Fatalf("after a new session:\n%s", r.Content[0].Text)
+	}
+}

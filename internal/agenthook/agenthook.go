@@ -8,8 +8,11 @@ package agenthook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"regexp"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
 )
@@ -60,13 +63,17 @@ type Request struct {
 	Input  Input
 	Budget int // session-start: characters of context (0: configured)
 	Format Format
+	// EnvFile is Claude Code's $CLAUDE_ENV_FILE: on session-start the
+	// session id is exported there as GIT_SYNAPTIC_SESSION, so that the
+	// agent's own git synaptic commands save into its session.
+	EnvFile string
 }
 
 // Run answers the hook: a handoff on stop and pre-compact (nothing is
 // written), context on session-start and prompt.
 func Run(ctx context.Context, a *app.Agent, req Request, out io.Writer) error {
 	var md, event string
-	var err error
+	var err, exportErr error
 	switch req.Name {
 	case "stop", "pre-compact":
 		_, _, err := a.SessionHandoff(ctx, req.Input.SessionID)
@@ -76,19 +83,42 @@ func Run(ctx context.Context, a *app.Agent, req Request, out io.Writer) error {
 		md, err = a.PromptContext(ctx, req.Input.SessionID, req.Input.Prompt)
 	case "session-start":
 		event = "SessionStart"
+		exportErr = exportSession(req.EnvFile, req.Input.SessionID) // told after the context
 		md, err = a.StartSession(ctx, req.Input.SessionID, req.Budget)
 	default:
 		return fmt.Errorf("unknown agent hook %q", req.Name)
 	}
 	if err != nil || md == "" {
-		return err
+		return errors.Join(err, exportErr)
 	}
 	if req.Format == Markdown {
 		_, err = io.WriteString(out, md)
-		return err
+		return errors.Join(err, exportErr)
 	}
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event, "additionalContext": md}})
+	err = enc.Encode(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event, "additionalContext": md}})
+	return errors.Join(err, exportErr)
+}
+
+// sessionIDRE is what a session id must look like to be exported to a
+// shell: Claude Code's are UUIDs.
+var sessionIDRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// exportSession appends GIT_SYNAPTIC_SESSION=id to the agent's env file
+// (a shell fragment the agent sources before its commands).
+func exportSession(envFile, id string) error {
+	if envFile == "" || !sessionIDRE.MatchString(id) {
+		return nil
+	}
+	f, err := os.OpenFile(envFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("export the session id: %w", err)
+	}
+	_, err = fmt.Fprintf(f, "export GIT_SYNAPTIC_SESSION=%s\n", id)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -15,9 +15,11 @@ import (
 
 const sessionStartKey = "session-start:"
 
-// StartSession records when an agent session began (for its handoff's
-// activity summary) and returns its context (see SessionContext).
+// StartSession records the agent session as this worktree's (servers that
+// follow the agent save into it) and when it began (for its handoff's
+// activity summary), and returns its context (see SessionContext).
 func (s *Agent) StartSession(ctx context.Context, sessionID string, budget int) (string, error) {
+	s.recordAgentSession(sessionID)
 	if sessionID != "" {
 		if c, err := s.openCache(); err == nil {
 			if old, _ := c.Meta(ctx, sessionStartKey+sessionID); old == "" {

@@ -55,6 +55,6 @@ func (s *Service) Identity(ctx context.Context) string { return s.identity(ctx) 
 // the working tree's folder name.
 func (s *Service) Project(ctx context.Context) string { return s.project(ctx) }
 
-// Session is the agent session saves carry when they name none
-// (Options.Session), or "".
-func (s *Service) Session() string { return s.session }
+// Session is the agent session saves carry when they name none (see
+// Options.Session, FollowAgentSession and DefaultSession), or "".
+func (s *Service) Session() string { return s.sessionID() }

@@ -45,6 +45,7 @@ func hasCues(prompt string) bool {
 // digest up to 10, then as a stub, so a long session is not flooded with the
 // same text. It returns "" when there is nothing to add.
 func (s *Agent) PromptContext(ctx context.Context, sessionID, prompt string) (string, error) {
+	s.recordAgentSession(sessionID) // also when hooks came in mid-session
 	now := s.now()
 	memTypes := []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue, notes.TypeReference, notes.TypeRule, notes.TypeHandoff, notes.TypeProgress}
 	hot, err := s.recall().List(ctx, Filter{Types: memTypes, Since: now.Add(-hotWindowHours * time.Hour), Limit: maxHot})

@@ -57,6 +57,13 @@ type Options struct {
 	// when a request names none ($GIT_SYNAPTIC_SESSION and
 	// $GIT_SYNAPTIC_AGENT, which the front ends read).
 	Session, Agent string
+	// FollowAgentSession, when Session is empty, makes saves carry the
+	// session the agent's hooks recorded for this worktree (session-start
+	// and prompt), so that a server the agent started and the hooks agree
+	// on one session. The MCP server sets it.
+	FollowAgentSession bool
+	// DefaultSession is the session when none of the above gives one.
+	DefaultSession string
 	// Model names the embedding model to load ("" = embed.DefaultModel)
 	// and EmbedBackend its runtime ("" = the best installed).
 	Model, EmbedBackend string
@@ -85,6 +92,8 @@ type core struct {
 	progress          func(done, total int)
 	fresh             bool
 	session, agentID  string
+	followAgent       bool
+	defaultSession    string
 	embModel, backend string
 	// embedding model, given or loaded on first use (semantic.go)
 	emb       Embedder
@@ -102,7 +111,7 @@ func Open(dir string, opts Options) (*Service, error) {
 		return nil, err
 	}
 	s := &core{repo: repo, now: opts.Now, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores, longLived: opts.LongLived,
-		session: opts.Session, agentID: opts.Agent, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder}
+		session: opts.Session, agentID: opts.Agent, followAgent: opts.FollowAgentSession, defaultSession: opts.DefaultSession, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder}
 	if s.embModel == "" {
 		s.embModel = embed.DefaultModel
 	}

@@ -77,7 +77,7 @@ func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, b
 	}
 	e := notes.Entry{
 		V: notes.FormatVersion, ID: notes.NewID(), Type: req.Type, Content: req.Content, Tags: tags,
-		Project: project, Branch: branch, SessionID: firstNonEmpty(req.SessionID, s.session),
+		Project: project, Branch: branch, SessionID: firstNonEmpty(req.SessionID, s.sessionID()),
 		AgentID: firstNonEmpty(req.AgentID, s.agentID), Author: author,
 		Created: created.UTC(), Tier: req.Tier, Pinned: req.Pinned,
 	}

@@ -371,7 +371,7 @@ func hookWork(e *env, name string, args []string, budget int, format string) err
 		in.SessionID = ConfigFromEnv(app.Options{}).Session
 	}
 	return e.withService(func(s *app.Service) error {
-		return agenthook.Run(contextOf(e), s.Agent(), agenthook.Request{Name: name, Input: in, Budget: budget, Format: f}, e.io.Out)
+		return agenthook.Run(contextOf(e), s.Agent(), agenthook.Request{Name: name, Input: in, Budget: budget, Format: f, EnvFile: os.Getenv("CLAUDE_ENV_FILE")}, e.io.Out)
 	})
 }
 
