@@ -168,7 +168,8 @@ func (w *contextWriter) predictive() {
 	}
 	seen := map[string]bool{}
 	for _, f := range files {
-		hits, err := s.recall().Search(ctx, strings.TrimSuffix(path.Base(f), path.Ext(f)), Filter{Limit: 2, Types: []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue, notes.TypeReference, notes.TypeRule, notes.TypeNote}})
+		// scored, not shown to anyone yet: not a use
+		hits, _, err := s.search(ctx, strings.TrimSuffix(path.Base(f), path.Ext(f)), Filter{Limit: 2, Types: []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue, notes.TypeReference, notes.TypeRule, notes.TypeNote}}, "auto", false)
 		if err != nil {
 			continue
 		}

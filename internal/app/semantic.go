@@ -164,7 +164,16 @@ func searchEmbedBudget(backend string) int {
 // SearchWith searches in mode ("auto", "hybrid", "vector" or "bm25"). Auto
 // is hybrid when a model is installed and BM25 (the lexical fallback,
 // named as such in the info) when not.
+//
+// Every hit counts as a use of its entry (for decay), since the user or
+// agent who searched sees them all.
 func (s *Recall) SearchWith(ctx context.Context, query string, filter Filter, mode string) ([]Hit, SearchInfo, error) {
+	return s.search(ctx, query, filter, mode, true)
+}
+
+// search is SearchWith; countUse says whether the hits count as uses. The
+// hooks' searches score more than they show, so they count what they show.
+func (s *core) search(ctx context.Context, query string, filter Filter, mode string, countUse bool) ([]Hit, SearchInfo, error) {
 	f := cache.Filter(filter)
 	info := SearchInfo{Mode: ModeBM25}
 	var m Embedder
@@ -224,7 +233,7 @@ func (s *Recall) SearchWith(ctx context.Context, query string, filter Filter, mo
 				s.annotatePatterns(ctx, c, hits)
 			}
 		}
-		if err == nil {
+		if err == nil && countUse {
 			ids := make([]string, len(hits))
 			for i, h := range hits {
 				ids[i] = h.ID

@@ -292,7 +292,8 @@ func newMaintain(e *env) *cobra.Command {
 		Use:   "maintain",
 		Short: "Recompute tiers and decay: promote, demote and archive idle entries",
 		Long: `Recompute every entry's tier and decay from its type, age, last change and how
-often it was used in this clone (search results and show count as uses):
+often it was used in this clone (search results and show count as uses; agent hooks count
+what they inject, once per session):
   - decisions and insights older than 7 days become longterm;
   - ephemeral entries used 3+ times become working;
   - working entries idle 15/30/60 days (0, 1-2, 3+ uses) drop to ephemeral;
