@@ -61,7 +61,7 @@ func ReadInput(r io.Reader) Input {
 type Request struct {
 	Name   string // session-start, prompt, stop or pre-compact
 	Input  Input
-	Budget int // session-start: characters of context (0: configured)
+	Budget int // session-start and prompt: characters of context (0: configured)
 	Format Format
 	// EnvFile is Claude Code's $CLAUDE_ENV_FILE: on session-start the
 	// session id is exported there as GIT_SYNAPTIC_SESSION, so that the
@@ -80,7 +80,7 @@ func Run(ctx context.Context, a *app.Agent, req Request, out io.Writer) error {
 		return err
 	case "prompt":
 		event = "UserPromptSubmit"
-		md, err = a.PromptContext(ctx, req.Input.SessionID, req.Input.Prompt)
+		md, err = a.PromptContext(ctx, req.Input.SessionID, req.Input.Prompt, req.Budget)
 	case "session-start":
 		event = "SessionStart"
 		exportErr = exportSession(req.EnvFile, req.Input.SessionID) // told after the context

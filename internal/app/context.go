@@ -51,12 +51,17 @@ func (s *Agent) SessionContext(ctx context.Context, budget int) (string, error) 
 
 // contextBudget is synaptic.contextBudget, or DefaultContextBudget.
 func (s *core) contextBudget(ctx context.Context) int {
-	if v, _ := s.repo.ConfigGetAll(ctx, "synaptic.contextBudget"); len(v) > 0 {
+	return s.configInt(ctx, "synaptic.contextBudget", DefaultContextBudget)
+}
+
+// configInt is git config key as a positive number, or def.
+func (s *core) configInt(ctx context.Context, key string, def int) int {
+	if v, _ := s.repo.ConfigGetAll(ctx, key); len(v) > 0 {
 		if n, err := strconv.Atoi(v[len(v)-1]); err == nil && n > 0 {
 			return n
 		}
 	}
-	return DefaultContextBudget
+	return def
 }
 
 // contextWriter writes the session context's sections into a budget.

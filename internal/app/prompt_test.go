@@ -58,7 +58,7 @@ func TestPromptCountsWhatItShowsOncePerSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 5; i++ {
-		md, err := s.Agent().PromptContext(ctx, "s1", "how do billing retries back off?")
+		md, err := s.Agent().PromptContext(ctx, "s1", "how do billing retries back off?", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,5 +79,55 @@ func TestPromptCountsWhatItShowsOncePerSession(t *testing.T) {
 	}
 	if used[ents[6].ID] != 1 || shown != 3 || total != 3 {
 		t.Errorf("uses after 5 prompts: %v (want the recent entry and the 2 injected matches, once each)", used)
+	}
+}
+
+// Injection is bounded: each item at most 500 characters (the rest a
+// show away), the whole within the budget, whatever was saved.
+func TestPromptInjectionIsBounded(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	dir := testrepo.NewRepo(t)
+	s, err := Open(dir, Options{Now: func() time.Time { return now }, Warn: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	huge := strings.Repeat("The billing API reference describes every endpoint and its retries in detail. ", 220) // 17 KB
+	ents, err := s.Memory().Import(ctx, []SaveRequest{
+		{Content: huge, Type: notes.TypeReference, Created: now.Add(-time.Hour)},
+		{Content: "billing retries back off exponentially", Type: notes.TypeDecision, Created: now.AddDate(0, 0, -30)},
+	}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := s.Agent().PromptContext(ctx, "s1", "how do billing retries back off?", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(md) > 1200 || !strings.Contains(md, "more characters: git synaptic show "+ShortID(ents[0].ID)) || !strings.Contains(md, "back off exponentially") {
+		t.Fatalf("%d characters injected:\n%s", len(md), md)
+	}
+	testrepo.Git(t, dir, "config", "synaptic.promptBudget", "300")
+	md, _ = s.Agent().PromptContext(ctx, "s2", "how do billing retries back off?", 0)
+	if len(md) > 300 || !strings.Contains(md, ShortID(ents[0].ID)) {
+		t.Errorf("over the configured budget of 300 (%d):\n%s", len(md), md)
+	}
+	if md, _ := s.Agent().PromptContext(ctx, "s3", "how do billing retries back off?", 150); len(md) > 150 {
+		t.Errorf("over the given budget of 150 (%d):\n%s", len(md), md)
+	}
+}
+
+func TestDigestIsWholeSentences(t *testing.T) {
+	for in, want := range map[string]string{
+		"We chose Postgres. It has transactions. And JSON.":                                                                        "We chose Postgres. It has transactions. …",
+		"We chose Postgres for billing because we need transactions across the ledger and the invoices tables. Redis was dropped.": "We chose Postgres for billing because we need transactions across the ledger and the invoices tables. …",
+		"no sentence end here":      "no sentence end here",
+		"one line\nsplit   across":  "one line split across",
+		strings.Repeat("word ", 60): strings.TrimSpace(strings.Repeat("word ", 40)) + "…",
+	} {
+		if got := Digest(in); got != want {
+			t.Errorf("Digest(%.40q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -403,8 +403,11 @@ versions, index new commits) and by coding agents:
   prompt          with the agent's prompt (hook JSON "prompt" on stdin): the
                   memory of the last 24 hours (at most 5) and, when the
                   prompt asks something, at most 2 matching entries; each
-                  shown in full 3 times per session, then as a digest, then
-                  as a stub. Prints nothing when there is nothing to add.
+                  at most 500 characters, shown in full 3 times per
+                  session, then as a digest, then as a stub; all within a
+                  budget (--budget, or git config synaptic.promptBudget;
+                  default 8000 characters). Prints nothing when there is
+                  nothing to add.
   stop, pre-compact
                   write (or update) the session's handoff: memory saved,
                   commits made, files left changed, and what was learned.
@@ -419,7 +422,7 @@ $GIT_SYNAPTIC_SESSION.`,
 			return e.run(o, func() error { return runHook(e, o) })
 		},
 	}
-	c.Flags().IntVar(&o.budget, "budget", 0, "agent hooks: context size in `characters`")
+	c.Flags().IntVar(&o.budget, "budget", 0, "session-start and prompt: context size in `characters` (default: synaptic.contextBudget or 4000; synaptic.promptBudget or 8000)")
 	c.Flags().StringVar(&o.format, "format", "claude", "agent hooks: claude (hook JSON) or markdown")
 	return c
 }
