@@ -368,8 +368,24 @@ func TestInitAgentClaudeWritesMCPConfigWithoutClobbering(t *testing.T) {
 		st.Hooks["PreCompact"][0].Hooks[0].Command != "git-synaptic hook pre-compact" {
 		t.Fatalf(".claude/settings.json after init:\n%s", b)
 	}
+	// the auto-distill rule, once; a deleted one stays deleted
+	rules := func() []map[string]any {
+		var rs []map[string]any
+		if err := json.Unmarshal([]byte(ok(t, dir, "rules", "--json")), &rs); err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	rs := rules()
+	if len(rs) != 1 || rs[0]["label"] != "auto-distill" || !strings.Contains(rs[0]["content"].(string), "tagged correction") {
+		t.Fatalf("rules after init --agent claude: %v", rs)
+	}
 	if again := ok(t, dir, "init", "--agent", "claude"); !strings.Contains(again, "already set up") {
 		t.Fatalf("second init changed something: %s", again)
+	}
+	ok(t, dir, "delete", rs[0]["id"].(string))
+	if again := ok(t, dir, "init", "--agent", "claude"); !strings.Contains(again, "already set up") || len(rules()) != 0 {
+		t.Fatalf("init brought a deleted auto-distill rule back: %s", again)
 	}
 	os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte("{broken"), 0o644)
 	if r := run(t, dir, "", "init", "--agent", "claude"); r.code != 4 || !strings.Contains(r.err, "not valid JSON") {

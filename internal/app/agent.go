@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,12 +24,23 @@ var claudeHooks = []struct{ event, command string }{
 	{"PreCompact", "git-synaptic hook pre-compact"},
 }
 
+// DistillLabel labels the rule that tells agents to save what they learn.
+const DistillLabel = "auto-distill"
+
+// distillRule is that rule's text (the v0.5.0 seed's auto-distill rule).
+const distillRule = `Save to project memory as you work, without being asked (git-synaptic's MCP tools, or git synaptic save):
+- decisions and why they were made (type decision);
+- corrections and preferences the user gives you ("use pnpm", "don't mock the database"), tagged correction;
+- bugs with their root cause and fix (type issue), and what you learned about this codebase (type insight).
+One short, specific entry per fact, never secrets or credentials. Search memory (context_search) before deciding something the team may have decided already.`
+
 // ConfigureAgent registers git-synaptic with a coding agent's project
 // configuration. For "claude" it adds the MCP server to .mcp.json and the
 // session-start, prompt, stop and pre-compact hooks to .claude/settings.json, at
-// the top of the working tree, keeping every other setting as it was. It
-// reports what it changed.
-func (s *Agent) ConfigureAgent(agent string) ([]string, error) {
+// the top of the working tree, keeping every other setting as it was, and
+// saves the auto-distill rule unless a rule of that label exists or
+// existed (a deleted one stays deleted). It reports what it changed.
+func (s *Agent) ConfigureAgent(ctx context.Context, agent string) ([]string, error) {
 	if agent != "claude" {
 		return nil, fmt.Errorf("%w: unknown agent %q (supported: claude; other MCP clients: run 'git-synaptic mcp' as a stdio server)", notes.ErrInvalid, agent)
 	}
@@ -51,7 +63,16 @@ func (s *Agent) ConfigureAgent(agent string) ([]string, error) {
 			changes = append(changes, "updated "+f.path)
 		}
 	}
-	return changes, nil
+	had, err := s.recall().List(ctx, Filter{Types: []notes.Type{notes.TypeRule}, Tags: []string{ruleTagPrefix + DistillLabel}, IncludeArchived: true, Limit: 1})
+	if err != nil || len(had) > 0 {
+		return changes, err
+	}
+	rule, err := s.SaveRule(ctx, RuleRequest{Label: DistillLabel, Content: distillRule, AgentID: "git-synaptic"})
+	if err != nil {
+		return changes, fmt.Errorf("save the %s rule: %w", DistillLabel, err)
+	}
+	return append(changes, fmt.Sprintf("rule %s %s: agents save decisions, corrections and learnings as they work (git synaptic edit %s to change it, git synaptic delete %s to drop it)",
+		DistillLabel, ShortID(rule.ID), ShortID(rule.ID), ShortID(rule.ID))), nil
 }
 
 // mergeJSONFile applies merge to the JSON object in path (created if

@@ -68,7 +68,7 @@ func (s *Sharing) Init(ctx context.Context, opts InitOptions) (InitReport, error
 		return rep, err
 	}
 	if opts.Agent != "" {
-		changes, err := s.agent().ConfigureAgent(opts.Agent)
+		changes, err := s.agent().ConfigureAgent(ctx, opts.Agent)
 		rep.Changes = append(rep.Changes, changes...)
 		if err != nil {
 			return rep, err

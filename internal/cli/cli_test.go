@@ -100,6 +100,7 @@ func TestOptionsFromFlags(t *testing.T) {
 		{[]string{"patterns", "resolve", "3f2a"}, &patternsResolveOptions{args: []string{"3f2a"}}},
 		{[]string{"consolidate"}, &consolidateOptions{}},
 		{[]string{"rules"}, &rulesListOptions{}},
+		{[]string{"rules", "--json"}, &rulesListOptions{json: true}},
 		{[]string{"rules", "list", "--json"}, &rulesListOptions{json: true}},
 		{[]string{"rules", "pending"}, &rulesPendingOptions{}},
 		{[]string{"rules", "accept", "3f2a", "--label", "use-pnpm"}, &ruleVerdictOptions{accept: true, label: "use-pnpm", args: []string{"3f2a"}}},

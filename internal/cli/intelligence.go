@@ -155,6 +155,7 @@ conflict.`,
 	list := newRulesList(e)
 	c.AddCommand(list, newRulesPending(e), newRuleVerdict(e, true), newRuleVerdict(e, false))
 	c.RunE = list.RunE
+	c.Flags().AddFlagSet(list.Flags()) // rules is rules list: --json too
 	c.Args = exactArgs(0)
 	return c
 }

@@ -33,7 +33,8 @@ func newInit(e *env) *cobra.Command {
     cannot go, it says so and your push goes on; --no-push, or git config
     synaptic.autoPush false, leaves memory to 'git synaptic sync');
   - push refspecs an earlier version added (remote.<name>.push) are removed;
-  - with --agent claude, the MCP server in .mcp.json (other entries kept);
+  - with --agent claude, the MCP server in .mcp.json and the agent hooks in
+    .claude/settings.json (other entries kept), and the auto-distill rule;
   - the cache, inside the git directory.
 Running it again changes nothing; run it again after adding a remote.`,
 		Example: `  git synaptic init
