@@ -135,16 +135,38 @@ func (s *Agent) DeleteRules(ctx context.Context, which string) ([]string, error)
 	return ids, nil
 }
 
-// directiveRE matches the phrasings of a correction: a user telling the
-// agent how to behave from now on.
-var directiveRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(^|[.!;:]\s+|\n)\s*(always|never|stop|don'?t ever|do not ever|remember( to| that)?|prefer|from now on|that'?s (wrong|not right|incorrect)|no,? (use|do|don'?t))\b`)
-})
+// Directive phrasings: a user telling the agent how to work from now on.
+// startRE matches imperatives at the start of a sentence ("Never push to
+// main", "Don't use mocks", "Make sure ..."); anywhereRE matches phrases
+// that mark a standing instruction wherever they stand ("from now on",
+// "I prefer", "you should", "that's wrong").
+var (
+	startRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(^|[.!?;:]\s+|\n\s*)(please\s+)?(always|never\b(\s+mind)?|stop|avoid|make sure|be sure|remember (to|that)|prefer|use|keep|do not|don'?t(\s+(know|think|understand|see|get|have))?|no,\s)\b`)
+	})
+	anywhereRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(from now on|going forward|in (the )?future|next time|(i|we)( would|'?d)? (prefer|rather)|you should(n'?t| not)?|keep in mind|please remember|that'?s (wrong|not right|incorrect|not what i)|do this instead|instead, use)\b`)
+	})
+)
+
+// isDirective reports whether text is phrased as a standing directive.
+func isDirective(text string) bool {
+	if anywhereRE().MatchString(text) {
+		return true
+	}
+	for _, m := range startRE().FindAllStringSubmatch(text, -1) {
+		if m[4] == "" && m[6] == "" { // "Never mind", "Don't know": not instructions
+			return true
+		}
+	}
+	return false
+}
 
 // IsCorrection reports whether an entry reads as a correction: tagged so,
 // or phrased as a standing directive.
 func IsCorrection(r Entry) bool {
-	return r.Type != notes.TypeRule && (slices.Contains(r.Tags, TagCorrection) || directiveRE().MatchString(r.Content))
+	return r.Type != notes.TypeRule && r.Type != notes.TypeGitCommit && r.Type != notes.TypeHandoff &&
+		(slices.Contains(r.Tags, TagCorrection) || isDirective(r.Content))
 }
 
 // PendingRule is a correction not yet accepted as a rule or dismissed,
@@ -154,15 +176,60 @@ type PendingRule struct {
 	Conflicts []Similar `json:"conflicts,omitempty"`
 }
 
+// directiveTemplates are sentences a directive reads like (the seed's,
+// generalised); with the model, an entry whose embedding is within
+// directiveCosine of one is a directive whatever its words.
+var directiveTemplates = []string{
+	"always do it this way", "never do that", "stop doing that", "remember to do this",
+	"please remember to do this going forward", "I prefer this approach instead",
+	"that's wrong, do it differently", "from now on, do this", "don't do that again",
+	"you should do it this way instead",
+}
+
+// directiveCosine is the seed's threshold. With USE-lite it recognises
+// close paraphrases of a template only; the words catch the rest.
+const directiveCosine = 0.75
+
+// directivesByMeaning finds, where the model is loaded, the recent
+// entries that read like a directive template. Without a model it finds
+// none: the words stand alone.
+func (s *core) directivesByMeaning(ctx context.Context) []Entry {
+	var out []Entry
+	_ = s.withVectors(ctx, func(c *cache.Cache, m Embedder) error {
+		rows, vecs, err := c.VectorRows(ctx, cache.Filter{Types: correctionTypes, Limit: 500})
+		if err != nil || len(rows) == 0 {
+			return err
+		}
+		tvecs, err := m.Embed(ctx, directiveTemplates)
+		if err != nil {
+			return err
+		}
+		for i, r := range rows {
+			for _, t := range tvecs {
+				if embed.Cosine(vecs[i], t) >= directiveCosine {
+					out = append(out, entryOf(r))
+					break
+				}
+			}
+		}
+		return nil
+	})
+	return out
+}
+
+// correctionTypes are the entry types a correction may be saved as.
+var correctionTypes = []notes.Type{notes.TypeInsight, notes.TypeDecision, notes.TypeIssue, notes.TypeReference, notes.TypeProgress}
+
 // PendingRules lists corrections waiting for a decision, newest first.
 // Rules similar to one (cosine ≥ 0.7) are reported as conflicts when the
 // model is installed.
+
 func (s *Agent) PendingRules(ctx context.Context) ([]PendingRule, error) {
 	seen := map[string]bool{}
 	var cands []Entry
-	add := func(rows []Entry) {
+	add := func(rows []Entry, byMeaning bool) {
 		for _, r := range rows {
-			if !seen[r.ID] && IsCorrection(r) && !slices.Contains(r.Tags, TagRuleAccepted) && !slices.Contains(r.Tags, TagRuleDismissed) {
+			if !seen[r.ID] && (byMeaning || IsCorrection(r)) && !slices.Contains(r.Tags, TagRuleAccepted) && !slices.Contains(r.Tags, TagRuleDismissed) {
 				seen[r.ID] = true
 				cands = append(cands, r)
 			}
@@ -172,20 +239,15 @@ func (s *Agent) PendingRules(ctx context.Context) ([]PendingRule, error) {
 	if err != nil {
 		return nil, err
 	}
-	add(tagged)
-	err = s.withCache(ctx, func(c *cache.Cache) error {
-		hits, err := c.Search(ctx, "always never stop remember prefer wrong", cache.Filter{Limit: 200})
-		for _, h := range hits {
-			add([]Entry{entryOf(h.Row)})
-		}
-		if err == cache.ErrNoWords {
-			return nil
-		}
-		return err
-	})
+	add(tagged, false)
+	// directives without the tag: read the recent entries themselves (a
+	// keyword search missed "From now on, use pnpm")
+	recent, err := s.recall().List(ctx, Filter{Types: correctionTypes, Limit: 500})
 	if err != nil {
 		return nil, err
 	}
+	add(recent, false)
+	add(s.directivesByMeaning(ctx), true)
 	if cands, err = s.withoutRule(ctx, cands); err != nil {
 		return nil, err
 	}

@@ -142,8 +142,9 @@ func newRules(e *env) *cobra.Command {
 		Long: `Rules are entries of type rule: standing instructions agents get first at
 session start. A rule may carry a label (its tag rule:LABEL; agents set it
 with the MCP tool context_save_rule). A saved entry tagged 'correction', or
-phrased as a directive ("always ...", "never ...", "stop ...",
-"remember ...", "prefer ...", "that's wrong ..."), is a pending rule until
+phrased as a directive ("Always ...", "Never ...", "Don't ...", "from now
+on", "I prefer", "you should", "that's wrong", or, with the model, close to
+a directive template), is a pending rule until
 accepted (a rule is saved, linked to it) or dismissed. A pending rule
 similar to an existing rule (cosine ≥ 0.7) is shown as a possible
 conflict.`,
