@@ -4,15 +4,26 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/git-synaptic/git-synaptic/cochange"
 	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/notes"
 )
 
 func (h *handlers) gitIndex(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-	rep, err := h.svc.Code().Index(ctx, app.IndexOptions{All: r.GetBool("all", false)})
+	if p := r.GetString("repo_path", ""); p != "" && !h.svc.IsRepository(p) {
+		return nil, fmt.Errorf("%w: repo_path %s is not this server's repository (%s); start a server in that repository", notes.ErrInvalid, p, h.svc.Root())
+	}
+	opt := app.IndexOptions{All: r.GetBool("all", false), Branch: r.GetString("branch", "")}
+	if d := r.GetFloat("days", 0); d > 0 {
+		opt.Since = h.svc.Now().Add(-time.Duration(d * float64(24*time.Hour)))
+	} else if d < 0 {
+		return nil, fmt.Errorf("%w: days must be positive", notes.ErrInvalid)
+	}
+	rep, err := h.svc.Code().Index(ctx, opt)
 	if err != nil {
 		return nil, err
 	}

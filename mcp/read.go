@@ -32,6 +32,9 @@ func (h *handlers) session(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo
 func (h *handlers) filter(r mcpgo.CallToolRequest) (app.Filter, error) {
 	spec := app.FilterSpec{Types: r.GetStringSlice("types", nil), Tags: r.GetStringSlice("tags", nil), Tier: r.GetString("tier", ""),
 		Author: r.GetString("author", ""), IncludeArchived: r.GetBool("include_archived", false), Limit: r.GetInt("limit", 10)}
+	if t := r.GetString("type", ""); t != "" {
+		spec.Types = append(spec.Types, t)
+	}
 	if spec.Limit <= 0 || spec.Limit > 200 {
 		return app.Filter{}, fmt.Errorf("%w: limit must be 1 to 200", notes.ErrInvalid)
 	}

@@ -133,4 +133,15 @@ func TestToolsInProcess(t *testing.T) {
 	if text, _ := tool(13, "context_list_rules", map[string]any{}); !strings.Contains(text, "stop using npm, use pnpm") {
 		t.Errorf("the accepted rule is not listed: %s", text)
 	}
+
+	// context_git_index checks repo_path, takes days; context_session a type
+	if text, isErr := tool(14, "context_git_index", map[string]any{"repo_path": t.TempDir()}); !isErr || !strings.Contains(text, "not this server's repository") {
+		t.Errorf("git_index of another repository: %s", text)
+	}
+	if text, isErr := tool(15, "context_git_index", map[string]any{"repo_path": svc.Root(), "days": 30}); isErr {
+		t.Errorf("git_index of its own repository: %s", text)
+	}
+	if text, _ := tool(16, "context_session", map[string]any{"type": "decision"}); !strings.Contains(text, "back off exponentially") || strings.Contains(text, "outdated note") {
+		t.Errorf("session of type decision: %s", text)
+	}
 }

@@ -43,7 +43,7 @@ func (h *handlers) save(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.Ca
 	}
 	req := app.SaveRequest{Content: content, Type: notes.Type(r.GetString("type", "insight")), Tags: r.GetStringSlice("tags", nil),
 		Tier: notes.Tier(r.GetString("tier", "")), Pinned: r.GetBool("pinned", false), Private: r.GetBool("private", false),
-		Related: r.GetStringSlice("related_ids", nil), AgentID: "mcp"}
+		Related: r.GetStringSlice("related_ids", nil), AgentID: r.GetString("agent_id", "main")}
 	// the server keeps the model loaded, so near-duplicates are found by
 	// meaning; they are linked and reported, never dropped
 	saved, err := h.svc.Memory().SaveLinked(ctx, req, true)

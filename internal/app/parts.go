@@ -1,6 +1,11 @@
 package app
 
-import "context"
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/git-synaptic/git-synaptic/gitstore"
+)
 
 // Memory writes memory and keeps it in shape: save, edit, pin, archive,
 // purge, feedback, decay, patterns and consolidation.
@@ -58,3 +63,24 @@ func (s *Service) Project(ctx context.Context) string { return s.project(ctx) }
 // Session is the agent session saves carry when they name none (see
 // Options.Session, FollowAgentSession and DefaultSession), or "".
 func (s *Service) Session() string { return s.sessionID() }
+
+// Root is the repository's working tree, or its git dir when bare.
+func (s *Service) Root() string {
+	if wt := s.repo.WorkTree(); wt != "" {
+		return wt
+	}
+	return s.repo.CommonDir()
+}
+
+// IsRepository reports whether path is in this repository (any of its
+// worktrees).
+func (s *Service) IsRepository(path string) bool {
+	other, err := gitstore.Open(path)
+	if err != nil {
+		return false
+	}
+	defer other.Close()
+	a, errA := filepath.EvalSymlinks(other.CommonDir())
+	b, errB := filepath.EvalSymlinks(s.repo.CommonDir())
+	return errA == nil && errB == nil && a == b
+}
