@@ -87,6 +87,15 @@ func (c *Cache) ApplyVerdicts(ctx context.Context, vs []Verdict) error {
 	return tx.tx.Commit()
 }
 
+// ResetInjections forgets how often an entry was injected into agent
+// sessions, so that it is shown in full again.
+func (c *Cache) ResetInjections(ctx context.Context, id string) error {
+	if _, err := c.db.ExecContext(ctx, `DELETE FROM injections WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("cache: reset injections: %w", err)
+	}
+	return nil
+}
+
 // CountInjections records that entries were injected into an agent
 // session's context once more, and returns how often each has been now.
 func (c *Cache) CountInjections(ctx context.Context, session string, ids []string) (map[string]int, error) {

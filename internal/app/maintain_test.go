@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,5 +111,31 @@ func TestMaintenanceWithAControlledClock(t *testing.T) {
 	}
 	if again, _ := s.Memory().Maintain(ctx, false); len(again.Changes) != 0 {
 		t.Fatalf("an entry edited just now decayed again: %+v", again.Changes)
+	}
+}
+
+// Session start says what its maintenance pass changed, in the seed's
+// words, and says nothing when it changed nothing.
+func TestSessionStartReportsMaintenance(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	s, err := Open(testrepo.NewRepo(t), Options{Now: func() time.Time { return now }, Warn: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Memory().Import(ctx, []SaveRequest{
+		{Content: "handoff from last week", Type: notes.TypeHandoff, Created: now.AddDate(0, 0, -10)},
+		{Content: "decision from last month", Type: notes.TypeDecision, Created: now.AddDate(0, 0, -30)},
+		{Content: "issue nobody looked at", Type: notes.TypeIssue, Created: now.AddDate(0, 0, -20)},
+	}, false); err != nil {
+		t.Fatal(err)
+	}
+	md, err := s.Agent().SessionContext(ctx, 0)
+	if err != nil || !strings.Contains(md, "_Maintenance: 1 archived, 1 promoted, 1 demoted_") {
+		t.Fatalf("first session start (%v):\n%s", err, md)
+	}
+	if md, _ := s.Agent().SessionContext(ctx, 0); strings.Contains(md, "_Maintenance") {
+		t.Errorf("a pass that changed nothing is reported:\n%s", md)
 	}
 }

@@ -131,3 +131,31 @@ func TestDigestIsWholeSentences(t *testing.T) {
 		}
 	}
 }
+
+// Marking an entry relevant shows it in full again in a session where it
+// had decayed to a stub.
+func TestRelevantResetsTheViewDecay(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(testrepo.NewRepo(t), Options{Warn: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e, err := s.Memory().Save(ctx, SaveRequest{Content: "the nightly export runs at 02:00 UTC. It takes an hour.", Type: notes.TypeReference})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md string
+	for i := 0; i < 11; i++ {
+		md, _ = s.Agent().PromptContext(ctx, "s1", "continue", 0)
+	}
+	if !strings.Contains(md, "shown 11 times this session") {
+		t.Fatalf("eleventh view is not a stub:\n%s", md)
+	}
+	if _, err := s.Memory().Feedback(ctx, e.ID, true, 0.5, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if md, _ = s.Agent().PromptContext(ctx, "s1", "continue", 0); !strings.Contains(md, "It takes an hour.") {
+		t.Fatalf("after relevant feedback the entry is not shown in full:\n%s", md)
+	}
+}

@@ -393,5 +393,14 @@ func (s *Memory) Feedback(ctx context.Context, idPrefix string, relevant bool, s
 	if relevant {
 		op.Kind, op.Score = notes.OpRelevant, score
 	}
-	return s.record(ctx, idPrefix, op, false)
+	op, err := s.record(ctx, idPrefix, op, false)
+	if err == nil && relevant {
+		// shown afresh: in full again in every session (the NPL seed)
+		if c, cerr := s.openCache(); cerr == nil {
+			if cerr := c.ResetInjections(ctx, op.Entry); cerr != nil {
+				s.warnf("relevant %s: %v", short(op.Entry), cerr)
+			}
+		}
+	}
+	return op, err
 }
