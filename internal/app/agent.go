@@ -28,11 +28,7 @@ var claudeHooks = []struct{ event, command string }{
 const DistillLabel = "auto-distill"
 
 // distillRule is that rule's text (the v0.5.0 seed's auto-distill rule).
-const distillRule = `Save to project memory as you work, without being asked (git-synaptic's MCP tools, or git synaptic save):
-- decisions and why they were made (type decision);
-- corrections and preferences the user gives you ("use pnpm", "don't mock the database"), tagged correction;
-- bugs with their root cause and fix (type issue), and what you learned about this codebase (type insight).
-One short, specific entry per fact, never secrets or credentials. Search memory (context_search) before deciding something the team may have decided already.`
+const distillRule = `Save to project memory as you work, without being asked: decisions and why (type decision), corrections and preferences the user gives you, tagged correction, bugs with their root cause and fix (type issue), and what you learn about this codebase (type insight). One short, specific entry per fact; never secrets. Search memory before deciding what the team may have decided already.`
 
 // ConfigureAgent registers git-synaptic with a coding agent's project
 // configuration. For "claude" it adds the MCP server to .mcp.json and the

@@ -111,7 +111,14 @@ func (w *contextWriter) list(f Filter) []Entry {
 }
 
 func (w *contextWriter) item(r Entry) string {
-	return "- " + itemHead(r, w.me, w.now) + " " + strings.TrimSpace(r.Content)
+	return bullet(itemHead(r, w.me, w.now), r.Content)
+}
+
+// bullet is a markdown list item: head, then text with its later lines
+// indented, so that text with its own lists or headings stays inside the
+// item.
+func bullet(head, text string) string {
+	return "- " + head + " " + strings.ReplaceAll(strings.TrimSpace(text), "\n", "\n  ")
 }
 
 func (w *contextWriter) section(title string, rows []Entry) {

@@ -175,9 +175,9 @@ func (s *core) shown(ctx context.Context, sessionID string, rows []Entry) (map[s
 func viewOf(r Entry, n int, head string) string {
 	switch {
 	case r.Relevance > 0.8 || n <= 3:
-		return "- " + head + " " + clip(r.Content, maxItemChars, r.ID)
+		return bullet(head, clip(r.Content, maxItemChars, r.ID))
 	case n <= 10:
-		return "- " + head + " " + Digest(r.Content)
+		return bullet(head, Digest(r.Content))
 	}
 	return fmt.Sprintf("- %s (shown %d times this session; git synaptic show %s)", head, n, ShortID(r.ID))
 }

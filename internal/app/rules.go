@@ -165,8 +165,8 @@ func isDirective(text string) bool {
 // IsCorrection reports whether an entry reads as a correction: tagged so,
 // or phrased as a standing directive.
 func IsCorrection(r Entry) bool {
-	return r.Type != notes.TypeRule && r.Type != notes.TypeGitCommit && r.Type != notes.TypeHandoff &&
-		(slices.Contains(r.Tags, TagCorrection) || isDirective(r.Content))
+	tagged := slices.Contains(r.Tags, TagCorrection) && r.Type != notes.TypeRule
+	return tagged || (slices.Contains(correctionTypes, r.Type) && isDirective(r.Content))
 }
 
 // PendingRule is a correction not yet accepted as a rule or dismissed,
@@ -218,7 +218,9 @@ func (s *core) directivesByMeaning(ctx context.Context) []Entry {
 }
 
 // correctionTypes are the entry types a correction may be saved as.
-var correctionTypes = []notes.Type{notes.TypeInsight, notes.TypeDecision, notes.TypeIssue, notes.TypeReference, notes.TypeProgress}
+// Issues and progress notes are left out: "Use the fake clock" in an
+// issue is its fix, not an instruction to the agent.
+var correctionTypes = []notes.Type{notes.TypeInsight, notes.TypeDecision, notes.TypeReference}
 
 // PendingRules lists corrections waiting for a decision, newest first.
 // Rules similar to one (cosine ≥ 0.7) are reported as conflicts when the
