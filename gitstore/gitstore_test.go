@@ -15,12 +15,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
 
-func TestMain(m *testing.M) {
-	cleanup := testrepo.Isolate()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testrepo.Main(m) }
 
 var sig = Signature{Name: "T", Email: "t@x", When: time.Unix(1700000000, 0)}
 

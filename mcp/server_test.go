@@ -12,12 +12,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
 
-func TestMain(m *testing.M) {
-	cleanup := testrepo.Isolate()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testrepo.Main(m) }
 
 // call sends one JSON-RPC request to the server in process and returns
 // the result's text (with any structured content as JSON) and whether it

@@ -25,9 +25,27 @@ type mcpClient struct {
 
 func startMCP(t *testing.T, dir string) *mcpClient {
 	t.Helper()
+	return startMCPEnv(t, dir, append(os.Environ(), "GIT_SYNAPTIC_SESSION=test-session-1"))
+}
+
+// envWithoutSession is the environment with no $GIT_SYNAPTIC_SESSION, as
+// an agent that gives its server none.
+func envWithoutSession() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_SYNAPTIC_SESSION=") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// startMCPEnv starts the MCP server in dir with env; it is stopped, and
+// checked for panics, when the test ends.
+func startMCPEnv(t *testing.T, dir string, env []string) *mcpClient {
+	t.Helper()
 	cmd := exec.Command(bin, "mcp")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_SYNAPTIC_SESSION=test-session-1")
+	cmd.Dir, cmd.Env = dir, env
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	var stderr strings.Builder
@@ -558,22 +576,7 @@ func writeJSONL(t *testing.T, lines ...string) string {
 
 func TestMCPServerGeneratesASessionWhenTheAgentGivesNone(t *testing.T) {
 	dir := testrepo.NewRepo(t)
-	cmd := exec.Command(bin, "mcp")
-	cmd.Dir = dir
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_SYNAPTIC_SESSION=") {
-			env = append(env, kv)
-		}
-	}
-	cmd.Env = env
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c := &mcpClient{t: t, cmd: cmd, in: in, out: bufio.NewReader(out)}
-	defer func() { in.Close(); cmd.Wait() }()
+	c := startMCPEnv(t, dir, envWithoutSession())
 	c.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
 	c.tool("context_save", map[string]any{"content": "saved without a session from the agent"})
 	r := c.tool("context_session", map[string]any{})
@@ -590,21 +593,8 @@ func TestMCPServerGeneratesASessionWhenTheAgentGivesNone(t *testing.T) {
 // new session id (resume, clear) moves the server with it.
 func TestHooksAndMCPShareTheAgentSession(t *testing.T) {
 	dir := testrepo.NewRepo(t)
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_SYNAPTIC_SESSION=") {
-			env = append(env, kv)
-		}
-	}
-	cmd := exec.Command(bin, "mcp")
-	cmd.Dir, cmd.Env = dir, env
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c := &mcpClient{t: t, cmd: cmd, in: in, out: bufio.NewReader(out)}
-	defer func() { in.Close(); cmd.Wait() }()
+	env := envWithoutSession()
+	c := startMCPEnv(t, dir, env)
 	c.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "claude-code", "version": "1"}})
 
 	envFile := filepath.Join(t.TempDir(), "claude-env")

@@ -13,12 +13,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
-func TestMain(m *testing.M) {
-	cleanup := testrepo.Isolate()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testrepo.Main(m) }
 
 func open(t *testing.T) *app.Service {
 	t.Helper()

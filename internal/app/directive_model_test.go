@@ -4,10 +4,7 @@ package app
 
 import (
 	"context"
-	"os"
 	"testing"
-
-	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
 
 // With the real model, an entry that reads like a directive template is a
@@ -15,11 +12,7 @@ import (
 // shares words with a template is not.
 func TestDirectivesByMeaning(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(testrepo.NewRepo(t), Options{Warn: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{})
 	meant, _ := s.Memory().Save(ctx, SaveRequest{Content: "it is wrong, please do it differently"})
 	plain, _ := s.Memory().Save(ctx, SaveRequest{Content: "the test does it differently on CI"})
 	if isDirective(meant.Content) {

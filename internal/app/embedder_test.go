@@ -4,8 +4,12 @@ import (
 	"context"
 	"hash/fnv"
 	"math"
+	"os"
 	"strings"
+	"testing"
 	"unicode"
+
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
 
 // wordEmbedder is a deterministic stand-in for the embedding model in unit
@@ -63,3 +67,18 @@ func (wordEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error
 func (wordEmbedder) Dim() int        { return wordDim }
 func (wordEmbedder) ModelID() string { return "test-words-1" }
 func (wordEmbedder) Backend() string { return "test" }
+
+// openTest opens a Service on a new repository, closed when the test
+// ends; warnings go to stderr unless opts names a writer.
+func openTest(t *testing.T, opts Options) *Service {
+	t.Helper()
+	if opts.Warn == nil {
+		opts.Warn = os.Stderr
+	}
+	s, err := Open(testrepo.NewRepo(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,22 +10,13 @@ import (
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
-func TestMain(m *testing.M) {
-	cleanup := testrepo.Isolate()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testrepo.Main(m) }
 
 func TestMaintenanceWithAControlledClock(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	s, err := Open(testrepo.NewRepo(t), Options{Now: clock, Warn: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{Now: clock})
 	days := func(d int) time.Time { return now.AddDate(0, 0, -d) }
 	ents, err := s.Memory().Import(ctx, []SaveRequest{
 		{Content: "handoff from last week", Type: notes.TypeHandoff, Created: days(10)},
@@ -119,11 +109,7 @@ func TestMaintenanceWithAControlledClock(t *testing.T) {
 func TestSessionStartReportsMaintenance(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	s, err := Open(testrepo.NewRepo(t), Options{Now: func() time.Time { return now }, Warn: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{Now: func() time.Time { return now }})
 	if _, err := s.Memory().Import(ctx, []SaveRequest{
 		{Content: "handoff from last week", Type: notes.TypeHandoff, Created: now.AddDate(0, 0, -10)},
 		{Content: "decision from last month", Type: notes.TypeDecision, Created: now.AddDate(0, 0, -30)},

@@ -2,12 +2,10 @@ package app
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
@@ -16,11 +14,7 @@ import (
 func TestPatternsConsolidationAndRules(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	s, err := Open(testrepo.NewRepo(t), Options{Now: func() time.Time { return now }, Warn: os.Stderr, Embedder: wordEmbedder{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{Now: func() time.Time { return now }, Embedder: wordEmbedder{}})
 	days := func(d int) time.Time { return now.AddDate(0, 0, -d) }
 	ents, err := s.Memory().Import(ctx, []SaveRequest{
 		{Content: "TestSync times out on CI under load", Type: notes.TypeIssue, Created: days(5)},
@@ -129,11 +123,7 @@ func TestPatternsConsolidationAndRules(t *testing.T) {
 // words is not its conflict either.
 func TestRuleFromCorrectionLeavesPending(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(testrepo.NewRepo(t), Options{Warn: os.Stderr, Embedder: wordEmbedder{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{Embedder: wordEmbedder{}})
 	corr, err := s.Memory().Save(ctx, SaveRequest{Content: "From now on, use pnpm instead of npm", Tags: []string{TagCorrection}})
 	if err != nil {
 		t.Fatal(err)

@@ -35,11 +35,7 @@ func accesses(t *testing.T, s *Service) map[string]int {
 func TestPromptCountsWhatItShowsOncePerSession(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	s, err := Open(testrepo.NewRepo(t), Options{Now: func() time.Time { return now }, Warn: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{Now: func() time.Time { return now }})
 	old := now.AddDate(0, 0, -3)
 	var reqs []SaveRequest
 	for _, c := range []string{
@@ -136,11 +132,7 @@ func TestDigestIsWholeSentences(t *testing.T) {
 // had decayed to a stub.
 func TestRelevantResetsTheViewDecay(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(testrepo.NewRepo(t), Options{Warn: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{})
 	e, err := s.Memory().Save(ctx, SaveRequest{Content: "the nightly export runs at 02:00 UTC. It takes an hour.", Type: notes.TypeReference})
 	if err != nil {
 		t.Fatal(err)

@@ -2,21 +2,14 @@ package app
 
 import (
 	"context"
-	"os"
 	"testing"
-
-	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
 
 // Related follows links both ways: the entries an entry names, and the
 // entries that name it, archived ones included.
 func TestRelatedFollowsLinksBothWays(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(testrepo.NewRepo(t), Options{Warn: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{})
 	base, err := s.Memory().Save(ctx, SaveRequest{Content: "the billing worker retries 3 times"})
 	if err != nil {
 		t.Fatal(err)
@@ -56,11 +49,7 @@ func TestRelatedFollowsLinksBothWays(t *testing.T) {
 // deletes (archives) them.
 func TestRuleLabels(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(testrepo.NewRepo(t), Options{Warn: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{})
 	r, err := s.Agent().SaveRule(ctx, RuleRequest{Label: "No Force Push", Content: "never force-push main", AgentID: "mcp"})
 	if err != nil || r.Label != "no-force-push" {
 		t.Fatalf("save: %+v %v", r, err)

@@ -143,17 +143,13 @@ func TestStatusRepairsACacheThatDriftedFromTheRefs(t *testing.T) {
 
 // A cancelled index says it was cancelled, not that there are no commits.
 func TestCancelledIndexSaysCancelled(t *testing.T) {
-	s, err := Open(testrepo.NewRepo(t), Options{Warn: &bytes.Buffer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTest(t, Options{Warn: &bytes.Buffer{}})
 	if _, err := s.ready(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = s.Code().Index(ctx, IndexOptions{})
+	_, err := s.Code().Index(ctx, IndexOptions{})
 	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrNoCommits) {
 		t.Fatalf("cancelled index: %v", err)
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,12 +10,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
 
-func TestMain(m *testing.M) {
-	cleanup := testrepo.Isolate()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testrepo.Main(m) }
 
 // runIn runs the CLI in process, in dir, and returns the exit code and
 // what it printed.

@@ -32,6 +32,15 @@ func Isolate() (cleanup func()) {
 	return func() { os.RemoveAll(home) }
 }
 
+// Main is a test package's TestMain that needs nothing but Isolate: it
+// runs the tests isolated and exits with their code.
+func Main(m *testing.M) {
+	cleanup := Isolate()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
 // Git runs git in dir and returns its trimmed stdout, failing the test on error.
 func Git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
