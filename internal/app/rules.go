@@ -225,7 +225,6 @@ var correctionTypes = []notes.Type{notes.TypeInsight, notes.TypeDecision, notes.
 // PendingRules lists corrections waiting for a decision, newest first.
 // Rules similar to one (cosine ≥ 0.7) are reported as conflicts when the
 // model is installed.
-
 func (s *Agent) PendingRules(ctx context.Context) ([]PendingRule, error) {
 	seen := map[string]bool{}
 	var cands []Entry
