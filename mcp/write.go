@@ -65,6 +65,10 @@ func (h *handlers) save(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.Ca
 	if len(dupIDs) > 0 {
 		out["near_duplicates"] = dupIDs
 	}
+	if p := saved.Pattern; p != nil {
+		out["pattern_detected"] = map[string]any{"id": p.ID, "count": len(p.Entries), "since": p.Since}
+		text += "\n" + app.PatternLabel(*p) + ": a recurring issue; fix the cause, then context_resolve_pattern"
+	}
 	return mcpgo.NewToolResultStructured(out, fmt.Sprintf("saved %s %s", e.Type, e.ID)+text), nil
 }
 

@@ -153,3 +153,26 @@ func TestRuleFromCorrectionLeavesPending(t *testing.T) {
 		t.Error("a rule accepting an unknown correction was saved")
 	}
 }
+
+// Saving an issue that joins a recurring pattern says so (context_save's
+// pattern_detected); an unrelated issue joins none.
+func TestSaveReportsTheJoinedPattern(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, Options{Embedder: wordEmbedder{}})
+	for _, c := range []string{"TestSync times out on CI under load", "TestSync timed out again on the CI runner"} {
+		if _, err := s.Memory().Save(ctx, SaveRequest{Content: c, Type: notes.TypeIssue}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	third, err := s.Memory().SaveLinked(ctx, SaveRequest{Content: "TestSync times out on CI under heavy load", Type: notes.TypeIssue}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third.Pattern == nil || len(third.Pattern.Entries) != 3 {
+		t.Fatalf("the third alike issue formed no pattern: %+v", third.Pattern)
+	}
+	other, err := s.Memory().SaveLinked(ctx, SaveRequest{Content: "the billing page shows the wrong currency", Type: notes.TypeIssue}, true)
+	if err != nil || other.Pattern != nil {
+		t.Fatalf("an unrelated issue joined a pattern: %+v %v", other.Pattern, err)
+	}
+}

@@ -32,11 +32,13 @@ type SaveRequest struct {
 	Created    time.Time
 }
 
-// Saved is what SaveLinked did: the entry, and the near-duplicates it
-// found and linked the entry to (reported, never dropped).
+// Saved is what SaveLinked did: the entry, the near-duplicates it found
+// and linked the entry to (reported, never dropped), and, for an issue
+// that forms or joins a recurring pattern, that pattern.
 type Saved struct {
 	Entry      notes.Entry
 	Duplicates []Similar
+	Pattern    *Group
 }
 
 // SaveLinked looks for near-duplicates of req's content (by meaning when
@@ -51,7 +53,16 @@ func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, semantic bool)
 	if err != nil {
 		return Saved{}, err
 	}
-	return Saved{Entry: e, Duplicates: dups}, nil
+	saved := Saved{Entry: e, Duplicates: dups}
+	if semantic && e.Type == notes.TypeIssue {
+		groups, _ := s.Patterns(ctx) // needs the model; without it, no pattern
+		for i, g := range groups {
+			if slices.ContainsFunc(g.Entries, func(x Entry) bool { return x.ID == e.ID }) {
+				saved.Pattern = &groups[i]
+			}
+		}
+	}
+	return saved, nil
 }
 
 // secretHint tells the user what to do instead of pushing a credential.
