@@ -255,11 +255,7 @@ func (b *budgeted) item(s string) {
 		return
 	}
 	if len(digest)+1 > left {
-		cut := left - 4
-		for cut > 0 && digest[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		digest = digest[:cut] + "…"
+		digest = digest[:runeCut(digest, left-4)] + "…"
 	}
 	b.sb.WriteString(digest + "\n")
 }

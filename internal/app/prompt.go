@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/notes"
@@ -189,13 +190,7 @@ func clip(text string, n int, id string) string {
 	if len(text) <= n {
 		return text
 	}
-	cut := strings.LastIndexAny(text[:n], " \n\t")
-	if cut < n/2 {
-		cut = n
-		for cut > 0 && text[cut]&0xC0 == 0x80 {
-			cut--
-		}
-	}
+	cut := wordCut(text, n)
 	return strings.TrimSpace(text[:cut]) + fmt.Sprintf("… (%d more characters: git synaptic show %s)", len(text)-cut, ShortID(id))
 }
 
@@ -218,7 +213,7 @@ func Digest(text string) string {
 		if len(text) <= most {
 			return text
 		}
-		return clipWords(text, most) + "…"
+		return text[:wordCut(text, most)] + "…"
 	}
 	if end < len(text) {
 		return text[:end] + " …"
@@ -226,18 +221,23 @@ func Digest(text string) string {
 	return text
 }
 
-// clipWords cuts text to at most n bytes at a word boundary.
-func clipWords(text string, n int) string {
-	if len(text) <= n {
-		return text
+// wordCut is where to cut text, longer than n bytes, to at most n bytes:
+// at its last space, tab or newline if that leaves at least half, else at
+// the start of the rune byte n falls in.
+func wordCut(text string, n int) int {
+	if cut := strings.LastIndexAny(text[:n], " \n\t"); cut >= n/2 {
+		return cut
 	}
-	if cut := strings.LastIndexByte(text[:n], ' '); cut > n/2 {
-		return text[:cut]
+	return runeCut(text, n)
+}
+
+// runeCut moves byte index i of s back to the start of its rune, so that
+// s[:i] is whole UTF-8.
+func runeCut(s string, i int) int {
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
 	}
-	for n > 0 && text[n]&0xC0 == 0x80 {
-		n--
-	}
-	return text[:n]
+	return i
 }
 
 // contentWords are the distinct words of a text that are not stopwords.

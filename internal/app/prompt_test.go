@@ -121,6 +121,7 @@ func TestDigestIsWholeSentences(t *testing.T) {
 		"no sentence end here":      "no sentence end here",
 		"one line\nsplit   across":  "one line split across",
 		strings.Repeat("word ", 60): strings.TrimSpace(strings.Repeat("word ", 40)) + "…",
+		strings.Repeat("€", 100):    strings.Repeat("€", 66) + "…", // cut at a rune start
 	} {
 		if got := Digest(in); got != want {
 			t.Errorf("Digest(%.40q) = %q, want %q", in, got, want)

@@ -364,7 +364,7 @@ func hookWork(e *env, name string, args []string, budget int, format string) err
 		return err
 	}
 	var in agenthook.Input
-	if f, ok := e.io.In.(*os.File); !ok || !isTerminal(f) {
+	if stdin, ok := e.io.In.(*os.File); !ok || !isTerminal(stdin) {
 		in = agenthook.ReadInput(e.io.In)
 	}
 	if in.SessionID == "" {
