@@ -9,6 +9,9 @@ func FuzzScan(f *testing.F) {
 	f.Add("-----BEGIN PRIVATE KEY-----")
 	f.Add("postgres://u:\xffpass@h/db")
 	f.Fuzz(func(t *testing.T, s string) {
+		if r, n := Redact(s); n == 0 && r != s {
+			t.Fatalf("nothing redacted, yet the text changed: %q", r)
+		}
 		for _, fd := range Scan(s) {
 			if fd.Line < 1 {
 				t.Fatalf("finding without a line: %+v", fd)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -75,6 +76,20 @@ var placeholder = sync.OnceValue(func() *regexp.Regexp {
 // Scan returns every suspected credential in text.
 func Scan(text string) []Finding {
 	var out []Finding
+	for _, m := range scan(text) {
+		out = append(out, m.Finding)
+	}
+	return out
+}
+
+// match is a finding with the byte span of its value in the text.
+type match struct {
+	Finding
+	start, end int
+}
+
+func scan(text string) []match {
+	var out []match
 	lower := strings.ToLower(text)
 	for _, r := range rules() {
 		if !containsAny(lower, r.keywords) {
@@ -92,10 +107,34 @@ func Scan(text string) []Finding {
 			if r.minEntropy > 0 && (placeholder().MatchString(value) || Entropy(value) < r.minEntropy) {
 				continue
 			}
-			out = append(out, Finding{Kind: r.kind, Line: 1 + strings.Count(text[:start], "\n"), Masked: mask(value)})
+			out = append(out, match{Finding{Kind: r.kind, Line: 1 + strings.Count(text[:start], "\n"), Masked: mask(value)}, start, end})
 		}
 	}
 	return out
+}
+
+// Redact replaces every suspected credential in text with "[redacted
+// KIND]" and says how many it replaced. Overlapping findings are
+// replaced once, by the leftmost.
+func Redact(text string) (string, int) {
+	ms := scan(text)
+	if len(ms) == 0 {
+		return text, 0
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].start < ms[j].start })
+	var b strings.Builder
+	at, n := 0, 0
+	for _, m := range ms {
+		if m.start < at {
+			continue
+		}
+		b.WriteString(text[at:m.start])
+		b.WriteString("[redacted " + m.Kind + "]")
+		at = m.end
+		n++
+	}
+	b.WriteString(text[at:])
+	return b.String(), n
 }
 
 // Check returns an error wrapping ErrSecret that lists the findings, or nil.

@@ -6,22 +6,24 @@ import (
 	"testing"
 )
 
+// realistic holds one credential of each kind Scan knows.
+var realistic = map[string]string{
+	"AWS access key id":     "deploy uses AKIAQYLPMN5HHHFPZAM2 for s3 uploads",
+	"AWS secret access key": "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKQ",
+	"GitHub token":          "export GH_TOKEN=ghp_4fT9kL2mQ8xR7vB1nC3dE5gH6jK0pW2sY9zA",
+	"Slack token":           "bot token is xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+	"Slack webhook":         "alerts go to https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+	"OpenAI API key":        "OPENAI key sk-proj-Q3v9ZtY7pL2kX8mN4bR6cW1dF5gH0jS9aT3uV7eK",
+	"Anthropic API key":     "claude key sk-ant-api03-Zq8Lm3Np7Rt2Vx9Ky4Bw6Cd1Fg5Hj0Ks",
+	"private key block":     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+	"credential assignment": "db config: password=Xk9#mQ2$vL7pR4wZ",
+	"password in URL":       "DATABASE_URL=postgres://billing:S3cr3tPa55w0rd@db.internal:5432/billing",
+	"Google API key":        "maps key AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+	"JSON web token":        "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+}
+
 func TestScanFindsRealisticCredentials(t *testing.T) {
-	cases := map[string]string{
-		"AWS access key id":     "deploy uses AKIAQYLPMN5HHHFPZAM2 for s3 uploads",
-		"AWS secret access key": "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKQ",
-		"GitHub token":          "export GH_TOKEN=ghp_4fT9kL2mQ8xR7vB1nC3dE5gH6jK0pW2sY9zA",
-		"Slack token":           "bot token is xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
-		"Slack webhook":         "alerts go to https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
-		"OpenAI API key":        "OPENAI key sk-proj-Q3v9ZtY7pL2kX8mN4bR6cW1dF5gH0jS9aT3uV7eK",
-		"Anthropic API key":     "claude key sk-ant-api03-Zq8Lm3Np7Rt2Vx9Ky4Bw6Cd1Fg5Hj0Ks",
-		"private key block":     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
-		"credential assignment": "db config: password=Xk9#mQ2$vL7pR4wZ",
-		"password in URL":       "DATABASE_URL=postgres://billing:S3cr3tPa55w0rd@db.internal:5432/billing",
-		"Google API key":        "maps key AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
-		"JSON web token":        "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
-	}
-	for kind, text := range cases {
+	for kind, text := range realistic {
 		f := Scan(text)
 		found := false
 		for _, x := range f {
@@ -35,6 +37,20 @@ func TestScanFindsRealisticCredentials(t *testing.T) {
 		if !found {
 			t.Errorf("%s not found in %q (got %+v)", kind, text, f)
 		}
+	}
+}
+
+// Redact takes out every credential Scan finds and keeps the text around it.
+func TestRedactRemovesWhatScanFinds(t *testing.T) {
+	for kind, text := range realistic {
+		got, n := Redact("before " + text + " after")
+		if n == 0 || len(Scan(got)) != 0 || !strings.Contains(got, "[redacted ") ||
+			!strings.HasPrefix(got, "before ") || !strings.HasSuffix(got, " after") {
+			t.Errorf("%s: Redact(%q) = %q, %d", kind, text, got, n)
+		}
+	}
+	if got, n := Redact("plain words about tokens and keys"); n != 0 || got != "plain words about tokens and keys" {
+		t.Errorf("ordinary text changed: %q, %d", got, n)
 	}
 }
 
