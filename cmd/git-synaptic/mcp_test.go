@@ -381,6 +381,7 @@ func TestInitAgentClaudeWritesMCPConfigWithoutClobbering(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(st.Permissions.Allow) != 1 || len(st.Hooks["Stop"]) != 2 || len(st.Hooks["SessionStart"]) != 2 || len(st.Hooks["PreCompact"]) != 1 || len(st.Hooks["UserPromptSubmit"]) != 1 ||
+		len(st.Hooks["PostToolUse"]) != 1 || st.Hooks["PostToolUse"][0].Hooks[0].Command != "git-synaptic hook tool" ||
 		st.Hooks["SessionStart"][0].Hooks[0].Command != "echo mine" || st.Hooks["SessionStart"][1].Hooks[0].Command != "git-synaptic hook session-start" ||
 		st.Hooks["Stop"][0].Hooks[0].Command != "echo stop" || st.Hooks["Stop"][1].Hooks[0].Command != "git-synaptic hook stop" ||
 		st.Hooks["PreCompact"][0].Hooks[0].Command != "git-synaptic hook pre-compact" {

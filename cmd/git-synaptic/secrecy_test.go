@@ -31,8 +31,8 @@ func remoteMemory(t *testing.T, remote string) string {
 }
 
 // Private memory and secrets must not reach the remote by any derived path:
-// rules from corrections, session handoffs, near-duplicate links, or any
-// field other than the content.
+// rules from corrections, session handoffs, captured exchanges,
+// near-duplicate links, or any field other than the content.
 func TestNothingPrivateOrSecretReachesTheRemote(t *testing.T) {
 	clones, remote := testrepo.NewReposAndRemote(t, 1)
 	a := clones[0]
@@ -46,7 +46,13 @@ func TestNothingPrivateOrSecretReachesTheRemote(t *testing.T) {
 	const privInsight = "turns out the root cause was the crimson-otter feature flag"
 	priv := save(t, a, privInsight, "--private", "--session", "s1", "--type", "insight")
 	save(t, a, "we decided to keep the cache in the git dir", "--session", "s1", "--type", "decision")
+	// The session's exchange is captured, privately.
+	runWith(t, a, `{"session_id":"s1","hook_event_name":"UserPromptSubmit","prompt":"tidy the amber-heron module"}`, nil, "hook", "prompt")
+	runWith(t, a, `{"session_id":"s1","hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{"file_path":"amber.go"}}`, nil, "hook", "tool")
 	runWith(t, a, `{"session_id":"s1","hook_event_name":"Stop"}`, nil, "hook", "stop")
+	if caps := listJSON(t, a, "--tag", "auto-capture"); len(caps) != 1 || !caps[0].Private || !strings.Contains(caps[0].Content, "amber-heron") {
+		t.Fatalf("captured exchange: %+v", caps)
+	}
 	// A shared save that is a near-duplicate of the private one does not
 	// link to it, and an explicit link is refused.
 	save(t, a, "it turns out that the root cause was the crimson-otter feature flag once more")
@@ -80,7 +86,7 @@ func TestNothingPrivateOrSecretReachesTheRemote(t *testing.T) {
 
 	ok(t, a, "sync")
 	pushed := remoteMemory(t, remote)
-	for _, leak := range []string{"blue-falcon", privInsight, corr, priv, "xoxb-", "glpat-", "ghp_"} {
+	for _, leak := range []string{"blue-falcon", privInsight, corr, priv, "xoxb-", "glpat-", "ghp_", "amber", "1 progress"} {
 		if strings.Contains(pushed, leak) {
 			t.Errorf("the remote holds %q", leak)
 		}

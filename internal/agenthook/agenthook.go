@@ -18,7 +18,7 @@ import (
 )
 
 // Names are the hooks an agent calls, by the name the CLI takes.
-var Names = map[string]bool{"session-start": true, "prompt": true, "stop": true, "pre-compact": true}
+var Names = map[string]bool{"session-start": true, "prompt": true, "tool": true, "stop": true, "pre-compact": true}
 
 // Format is how an answer is written.
 type Format string
@@ -43,23 +43,33 @@ func ParseFormat(s string) (Format, error) {
 type Input struct {
 	SessionID string `json:"session_id"`
 	Prompt    string `json:"prompt"`
+	// PostToolUse: the tool and its arguments.
+	ToolName  string          `json:"tool_name"`
+	ToolInput json.RawMessage `json:"tool_input"`
+	// TranscriptPath is the session's transcript (JSON lines), where the
+	// stop hook finds the agent's last message.
+	TranscriptPath string `json:"transcript_path"`
 }
 
-// ReadInput reads the hook JSON from r (at most 1 MiB). No input or input
-// that is not JSON gives an empty Input: a hook must not fail the agent.
+// maxInput bounds the hook JSON read: a PostToolUse of a Write carries
+// the whole file.
+const maxInput = 64 << 20
+
+// ReadInput reads the hook JSON from r. No input or input that is not
+// JSON gives an empty Input: a hook must not fail the agent.
 func ReadInput(r io.Reader) Input {
 	var in Input
 	if r == nil {
 		return in
 	}
-	b, _ := io.ReadAll(io.LimitReader(r, 1<<20))
+	b, _ := io.ReadAll(io.LimitReader(r, maxInput))
 	_ = json.Unmarshal(b, &in)
 	return in
 }
 
 // Request is one hook call.
 type Request struct {
-	Name   string // session-start, prompt, stop or pre-compact
+	Name   string // session-start, prompt, tool, stop or pre-compact
 	Input  Input
 	Budget int // session-start and prompt: characters of context (0: configured)
 	Format Format
@@ -69,37 +79,48 @@ type Request struct {
 	EnvFile string
 }
 
-// Run answers the hook: a handoff on stop and pre-compact (nothing is
-// written), context on session-start and prompt.
+// Run answers the hook: context on session-start and prompt; on stop,
+// the exchange's capture and the session's handoff; on pre-compact, the
+// handoff. A tool hook records the call for the exchange's capture. Only
+// the context hooks write anything.
 func Run(ctx context.Context, a *app.Agent, req Request, out io.Writer) error {
 	var md, event string
-	var err, exportErr error
+	// exportErr and captureErr are told after the context is written.
+	var err, exportErr, captureErr error
+	in := req.Input
 	switch req.Name {
-	case "stop", "pre-compact":
-		_, _, err := a.SessionHandoff(ctx, req.Input.SessionID)
+	case "tool":
+		return a.CaptureTool(ctx, in.SessionID, toolUse(in.ToolName, in.ToolInput))
+	case "stop":
+		_, _, captureErr = a.CaptureExchange(ctx, in.SessionID, lastAssistantText(in.TranscriptPath))
+		_, _, err := a.SessionHandoff(ctx, in.SessionID)
+		return errors.Join(captureErr, err)
+	case "pre-compact":
+		_, _, err := a.SessionHandoff(ctx, in.SessionID)
 		return err
 	case "prompt":
 		event = "UserPromptSubmit"
-		md, err = a.PromptContext(ctx, req.Input.SessionID, req.Input.Prompt, req.Budget)
+		captureErr = a.CapturePrompt(ctx, in.SessionID, in.Prompt)
+		md, err = a.PromptContext(ctx, in.SessionID, in.Prompt, req.Budget)
 	case "session-start":
 		event = "SessionStart"
-		exportErr = exportSession(req.EnvFile, req.Input.SessionID) // told after the context
-		md, err = a.StartSession(ctx, req.Input.SessionID, req.Budget)
+		exportErr = exportSession(req.EnvFile, in.SessionID)
+		md, err = a.StartSession(ctx, in.SessionID, req.Budget)
 	default:
 		return fmt.Errorf("unknown agent hook %q", req.Name)
 	}
 	if err != nil || md == "" {
-		return errors.Join(err, exportErr)
+		return errors.Join(err, exportErr, captureErr)
 	}
 	if req.Format == Markdown {
 		_, err = io.WriteString(out, md)
-		return errors.Join(err, exportErr)
+		return errors.Join(err, exportErr, captureErr)
 	}
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	err = enc.Encode(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event, "additionalContext": md}})
-	return errors.Join(err, exportErr)
+	return errors.Join(err, exportErr, captureErr)
 }
 
 // sessionIDRE is what a session id must look like to be exported to a

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -84,7 +85,7 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%.20q: session %q", s, in.SessionID)
 		}
 	}
-	if in := ReadInput(nil); in != (Input{}) {
+	if in := ReadInput(nil); in.SessionID != "" || in.ToolInput != nil {
 		t.Errorf("nil reader: %+v", in)
 	}
 	if _, err := ParseFormat("xml"); err == nil {
@@ -92,5 +93,68 @@ func TestBadInput(t *testing.T) {
 	}
 	if err := Run(context.Background(), open(t).Agent(), Request{Name: "post-commit"}, &bytes.Buffer{}); err == nil {
 		t.Error("post-commit accepted as an agent hook")
+	}
+}
+
+// Claude Code's PostToolUse and Stop JSON become one capture: the tool
+// calls' repository files and commands, and the agent's last message from
+// the transcript as the outcome.
+func TestToolAndStopCapture(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	root := s.Root()
+	transcript := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(transcript, []byte(`{"type":"user","message":{"role":"user","content":"fix it"}}
+{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Looking."},{"type":"tool_use","name":"Edit"}]}}
+{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Fixed: the parser now skips BOMs."}]}}
+{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"ok"}]}}
+`), 0o600)
+	for _, hook := range []struct{ name, json string }{
+		{"prompt", `{"session_id":"s9","hook_event_name":"UserPromptSubmit","prompt":"the parser chokes on a BOM"}`},
+		{"tool", `{"session_id":"s9","hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{"file_path":"` + filepath.Join(root, "parse.go") + `","old_string":"a","new_string":"b"},"tool_response":{}}`},
+		{"tool", `{"session_id":"s9","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"go test ./...","description":"Run the tests"}}`},
+		{"stop", `{"session_id":"s9","hook_event_name":"Stop","transcript_path":"` + transcript + `","stop_hook_active":false}`},
+	} {
+		var out bytes.Buffer
+		if err := Run(ctx, s.Agent(), Request{Name: hook.name, Input: ReadInput(strings.NewReader(hook.json)), Format: Claude}, &out); err != nil {
+			t.Fatalf("%s: %v", hook.name, err)
+		}
+	}
+	caps, err := s.Recall().List(ctx, app.Filter{Tags: []string{app.CaptureTag}})
+	if err != nil || len(caps) != 1 {
+		t.Fatalf("captures: %+v, %v", caps, err)
+	}
+	for _, w := range []string{"Exchange: the parser chokes on a BOM", "Outcome: Fixed: the parser now skips BOMs.", "Tools: Bash 1, Edit 1", "Ran: Run the tests", "Files: parse.go"} {
+		if !strings.Contains(caps[0].Content, w) {
+			t.Errorf("capture lacks %q:\n%s", w, caps[0].Content)
+		}
+	}
+}
+
+// The transcript's last assistant text is found after a seek into the
+// middle of a line, with string or block content, and a missing or odd
+// file gives "".
+func TestLastAssistantText(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "t.jsonl")
+	os.WriteFile(p, []byte(`tial line","type":"assistant"}
+{"type":"assistant","message":{"content":"plain string answer"}}
+{"type":"summary","summary":"x"}`), 0o600)
+	if got := lastAssistantText(p); got != "plain string answer" {
+		t.Errorf("got %q", got)
+	}
+	for _, bad := range []string{"", filepath.Join(dir, "missing"), dir} {
+		if got := lastAssistantText(bad); got != "" {
+			t.Errorf("%q: %q", bad, got)
+		}
+	}
+	if tu := toolUse("Read", json.RawMessage(`{"file_path":"/x/y.go"}`)); tu.Tool != "Read" || len(tu.Files) != 1 || tu.What != "" {
+		t.Errorf("Read: %+v", tu)
+	}
+	if tu := toolUse("Bash", json.RawMessage(`{"command":"make test"}`)); tu.What != "make test" {
+		t.Errorf("Bash without description: %+v", tu)
+	}
+	if tu := toolUse("Weird", json.RawMessage(`[1,2]`)); tu.Tool != "Weird" || tu.Files != nil {
+		t.Errorf("odd input: %+v", tu)
 	}
 }

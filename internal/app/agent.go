@@ -20,6 +20,7 @@ var mcpServerEntry = map[string]any{"command": "git-synaptic", "args": []any{"mc
 var claudeHooks = []struct{ event, command string }{
 	{"SessionStart", "git-synaptic hook session-start"},
 	{"UserPromptSubmit", "git-synaptic hook prompt"},
+	{"PostToolUse", "git-synaptic hook tool"},
 	{"Stop", "git-synaptic hook stop"},
 	{"PreCompact", "git-synaptic hook pre-compact"},
 }
@@ -32,7 +33,7 @@ const distillRule = `Save to project memory as you work, without being asked: de
 
 // ConfigureAgent registers git-synaptic with a coding agent's project
 // configuration. For "claude" it adds the MCP server to .mcp.json and the
-// session-start, prompt, stop and pre-compact hooks to .claude/settings.json, at
+// session-start, prompt, tool, stop and pre-compact hooks to .claude/settings.json, at
 // the top of the working tree, keeping every other setting as it was, and
 // saves the auto-distill rule unless a rule of that label exists or
 // existed (a deleted one stays deleted). It reports what it changed.

@@ -20,6 +20,7 @@ const sessionStartKey = "session-start:"
 // activity summary), and returns its context (see SessionContext).
 func (s *Agent) StartSession(ctx context.Context, sessionID string, budget int) (string, error) {
 	s.recordAgentSession(sessionID)
+	s.pruneCaptures()
 	if sessionID != "" {
 		if c, err := s.openCache(); err == nil {
 			if old, _ := c.Meta(ctx, sessionStartKey+sessionID); old == "" {

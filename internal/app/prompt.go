@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -60,11 +61,17 @@ func (s *Agent) PromptContext(ctx context.Context, sessionID, prompt string, bud
 		budget = s.configInt(ctx, "synaptic.promptBudget", DefaultPromptBudget)
 	}
 	now := s.now()
-	hot, err := s.recall().List(ctx, Filter{Types: promptTypes, Since: now.Add(-hotWindowHours * time.Hour), Limit: maxHot})
+	recent, err := s.recall().List(ctx, Filter{Types: promptTypes, Since: now.Add(-hotWindowHours * time.Hour)})
 	if err != nil {
 		return "", err
 	}
-	hot = withoutIrrelevant(hot)
+	var hot []Entry
+	for _, r := range recent {
+		// The agent has its own session's exchanges in its context.
+		if !r.Irrelevant && !(isCapture(r) && r.SessionID == sessionID) && len(hot) < maxHot {
+			hot = append(hot, r)
+		}
+	}
 	seen := map[string]bool{}
 	for _, r := range hot {
 		seen[r.ID] = true
@@ -132,10 +139,17 @@ func (s *Agent) warm(ctx context.Context, prompt string, seen map[string]bool) (
 }
 
 // importance is how much an entry matters regardless of the prompt:
-// pinned and longterm memory most, ephemeral least; relevance feedback
-// raises it.
+// pinned and longterm memory most, ephemeral least, captured exchanges as
+// the three-tier seed weighs them (0.8 when they changed something, else
+// 0.5); relevance feedback raises it.
 func importance(e Entry) float64 {
 	imp := map[notes.Tier]float64{notes.TierLongterm: 0.9, notes.TierWorking: 0.6, notes.TierEphemeral: 0.3}[e.Tier]
+	if isCapture(e) {
+		imp = 0.5
+		if slices.Contains(e.Tags, ChangesTag) {
+			imp = 0.8
+		}
+	}
 	if e.Pinned {
 		imp = 1
 	}
@@ -285,3 +299,6 @@ func withoutIrrelevant(rows []Entry) []Entry {
 	}
 	return out
 }
+
+// isCapture reports whether an entry is an automatically captured exchange.
+func isCapture(e Entry) bool { return e.Private && slices.Contains(e.Tags, CaptureTag) }

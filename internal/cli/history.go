@@ -408,9 +408,15 @@ versions, index new commits) and by coding agents:
                   budget (--budget, or git config synaptic.promptBudget;
                   default 8000 characters). Prints nothing when there is
                   nothing to add.
-  stop, pre-compact
-                  write (or update) the session's handoff: memory saved,
-                  commits made, files left changed, and what was learned.
+  tool            after each tool call (hook JSON "tool_name", "tool_input"):
+                  note the tool and the repository files it named for the
+                  exchange's capture.
+  stop            capture the exchange (prompt, the agent's last message,
+                  tools, files) as a private ephemeral entry tagged
+                  auto-capture, unless git config synaptic.capture is false;
+                  then, as pre-compact does, write (or update) the session's
+                  handoff: memory saved, commits made, files left changed,
+                  and what was learned.
 The session id comes from the agent's hook JSON on stdin (session_id), else
 $GIT_SYNAPTIC_SESSION.`,
 		Example: `  git synaptic hook session-start --format markdown
