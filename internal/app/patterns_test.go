@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -155,7 +156,8 @@ func TestRuleFromCorrectionLeavesPending(t *testing.T) {
 }
 
 // Saving an issue that joins a recurring pattern says so (context_save's
-// pattern_detected); an unrelated issue joins none.
+// pattern_detected) and makes the pattern's issues longterm; an unrelated
+// issue joins none.
 func TestSaveReportsTheJoinedPattern(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, Options{Embedder: wordEmbedder{}})
@@ -171,8 +173,26 @@ func TestSaveReportsTheJoinedPattern(t *testing.T) {
 	if third.Pattern == nil || len(third.Pattern.Entries) != 3 {
 		t.Fatalf("the third alike issue formed no pattern: %+v", third.Pattern)
 	}
+	// Its issues are kept: longterm, by an authored tier.
+	if third.Entry.Tier != notes.TierLongterm {
+		t.Errorf("the reply says tier %q", third.Entry.Tier)
+	}
+	long, _ := s.Recall().List(ctx, Filter{Types: []notes.Type{notes.TypeIssue}, Tier: notes.TierLongterm})
+	if len(long) != 3 || !long[0].TierExplicit {
+		t.Errorf("longterm issues after the pattern formed: %+v", long)
+	}
 	other, err := s.Memory().SaveLinked(ctx, SaveRequest{Content: "the billing page shows the wrong currency", Type: notes.TypeIssue}, true)
 	if err != nil || other.Pattern != nil {
 		t.Fatalf("an unrelated issue joined a pattern: %+v %v", other.Pattern, err)
+	}
+	// status counts the pattern from the stored vectors, with no model.
+	bare, err := Open(s.Root(), Options{Model: "no-such-model", Warn: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bare.Close()
+	st, err := bare.Status(ctx)
+	if err != nil || st.ActivePatterns == nil || *st.ActivePatterns != 1 || bare.emb != nil {
+		t.Fatalf("status: %v patterns, %v (embedder %v)", st.ActivePatterns, err, bare.emb)
 	}
 }

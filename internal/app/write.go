@@ -59,10 +59,28 @@ func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, semantic bool)
 		for i, g := range groups {
 			if slices.ContainsFunc(g.Entries, func(x Entry) bool { return x.ID == e.ID }) {
 				saved.Pattern = &groups[i]
+				s.keepPattern(ctx, saved.Pattern)
+				saved.Entry.Tier = notes.TierLongterm
 			}
 		}
 	}
 	return saved, nil
+}
+
+// keepPattern makes the issues of a recurring pattern longterm (the
+// phase-3 seed's tiering: a recurring issue is kept, not left to decay).
+// The tier is authored, so teammates keep them too; a failure only warns.
+func (s *Memory) keepPattern(ctx context.Context, g *Group) {
+	for i, x := range g.Entries {
+		if x.Tier == notes.TierLongterm {
+			continue
+		}
+		if _, err := s.SetTier(ctx, x.ID, notes.TierLongterm); err != nil {
+			s.warnf("could not make the recurring issue %s longterm: %v", ShortID(x.ID), err)
+			continue
+		}
+		g.Entries[i].Tier = notes.TierLongterm
+	}
 }
 
 // secretHint tells the user what to do instead of pushing a credential.
