@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -92,6 +93,30 @@ const bumpGen = `INSERT INTO meta(key, value) VALUES('vec_gen', '1') ON CONFLICT
 
 // attachVectors opens the vector store and reports whether it was new
 // (deleted or never created).
+// UseStoredModel selects the model the stored vectors were last computed
+// with, to read them (VectorRows) without loading the model. It reports
+// false when there are no stored vectors.
+func (c *Cache) UseStoredModel(ctx context.Context) (bool, error) {
+	if c.vecModel != "" {
+		return true, nil
+	}
+	if _, err := os.Stat(VectorsPath(c.path)); err != nil {
+		return false, nil
+	}
+	id, err := c.Meta(ctx, "vec_model")
+	if err != nil || id == "" {
+		return false, err
+	}
+	if !c.vsAttached {
+		if _, err := c.attachVectors(ctx); err != nil {
+			return false, fmt.Errorf("open vector store %s: %w", VectorsPath(c.path), err)
+		}
+		c.vsAttached = true
+	}
+	c.vecModel = id
+	return true, nil
+}
+
 func (c *Cache) attachVectors(ctx context.Context) (created bool, err error) {
 	if _, err := c.db.ExecContext(ctx, `ATTACH DATABASE ? AS vs`, VectorsPath(c.path)); err != nil {
 		return false, err

@@ -59,6 +59,10 @@ type Status struct {
 	// Cochange is the co-change ranking's self-tuning (nil before git
 	// synaptic index has seen enough history).
 	Cochange *cochange.Tuning `json:"cochange_tuning,omitempty"`
+	// ActivePatterns counts the recurring issues not yet resolved, from
+	// the vectors already stored (nil when none are: status never loads
+	// the model).
+	ActivePatterns *int `json:"active_patterns,omitempty"`
 }
 
 // Status reports counts, cache state, ref tips and remote sync state.
@@ -102,6 +106,9 @@ func (s *Service) Status(ctx context.Context) (Status, error) {
 		st.Hooks = h
 	}
 	if st.Cochange, err = s.tuning(ctx); err != nil {
+		return st, err
+	}
+	if st.ActivePatterns, err = s.activePatterns(ctx, c); err != nil {
 		return st, err
 	}
 	remotes, err := s.repo.Remotes(ctx)
@@ -165,4 +172,18 @@ func (s *core) searchDescription() string {
 		runtime = "ONNX Runtime"
 	}
 	return fmt.Sprintf("hybrid (BM25 + %s vectors, %s)", m.ID(), runtime)
+}
+
+// activePatterns counts the open recurring-issue patterns among the issues
+// that have stored vectors; nil when no vectors are stored.
+func (s *core) activePatterns(ctx context.Context, c *cache.Cache) (*int, error) {
+	if ok, err := c.UseStoredModel(ctx); !ok || err != nil {
+		return nil, err
+	}
+	open, err := s.openIssues(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	n := len(groups(open.rows, open.vecs, patternCosine, 3))
+	return &n, nil
 }

@@ -116,6 +116,9 @@ func runStatus(e *env, o *statusOptions) error {
 		fmt.Fprintf(w, "  by tier: %s\n", strings.Join(parts, ", "))
 		fmt.Fprintf(w, "cache %s (%.1f MiB)\n", st.CachePath, float64(st.CacheBytes)/(1<<20))
 		fmt.Fprintf(w, "search: %s\n", st.Search)
+		if st.ActivePatterns != nil {
+			fmt.Fprintf(w, "recurring issues: %d active patterns (git synaptic patterns)\n", *st.ActivePatterns)
+		}
 		if st.Cochange != nil {
 			fmt.Fprintf(w, "co-change ranking: tuned on %d of %d commits: %s\n", st.Cochange.Validation, st.Cochange.Commits, tuningSummary(*st.Cochange))
 		}
