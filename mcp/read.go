@@ -92,13 +92,18 @@ type provenance struct {
 	Source  string   `json:"source"`
 	Tags    []string `json:"tags,omitempty"`
 	Pinned  bool     `json:"pinned,omitempty"`
+	Branch  string   `json:"branch,omitempty"` // commits: the branch indexed
 	Content string   `json:"content"`
 	Pattern string   `json:"pattern,omitempty"`
 }
 
 func (h *handlers) provenance(me string, r app.Entry) provenance {
-	return provenance{ID: r.ID, Type: string(r.Type), Tier: string(r.Tier), Author: r.Author, Origin: app.Origin(r, me), Created: r.Created.Format(time.RFC3339),
+	p := provenance{ID: r.ID, Type: string(r.Type), Tier: string(r.Tier), Author: r.Author, Origin: app.Origin(r, me), Created: r.Created.Format(time.RFC3339),
 		Age: app.Age(h.svc.Now(), r.Created), Source: r.Source, Tags: r.Tags, Pinned: r.Pinned, Content: r.Content}
+	if r.Type == notes.TypeGitCommit {
+		p.Branch = r.Branch
+	}
+	return p
 }
 
 // head is the provenance line shown above an entry's content.
@@ -106,6 +111,9 @@ func (p provenance) head() string {
 	s := fmt.Sprintf("[%s] %s · %s · %s · by %s (%s)", app.ShortID(p.ID), p.Type, p.Tier, p.Age, p.Author, p.Origin)
 	if p.Pinned {
 		s += " · pinned"
+	}
+	if p.Branch != "" {
+		s += " · on " + p.Branch
 	}
 	if len(p.Tags) > 0 {
 		s += " · tags: " + strings.Join(p.Tags, ", ")

@@ -136,6 +136,10 @@ func TestToolsInProcess(t *testing.T) {
 	if text, isErr := tool(15, "context_git_index", map[string]any{"repo_path": svc.Root(), "days": 30}); isErr {
 		t.Errorf("git_index of its own repository: %s", text)
 	}
+	branch := strings.TrimSpace(testrepo.Git(t, svc.Root(), "branch", "--show-current"))
+	if text, _ := tool(17, "context_search", map[string]any{"query": "initial", "types": []string{"git_commit"}}); !strings.Contains(text, "git_commit") || !strings.Contains(text, "· on "+branch) || !strings.Contains(text, `"branch":"`+branch+`"`) {
+		t.Errorf("a commit's head does not name its branch %q: %s", branch, text)
+	}
 	if text, _ := tool(16, "context_session", map[string]any{"type": "decision"}); !strings.Contains(text, "back off exponentially") || strings.Contains(text, "outdated note") {
 		t.Errorf("session of type decision: %s", text)
 	}

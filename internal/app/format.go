@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/notes"
 )
 
 // Formatting shared by everything that shows memory to people and agents
@@ -73,15 +74,18 @@ func Origin(r Entry, me string) string {
 }
 
 // itemHead is the provenance tag of an injected item:
-// [id · type · age · author(, origin)].
+// [id · type · age · author(, origin)( · pinned)( · on BRANCH, for commits)].
 func itemHead(r Entry, me string, now time.Time) string {
 	who := "you"
 	if o := Origin(r, me); o != "you" {
 		who = AuthorName(r.Author) + ", " + o
 	}
-	pin := ""
+	extra := ""
 	if r.Pinned {
-		pin = " · pinned"
+		extra = " · pinned"
 	}
-	return fmt.Sprintf("[%s · %s · %s · %s%s]", ShortID(r.ID), r.Type, Age(now, r.Created), who, pin)
+	if r.Type == notes.TypeGitCommit && r.Branch != "" {
+		extra += " · on " + r.Branch
+	}
+	return fmt.Sprintf("[%s · %s · %s · %s%s]", ShortID(r.ID), r.Type, Age(now, r.Created), who, extra)
 }

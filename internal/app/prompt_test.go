@@ -152,3 +152,20 @@ func TestRelevantResetsTheViewDecay(t *testing.T) {
 		t.Fatalf("after relevant feedback the entry is not shown in full:\n%s", md)
 	}
 }
+
+// Item heads give provenance: author and origin, pinning, and for a commit
+// the branch it was indexed from.
+func TestItemHead(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	var commit Entry
+	commit.ID, commit.Type, commit.Branch, commit.Author, commit.Created = "0123456789abcdef", notes.TypeGitCommit, "release-2", "Ann <ann@x>", now.Add(-48*time.Hour)
+	commit.Source = "git:history"
+	if got, want := itemHead(commit, "Bob <bob@x>", now), "[01234567 · git_commit · 2d ago · Ann, git history · on release-2]"; got != want {
+		t.Errorf("commit head %q, want %q", got, want)
+	}
+	var mine Entry
+	mine.ID, mine.Type, mine.Branch, mine.Author, mine.Created, mine.Pinned = "fedcba9876543210", notes.TypeDecision, "main", "Bob <bob@x>", now, true
+	if got, want := itemHead(mine, "Bob <bob@x>", now), "[fedcba98 · decision · just now · you · pinned]"; got != want {
+		t.Errorf("decision head %q, want %q", got, want)
+	}
+}
