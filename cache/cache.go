@@ -24,7 +24,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 12
+const SchemaVersion = 13
 
 // Cache is an open index.
 type Cache struct {
@@ -69,7 +69,7 @@ CREATE TABLE IF NOT EXISTS entries(
 	irrelevant INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS access(id TEXT PRIMARY KEY, count INTEGER NOT NULL, last INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS injections(session TEXT NOT NULL, id TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(session, id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS injections(session TEXT NOT NULL, id TEXT NOT NULL, count INTEGER NOT NULL, stale INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(session, id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS entries_created ON entries(created);
 CREATE INDEX IF NOT EXISTS entries_type ON entries(type, created);
 CREATE INDEX IF NOT EXISTS entries_session ON entries(session_id, created) WHERE session_id != '';
@@ -140,6 +140,13 @@ func open(path string, busy time.Duration) (*Cache, error) {
 	}
 	switch v {
 	case SchemaVersion:
+	case 12:
+		// v12 lacks injections.stale: added in place, so that this
+		// clone's usage statistics survive the upgrade.
+		if err := migrate(db, 12, `ALTER TABLE injections ADD COLUMN stale INTEGER NOT NULL DEFAULT 0`); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("cache %s: upgrade schema: %w", path, err)
+		}
 	case 0:
 		if err := create(db); err != nil {
 			db.Close()
@@ -150,6 +157,30 @@ func open(path string, busy time.Duration) (*Cache, error) {
 		return nil, fmt.Errorf("%w (found v%d, want v%d)", errOldSchema, v, SchemaVersion)
 	}
 	return &Cache{db: db, path: path}, nil
+}
+
+// migrate upgrades a cache of version from to SchemaVersion with stmt,
+// unless another process did first.
+func migrate(db *sql.DB, from int, stmt string) error {
+	tx, err := db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+		return err
+	}
+	if v != from {
+		return nil
+	}
+	if _, err := tx.Exec(stmt); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 func create(db *sql.DB) error {

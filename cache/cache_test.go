@@ -144,3 +144,38 @@ func TestCorruptOrOutdatedCacheIsRecreated(t *testing.T) {
 	}
 	c.Close()
 }
+
+// A v12 cache is upgraded in place: this clone's usage statistics, which
+// the refs cannot give back, survive; injections gain their stale flag.
+func TestV12CacheIsUpgradedInPlace(t *testing.T) {
+	ctx := context.Background()
+	c, p := newCache(t)
+	at := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	if err := c.BumpAccess(ctx, []string{"aaaa"}, at); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	db, _ := sql.Open("sqlite3", p)
+	for _, q := range []string{`ALTER TABLE injections DROP COLUMN stale`, `PRAGMA user_version = 12`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	c, rebuilt, err := Open(p, 0)
+	if err != nil || rebuilt {
+		t.Fatalf("open v12: %v rebuilt=%v", err, rebuilt)
+	}
+	defer c.Close()
+	if last, err := c.LastAccess(ctx, []string{"aaaa", "bbbb"}); err != nil || !last["aaaa"].Equal(at) || len(last) != 1 {
+		t.Fatalf("access after the upgrade: %v %v", last, err)
+	}
+	in, err := c.CountInjections(ctx, "s", []string{"aaaa"}, func(string) bool { return true })
+	if err != nil || in["aaaa"] != (Injection{Count: 1, Stale: true}) {
+		t.Fatalf("injections after the upgrade: %v %v", in, err)
+	}
+	in, _ = c.CountInjections(ctx, "s", []string{"aaaa"}, func(string) bool { return false })
+	if in["aaaa"] != (Injection{Count: 2, Stale: true}) {
+		t.Errorf("the first injection's staleness was not kept: %v", in)
+	}
+}

@@ -2,6 +2,8 @@ package cache
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -87,6 +89,24 @@ func (c *Cache) ApplyVerdicts(ctx context.Context, vs []Verdict) error {
 	return tx.tx.Commit()
 }
 
+// LastAccess is when each of ids was last used here (entries never used
+// are absent).
+func (c *Cache) LastAccess(ctx context.Context, ids []string) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	for _, id := range ids {
+		var last int64
+		err := c.db.QueryRowContext(ctx, `SELECT last FROM access WHERE id = ?`, id).Scan(&last)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return nil, fmt.Errorf("cache: access: %w", err)
+		case last > 0:
+			out[id] = time.Unix(0, last).UTC()
+		}
+	}
+	return out, nil
+}
+
 // ResetInjections forgets how often an entry was injected into agent
 // sessions, so that it is shown in full again.
 func (c *Cache) ResetInjections(ctx context.Context, id string) error {
@@ -96,10 +116,19 @@ func (c *Cache) ResetInjections(ctx context.Context, id string) error {
 	return nil
 }
 
+// Injection is how often an entry has been injected into one agent
+// session, and whether it was stale when first injected there.
+type Injection struct {
+	Count int
+	Stale bool
+}
+
 // CountInjections records that entries were injected into an agent
 // session's context once more, and returns how often each has been now.
-func (c *Cache) CountInjections(ctx context.Context, session string, ids []string) (map[string]int, error) {
-	out := map[string]int{}
+// stale says, for an entry's first injection in the session, whether it
+// had gone stale; later injections keep that first answer.
+func (c *Cache) CountInjections(ctx context.Context, session string, ids []string, stale func(id string) bool) (map[string]Injection, error) {
+	out := map[string]Injection{}
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -109,12 +138,12 @@ func (c *Cache) CountInjections(ctx context.Context, session string, ids []strin
 	}
 	defer tx.Rollback()
 	for _, id := range ids {
-		var n int
-		if err := tx.queryRow(`INSERT INTO injections(session, id, count) VALUES(?, ?, 1)
-			ON CONFLICT(session, id) DO UPDATE SET count=count+1 RETURNING count`, session, id).Scan(&n); err != nil {
+		var in Injection
+		if err := tx.queryRow(`INSERT INTO injections(session, id, count, stale) VALUES(?, ?, 1, ?)
+			ON CONFLICT(session, id) DO UPDATE SET count=count+1 RETURNING count, stale`, session, id, stale(id)).Scan(&in.Count, &in.Stale); err != nil {
 			return nil, err
 		}
-		out[id] = n
+		out[id] = in
 	}
 	return out, tx.tx.Commit()
 }

@@ -80,7 +80,7 @@ func (s *Agent) PromptContext(ctx context.Context, sessionID, prompt string, bud
 	if err != nil || len(hot)+len(warm) == 0 {
 		return "", err
 	}
-	counts, err := s.shown(ctx, sessionID, append(append([]Entry{}, hot...), warm...))
+	showings, err := s.shown(ctx, sessionID, append(append([]Entry{}, hot...), warm...))
 	if err != nil {
 		return "", err
 	}
@@ -95,7 +95,7 @@ func (s *Agent) PromptContext(ctx context.Context, sessionID, prompt string, bud
 			b.raw("\n## " + sec.title + "\n")
 		}
 		for _, r := range sec.rows {
-			b.item(viewOf(r, counts[r.ID], itemHead(r, me, now)))
+			b.item(viewOf(r, showings[r.ID], itemHead(r, me, now)))
 		}
 	}
 	return b.String(), nil
@@ -156,45 +156,66 @@ func importance(e Entry) float64 {
 	return max(imp, e.Relevance)
 }
 
+// staleAfter is how long an entry must be old and unused to be stale.
+const staleAfter = 7 * 24 * time.Hour
+
 // shown counts this showing of rows in the session and returns how many
-// times each has been shown now. What the agent is shown counts as a use
-// once per session, not at every prompt that repeats it.
-func (s *core) shown(ctx context.Context, sessionID string, rows []Entry) (map[string]int, error) {
+// times each has been shown now, and whether it was stale when first
+// shown (older than a week and not used here for a week). What the agent
+// is shown counts as a use once per session, not at every prompt that
+// repeats it.
+func (s *core) shown(ctx context.Context, sessionID string, rows []Entry) (map[string]cache.Injection, error) {
 	c, err := s.openCache()
 	if err != nil {
 		return nil, err
 	}
 	ids := make([]string, len(rows))
+	created := map[string]time.Time{}
 	for i, r := range rows {
-		ids[i] = r.ID
+		ids[i], created[r.ID] = r.ID, r.Created
 	}
-	counts := map[string]int{}
+	last, err := c.LastAccess(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	stale := func(id string) bool { return now.Sub(created[id]) > staleAfter && now.Sub(last[id]) > staleAfter }
+	out := map[string]cache.Injection{}
 	if sessionID != "" {
-		if counts, err = c.CountInjections(ctx, sessionID, ids); err != nil {
+		if out, err = c.CountInjections(ctx, sessionID, ids, stale); err != nil {
 			return nil, err
+		}
+	} else {
+		for _, id := range ids {
+			out[id] = cache.Injection{Stale: stale(id)}
 		}
 	}
 	var used []string
 	for _, id := range ids {
-		if counts[id] <= 1 {
+		if out[id].Count <= 1 {
 			used = append(used, id)
 		}
 	}
 	s.noteAccess(ctx, c, used)
-	return counts, nil
+	return out, nil
 }
 
-// viewOf is how an entry shown n times this session appears: in full
-// (clipped) up to 3 times, then a digest up to 10, then a stub. Entries
+// viewOf is how an entry appears the nth time this session: in full
+// (clipped) up to 3 times, then a digest up to 10, then a stub. A stale
+// entry collapses faster: in full once, a digest up to 3 times. Entries
 // marked highly relevant stay in full.
-func viewOf(r Entry, n int, head string) string {
+func viewOf(r Entry, in cache.Injection, head string) string {
+	full, digest := 3, 10
+	if in.Stale {
+		full, digest = 1, 3
+	}
 	switch {
-	case r.Relevance > 0.8 || n <= 3:
+	case r.Relevance > 0.8 || in.Count <= full:
 		return bullet(head, clip(r.Content, maxItemChars, r.ID))
-	case n <= 10:
+	case in.Count <= digest:
 		return bullet(head, Digest(r.Content))
 	}
-	return fmt.Sprintf("- %s (shown %d times this session; git synaptic show %s)", head, n, ShortID(r.ID))
+	return fmt.Sprintf("- %s (shown %d times this session; git synaptic show %s)", head, in.Count, ShortID(r.ID))
 }
 
 // clip cuts text to about n characters at a word boundary, saying where

@@ -169,3 +169,52 @@ func TestItemHead(t *testing.T) {
 		t.Errorf("decision head %q, want %q", got, want)
 	}
 }
+
+// An entry older than a week that nobody used for a week collapses
+// faster in view (in full once, a digest up to 3 times) than one in use
+// (in full 3 times), and keeps that pace through the session.
+func TestStaleEntriesCollapseFaster(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	s := openTest(t, Options{Now: func() time.Time { return now }})
+	ents, err := s.Memory().Import(ctx, []SaveRequest{
+		{Content: "Billing retries back off exponentially, one second, then four, then sixteen, for three tries. The card network rate-limits faster retries.", Type: notes.TypeDecision, Created: now.AddDate(0, 0, -30)},
+		{Content: "Billing retries are logged at warn level with the charge id and the attempt number in every line. The dashboard counts them.", Type: notes.TypeInsight, Created: now.AddDate(0, 0, -30)},
+	}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale, used := ents[0], ents[1]
+	c, _ := s.openCache()
+	if err := c.BumpAccess(ctx, []string{used.ID}, now.AddDate(0, 0, -2)); err != nil {
+		t.Fatal(err)
+	}
+	view := func(md, id string) string {
+		for _, l := range strings.Split(md, "\n") {
+			if strings.Contains(l, ShortID(id)) {
+				switch {
+				case strings.Contains(l, "times this session"):
+					return "stub"
+				case strings.HasSuffix(l, "…"):
+					return "digest"
+				}
+				return "full"
+			}
+		}
+		return "absent"
+	}
+	var got, gotUsed []string
+	for i := 0; i < 5; i++ {
+		md, err := s.Agent().PromptContext(ctx, "s1", "how do billing retries work and where are they logged?", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, gotUsed = append(got, view(md, stale.ID)), append(gotUsed, view(md, used.ID))
+	}
+	if want := "full digest digest stub stub"; strings.Join(got, " ") != want {
+		t.Errorf("stale entry: %v, want %s", got, want)
+	}
+	if want := "full full full digest digest"; strings.Join(gotUsed, " ") != want {
+		t.Errorf("entry in use: %v, want %s", gotUsed, want)
+	}
+}

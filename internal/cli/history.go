@@ -404,7 +404,8 @@ versions, index new commits) and by coding agents:
                   memory of the last 24 hours (at most 5) and, when the
                   prompt asks something, at most 2 matching entries; each
                   at most 500 characters, shown in full 3 times per
-                  session, then as a digest, then as a stub; all within a
+                  session (once if unused for a week), then as a digest,
+                  then as a stub; all within a
                   budget (--budget, or git config synaptic.promptBudget;
                   default 8000 characters). Prints nothing when there is
                   nothing to add.
