@@ -176,7 +176,8 @@ func TestItemHead(t *testing.T) {
 func TestStaleEntriesCollapseFaster(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	s := openTest(t, Options{Now: func() time.Time { return now }})
+	// no model: matched by shared words, whatever model is installed
+	s := openTest(t, Options{Now: func() time.Time { return now }, Model: "no-such-model"})
 	ents, err := s.Memory().Import(ctx, []SaveRequest{
 		{Content: "Billing retries back off exponentially, one second, then four, then sixteen, for three tries. The card network rate-limits faster retries.", Type: notes.TypeDecision, Created: now.AddDate(0, 0, -30)},
 		{Content: "Billing retries are logged at warn level with the charge id and the attempt number in every line. The dashboard counts them.", Type: notes.TypeInsight, Created: now.AddDate(0, 0, -30)},
