@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/rank"
+	"github.com/git-synaptic/git-synaptic/timeexpr"
 )
 
 // Semantic search: candidates from BM25 and the vectors, scored and ordered
@@ -36,9 +37,14 @@ type SemanticQuery struct {
 	// fused score (off only for retrieval benchmarks).
 	Weights bool
 	Now     time.Time
+	// TimeAnchor is when the query is asked, for Time (zero: Now).
+	TimeAnchor time.Time
 	// MinCosine drops results found by the vectors alone below this
 	// similarity (every entry is somebody's nearest neighbour).
 	MinCosine float64
+	// Time is the time the query names, if any (rank.TimeFactor): entries
+	// of that span are also gathered as candidates, and rank higher.
+	Time *timeexpr.Span
 }
 
 // SemanticSearch ranks by BM25 and/or vector similarity, fused as a
@@ -67,6 +73,10 @@ func (c *Cache) SemanticSearch(ctx context.Context, q SemanticQuery, f Filter) (
 			return nil, err
 		}
 	}
+	anchor := q.TimeAnchor
+	if anchor.IsZero() {
+		anchor = q.Now
+	}
 	out := make([]Hit, 0, len(order))
 	for _, id := range order {
 		h := byID[id]
@@ -74,14 +84,12 @@ func (c *Cache) SemanticSearch(ctx context.Context, q SemanticQuery, f Filter) (
 		if q.Weights {
 			h.Weight = rank.Weight(h.State, h.Accesses, q.Now)
 		}
+		h.Weight *= rank.TimeFactor(q.Time, h.Created, h.Content, anchor)
 		h.Score = h.Fused * h.Weight
 		out = append(out, *h)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
-		}
-		return out[i].ID < out[j].ID
+	rank.Order(out, func(h *Hit) rank.Ranked {
+		return rank.Ranked{Score: h.Score, Lexical: fuser.Lexical(h.Scores) * h.Weight, ID: h.ID}
 	})
 	return out[:min(lim, len(out))], nil
 }
@@ -100,12 +108,31 @@ func (c *Cache) candidates(ctx context.Context, q *SemanticQuery, f Filter, lim 
 		order = append(order, h.ID)
 		return &h
 	}
+	// within is f narrowed to the query's time span and the days after it
+	// when entries may still refer to it.
+	within, timed := f, q.Time != nil && !q.Time.Recent
+	if timed {
+		if within.Since.Before(q.Time.From) {
+			within.Since = q.Time.From
+		}
+		if reach := q.Time.To.Add(rank.TimeReach); within.Until.IsZero() || within.Until.After(reach) {
+			within.Until = reach
+		}
+	}
 	if q.Mode != ModeVector {
 		wf := f
 		wf.Limit = max(50, 5*lim)
 		lex, err := c.Search(ctx, q.Text, wf)
 		if err != nil {
 			return nil, nil, err
+		}
+		if timed {
+			within.Limit = 20
+			more, err := c.Search(ctx, q.Text, within)
+			if err != nil {
+				return nil, nil, err
+			}
+			lex = mergeLexical(lex, more)
 		}
 		for i, h := range lex {
 			p := add(h)
@@ -131,6 +158,18 @@ func (c *Cache) candidates(ctx context.Context, q *SemanticQuery, f Filter, lim 
 			p := add(h)
 			p.VecRank, p.Cosine = i+1, h.Cosine
 			p.Accesses = h.Accesses
+		}
+		if timed {
+			more, err := c.Nearest(ctx, q.Vector, within, 20)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, h := range more {
+				if byID[h.ID] == nil && h.Cosine >= q.MinCosine {
+					p := add(h)
+					p.Cosine, p.Accesses = h.Cosine, h.Accesses
+				}
+			}
 		}
 	}
 	// every candidate's cosine (lexical ones too) and recall count
@@ -249,4 +288,21 @@ func (c *Cache) completeHits(ctx context.Context, q SemanticQuery, ids []string,
 		byID[id].Accesses = n
 	}
 	return rows.Err()
+}
+
+// mergeLexical adds to a BM25 list the hits of a narrower search of the
+// same query that it lacks, keeping BM25 order (raw bm25 values of one
+// query compare across filters).
+func mergeLexical(lex, more []Hit) []Hit {
+	seen := make(map[string]bool, len(lex))
+	for _, h := range lex {
+		seen[h.ID] = true
+	}
+	for _, h := range more {
+		if !seen[h.ID] {
+			lex = append(lex, h)
+		}
+	}
+	sort.SliceStable(lex, func(i, j int) bool { return lex[i].BM25 < lex[j].BM25 })
+	return lex
 }

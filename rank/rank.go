@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/timeexpr"
 )
 
 // Mode picks the rankers a search uses.
@@ -65,12 +66,16 @@ func (f Fuser) Fuse(s *Scores) {
 	case f.mode == BM25 || !f.haveVector:
 		s.Fused = -s.BM25 / math.Max(f.maxL, 1e-9)
 	default:
-		l := 0.0
-		if s.LexRank > 0 && f.maxL > 0 {
-			l = -s.BM25 / f.maxL
-		}
-		s.Fused = LexicalShare*l + (1-LexicalShare)*s.Cosine
+		s.Fused = LexicalShare*f.Lexical(*s) + (1-LexicalShare)*s.Cosine
 	}
+}
+
+// Lexical is a candidate's normalised BM25 (0 when BM25 did not find it).
+func (f Fuser) Lexical(s Scores) float64 {
+	if s.LexRank == 0 || f.maxL <= 0 {
+		return 0
+	}
+	return -s.BM25 / f.maxL
 }
 
 // Session context: in hybrid search each of the ContextSources best
@@ -169,4 +174,84 @@ func Lexical(bm25 float64, e notes.State) float64 {
 		return -bm25 * 0.33
 	}
 	return -bm25 * (1 + e.Relevance)
+}
+
+// Time in queries. A query that names a time ("in August 2023", "last
+// week") ranks an entry written in that span, or whose text refers to a
+// moment in it ("yesterday I..." written the day after), TimeBoost times
+// higher; a query asking for what is recent ("recently", "lately") ranks
+// an entry up to RecentBoost times higher the newer it is (half of that
+// after RecentHalfLife). Tuned on LoCoMo dev (make eval-locomo,
+// categories 1-4, hybrid R@10): no time 0.732; TimeBoost 0.5, 1, 2, 4:
+// 0.740, 0.747, 0.750, 0.748; RecentBoost 0, 0.5, 1: 0.748, 0.747, 0.747
+// (kept at 0.5: neutral there, and "what changed recently" in a project
+// means the newest).
+const (
+	TimeBoost      = 1.0
+	RecentBoost    = 0.5
+	RecentHalfLife = 30 * 24 * time.Hour
+)
+
+// TimeFactor is what the query's time span does to an entry's score: 1
+// when the query names no time or the entry is outside it.
+func TimeFactor(span *timeexpr.Span, created time.Time, content string, now time.Time) float64 {
+	switch {
+	case span == nil:
+		return 1
+	case span.Recent:
+		age := max(now.Sub(created), 0)
+		return 1 + RecentBoost*math.Pow(0.5, float64(age)/float64(RecentHalfLife))
+	case span.Contains(created):
+		return 1 + TimeBoost
+	}
+	for _, m := range timeexpr.Mentions(content, created) {
+		if span.Overlaps(m) {
+			return 1 + TimeBoost
+		}
+	}
+	return 1
+}
+
+// TimeReach is how long after a span entries may still refer to it
+// ("last week", "the other weekend"): search looks for candidates written
+// up to then.
+const TimeReach = 8 * 24 * time.Hour
+
+// Ranked is what Order needs of a result: its final score, its
+// normalised BM25 score times the same weights (0 when BM25 did not find
+// it), and its id for ties.
+type Ranked struct {
+	Score, Lexical float64
+	ID             string
+}
+
+// Order sorts results best first, except that the first place goes to
+// the best lexical match when there is one. Session context and vectors
+// find answers that do not share the question's words, and they order
+// every other place; but a strong direct match must not be pushed down
+// by an entry that only sits beside one. On LoCoMo dev (make eval-locomo,
+// categories 1-4) hybrid R@1 went from 0.344 (0.316 before time in
+// queries) to 0.370, BM25's, and MRR from 0.522 to 0.539; giving the
+// first place to the best hybrid score before context instead gave R@1
+// 0.368, and protecting 2 or 3 places scored no better.
+func Order[T any](rs []T, key func(*T) Ranked) {
+	better := func(a, b Ranked) bool {
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		return a.ID < b.ID
+	}
+	sort.SliceStable(rs, func(i, j int) bool { return better(key(&rs[i]), key(&rs[j])) })
+	top := -1
+	for i := range rs {
+		k := key(&rs[i])
+		if k.Lexical > 0 && (top < 0 || k.Lexical > key(&rs[top]).Lexical) {
+			top = i
+		}
+	}
+	if top > 0 {
+		first := rs[top]
+		copy(rs[1:top+1], rs[:top])
+		rs[0] = first
+	}
 }

@@ -1,10 +1,12 @@
 package rank
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/timeexpr"
 )
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
@@ -66,5 +68,52 @@ func TestLend(t *testing.T) {
 	Lend(append(Loans("q", "p", "a"), Loans("a", "q", "")...), scores)
 	if !near(scores["a"].Fused, 0.1+LendToNext*1) || !near(scores["p"].Fused, 0.5+LendToPrevious*1) || !near(scores["q"].Fused, 1+LendToPrevious*0.1) {
 		t.Fatalf("after lending: a %f p %f q %f", scores["a"].Fused, scores["p"].Fused, scores["q"].Fused)
+	}
+}
+
+// The best lexical match takes the first place; the rest go by score.
+func TestOrder(t *testing.T) {
+	rs := []Ranked{{Score: 0.9, Lexical: 0.2, ID: "context"}, {Score: 0.8, Lexical: 0.9, ID: "direct"}, {Score: 0.85, ID: "vector"}, {Score: 0.1, Lexical: 0.1, ID: "weak"}}
+	Order(rs, func(r *Ranked) Ranked { return *r })
+	var got []string
+	for _, r := range rs {
+		got = append(got, r.ID)
+	}
+	if strings.Join(got, " ") != "direct context vector weak" {
+		t.Errorf("order %v", got)
+	}
+	vec := []Ranked{{Score: 0.2, ID: "b"}, {Score: 0.7, ID: "a"}, {Score: 0.2, ID: "a2"}}
+	Order(vec, func(r *Ranked) Ranked { return *r })
+	if vec[0].ID != "a" || vec[1].ID != "a2" || vec[2].ID != "b" {
+		t.Errorf("without lexical matches, by score then id: %v", vec)
+	}
+	Order([]Ranked{}, func(r *Ranked) Ranked { return *r })
+}
+
+// An entry written in the query's span, or referring to it, gains
+// TimeBoost; "recently" favours the newest.
+func TestTimeFactor(t *testing.T) {
+	now := time.Date(2023, 5, 20, 12, 0, 0, 0, time.UTC)
+	span, _ := timeexpr.Find("what happened on 7 May 2023", now)
+	day8 := time.Date(2023, 5, 8, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		created time.Time
+		content string
+		want    float64
+	}{
+		{time.Date(2023, 5, 7, 18, 0, 0, 0, time.UTC), "we went to the group", 1 + TimeBoost},
+		{day8, "Yesterday I went to the support group", 1 + TimeBoost},
+		{day8, "I am going to the support group", 1},
+	} {
+		if got := TimeFactor(&span, c.created, c.content, now); got != c.want {
+			t.Errorf("%s %q: %v, want %v", c.created, c.content, got, c.want)
+		}
+	}
+	if TimeFactor(nil, day8, "", now) != 1 {
+		t.Error("no span")
+	}
+	recent := &timeexpr.Span{Recent: true}
+	if fresh, old := TimeFactor(recent, now, "", now), TimeFactor(recent, now.Add(-RecentHalfLife), "", now); !near(fresh, 1+RecentBoost) || !near(old, 1+RecentBoost/2) {
+		t.Errorf("recent: %v, %v", fresh, old)
 	}
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
+	"github.com/git-synaptic/git-synaptic/rank"
+	"github.com/git-synaptic/git-synaptic/timeexpr"
 )
 
 // SearchInfo says how a search was ranked.
@@ -19,6 +22,9 @@ type SearchInfo struct {
 	Pending int `json:"pending,omitempty"`
 	// Fallback explains why a semantic search ran lexically.
 	Fallback string `json:"fallback,omitempty"`
+	// Time says how the query's time expression was read ("in July
+	// 2023" → 2023-07-01 – 2023-07-31); entries of that time rank higher.
+	Time string `json:"time,omitempty"`
 }
 
 // Embedder turns text into vectors for semantic search: the installed
@@ -202,12 +208,16 @@ func (s *core) search(ctx context.Context, query string, filter Filter, mode str
 	default:
 		return nil, info, fmt.Errorf("unknown search mode %q (want auto, hybrid, vector or bm25)", mode)
 	}
+	span := s.queryTime(query, filter)
+	if span != nil {
+		info.Time = span.String()
+	}
 	var hits []Hit
 	err := s.withCache(ctx, func(c *cache.Cache) error {
 		var found []cache.Hit
 		var err error
 		if m == nil {
-			found, err = c.Search(ctx, query, f)
+			found, err = s.lexicalSearch(ctx, c, query, f, span, s.queryAnchor())
 			hits = hitsOf(found)
 		} else {
 			info.Model, info.Backend = m.ModelID(), m.Backend()
@@ -227,7 +237,7 @@ func (s *core) search(ctx context.Context, query string, filter Filter, mode str
 				q = embedQuery(ctx, m, query, false)
 			}
 			vector := q.wait
-			found, err = c.SemanticSearch(ctx, cache.SemanticQuery{Text: query, VectorFunc: vector, Mode: cache.Mode(info.Mode), Weights: !s.rawScores, Now: s.now(), MinCosine: minCosine(s.rawScores)}, f)
+			found, err = c.SemanticSearch(ctx, cache.SemanticQuery{Text: query, VectorFunc: vector, Mode: cache.Mode(info.Mode), Weights: !s.rawScores, Now: s.now(), TimeAnchor: s.queryAnchor(), MinCosine: minCosine(s.rawScores), Time: span}, f)
 			hits = hitsOf(found)
 			if err == nil {
 				s.annotatePatterns(ctx, c, hits)
@@ -290,4 +300,72 @@ func embedQuery(ctx context.Context, m Embedder, text string, async bool) *query
 func (q *queryVector) wait() ([]float32, error) {
 	<-q.done
 	return q.v, q.err
+}
+
+// queryAnchor is the time relative times in a query are read against:
+// Options.AsOf, else now.
+func (s *core) queryAnchor() time.Time {
+	if !s.asOf.IsZero() {
+		return s.asOf
+	}
+	return s.now()
+}
+
+// queryTime is the time a query names, read against queryAnchor; nil
+// when it names none or the filter bounds the time already (--since and
+// --until override what the words say).
+func (s *core) queryTime(query string, f Filter) *timeexpr.Span {
+	if !f.Since.IsZero() || !f.Until.IsZero() {
+		return nil
+	}
+	span, ok := timeexpr.Find(query, s.queryAnchor())
+	if !ok {
+		return nil
+	}
+	return &span
+}
+
+// lexicalSearch is BM25 search; with a time span it also gathers the
+// matches of that time and ranks them higher (rank.TimeFactor), as
+// hybrid search does.
+func (s *core) lexicalSearch(ctx context.Context, c *cache.Cache, query string, f cache.Filter, span *timeexpr.Span, anchor time.Time) ([]cache.Hit, error) {
+	if span == nil {
+		return c.Search(ctx, query, f)
+	}
+	lim := f.Limit
+	if lim <= 0 {
+		lim = 10
+	}
+	wide := f
+	wide.Limit = max(50, 5*lim)
+	hits, err := c.Search(ctx, query, wide)
+	if err != nil || span.Recent {
+		return rankByTime(hits, span, anchor, lim), err
+	}
+	within := f
+	within.Since, within.Until, within.Limit = span.From, span.To.Add(rank.TimeReach), 20
+	more, err := c.Search(ctx, query, within)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, h := range hits {
+		seen[h.ID] = true
+	}
+	for _, h := range more {
+		if !seen[h.ID] {
+			hits = append(hits, h)
+		}
+	}
+	return rankByTime(hits, span, anchor, lim), nil
+}
+
+// rankByTime weighs lexical hits by the query's time and keeps the best lim.
+func rankByTime(hits []cache.Hit, span *timeexpr.Span, now time.Time, lim int) []cache.Hit {
+	for i := range hits {
+		hits[i].Weight = rank.TimeFactor(span, hits[i].Created, hits[i].Content, now)
+		hits[i].Score *= hits[i].Weight
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
+	return hits[:min(lim, len(hits))]
 }

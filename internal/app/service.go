@@ -38,6 +38,9 @@ const (
 type Options struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// AsOf, when set, is the time relative times in search queries ("last
+	// week") are read against, instead of the clock (search --as-of).
+	AsOf time.Time
 	// Warn receives warnings (unreadable memory objects, cache trouble); nil
 	// means os.Stderr.
 	Warn io.Writer
@@ -87,6 +90,7 @@ type core struct {
 	repo              *gitstore.Repo
 	cache             *cache.Cache
 	now               func() time.Time
+	asOf              time.Time // Options.AsOf
 	warn              io.Writer
 	busy              time.Duration
 	progress          func(done, total int)
@@ -110,7 +114,7 @@ func Open(dir string, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &core{repo: repo, now: opts.Now, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores, longLived: opts.LongLived,
+	s := &core{repo: repo, now: opts.Now, asOf: opts.AsOf, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores, longLived: opts.LongLived,
 		session: opts.Session, agentID: opts.Agent, followAgent: opts.FollowAgentSession, defaultSession: opts.DefaultSession, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder}
 	if s.embModel == "" {
 		s.embModel = embed.DefaultModel

@@ -38,6 +38,7 @@ func TestFlagParsing(t *testing.T) {
 		{[]string{"log", "-n", "-1"}, ExitUsage, "--max-count must be 0 or more"},
 		{[]string{"search", "--type", "nope", "x"}, ExitUsage, "unknown type"},
 		{[]string{"search"}, ExitUsage, "requires at least 1 arg"},
+		{[]string{"search", "x", "--as-of", "soon"}, ExitUsage, "--as-of: "},
 		{[]string{"log", "--no-such-flag"}, ExitUsage, "unknown flag"},
 		{[]string{"index", "--since", "sometime"}, ExitUsage, "cannot read time"},
 		{[]string{"cochanges"}, ExitUsage, "accepts 1 arg"},
@@ -134,6 +135,7 @@ func TestOptionsFromFlags(t *testing.T) {
 		{[]string{"list"}, &logOptions{filter: lf(50), table: true}},
 		{[]string{"show", "3f2a", "--json"}, &showOptions{json: true, args: []string{"3f2a"}}},
 		{[]string{"search", "flaky", "test", "--mode", "bm25", "--explain", "-n", "3"}, &searchOptions{filter: lf(3), mode: "bm25", explain: true, args: []string{"flaky", "test"}}},
+		{[]string{"search", "last", "week", "--as-of", "2026-01-31"}, &searchOptions{filter: lf(10), mode: "auto", asOf: "2026-01-31", args: []string{"last", "week"}}},
 	} {
 		if got := parse(t, tc.args...); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%v:\n got %+v\nwant %+v", tc.args, got, tc.want)

@@ -278,6 +278,7 @@ type searchOptions struct {
 	json    bool
 	explain bool
 	mode    string
+	asOf    string
 	args    []string
 }
 
@@ -287,10 +288,20 @@ func newSearch(e *env) *cobra.Command {
 		Use:   "search QUERY...",
 		Short: "Search memory: BM25 and local embeddings, fused (hybrid)",
 		Long: `Search ranks entries by BM25 full-text relevance and by the cosine similarity
-of local sentence embeddings, fuses the two rankings (reciprocal rank fusion)
-and multiplies by each entry's weight: tier (longterm 1.5, working 1, ephemeral
-0.5), recency (half-life 30 days, pinned entries exempt), how often it was
-recalled (0: 0.7 up to 6+: 1.4) and relevance feedback.
+of local sentence embeddings, fuses the two (half normalised BM25, half
+cosine; the best matches lend part of their score to the entries saved just
+before and after them in their session) and multiplies by each entry's
+weight: tier (longterm 1.5, working 1, ephemeral 0.5), recency (half-life 30
+days, pinned entries exempt), how often it was recalled (0: 0.7 up to 6+:
+1.4) and relevance feedback. The first place goes to the best full-text
+match, when there is one.
+
+A time in the query ("in August 2023", "on 3 May", "last week", "two weeks
+ago", "yesterday") ranks entries of that time twice as high, and so does an
+entry that refers to it ("yesterday I..." written the day after); "recently"
+or "lately" favours the newest. Relative times are read against today, or
+--as-of; --since and --until filter by time instead. --explain shows how the
+time was read.
 
 Without an installed model ('git synaptic model install') search falls back to
 BM25 alone and says so. Entries saved since the last search are embedded first
@@ -298,6 +309,7 @@ BM25 alone and says so. Entries saved since the last search are embedded first
 		Example: `  git synaptic search postgres billing
   git synaptic search "why did we drop redis" --type decision -n 5
   git synaptic search flaky test --since 30d --json
+  git synaptic search "what did we decide last week about the cache" --explain
   git synaptic search "database choice" --mode vector --explain`,
 		Args: minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -309,6 +321,7 @@ BM25 alone and says so. Entries saved since the last search are embedded first
 	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	c.Flags().BoolVar(&o.explain, "explain", false, "show how each result was scored")
 	c.Flags().StringVar(&o.mode, "mode", "auto", "ranking: `auto` (hybrid when a model is installed), hybrid, vector or bm25")
+	c.Flags().StringVar(&o.asOf, "as-of", "", "read relative times in the query (\"last week\") as of this `date` (2026-01-31, RFC 3339, or an age: 2w)")
 	return c
 }
 
@@ -317,6 +330,13 @@ func runSearch(e *env, o *searchOptions) error {
 	f, err := o.filter.build(now)
 	if err != nil {
 		return err
+	}
+	if o.asOf != "" {
+		at, err := app.ParseTime(o.asOf, now)
+		if err != nil {
+			return usagef("--as-of: %v", err)
+		}
+		e.asOf = at
 	}
 	switch o.mode {
 	case "auto", "hybrid", "vector", "bm25":
@@ -355,12 +375,15 @@ func runSearch(e *env, o *searchOptions) error {
 }
 
 func explainHeader(info app.SearchInfo) string {
-	if info.Mode == app.ModeBM25 {
-		return "mode bm25 (lexical)"
+	s := "mode bm25 (lexical)"
+	if info.Mode != app.ModeBM25 {
+		s = fmt.Sprintf("mode %s, model %s (%s runtime)", info.Mode, info.Model, info.Backend)
 	}
-	s := fmt.Sprintf("mode %s, model %s (%s runtime)", info.Mode, info.Model, info.Backend)
 	if info.Pending > 0 {
 		s += fmt.Sprintf(", %d entries not embedded yet (run 'git synaptic embed')", info.Pending)
+	}
+	if info.Time != "" {
+		s += "; time " + info.Time
 	}
 	return s
 }

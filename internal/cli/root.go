@@ -38,6 +38,7 @@ type env struct {
 	io   IO
 	dir  string
 	busy time.Duration // cache lock wait; short for git hooks
+	asOf time.Time     // search --as-of
 	// parsed, when set (tests of flag parsing), receives each command's
 	// filled-in options in place of running the command.
 	parsed func(opts any)
@@ -58,7 +59,7 @@ func contextOf(e *env) context.Context { return e.ctx }
 
 // open opens the repository of the current directory (or -C).
 func (e *env) open() (*app.Service, error) {
-	return app.Open(e.dir, ConfigFromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory")}))
+	return app.Open(e.dir, ConfigFromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory"), AsOf: e.asOf}))
 }
 
 // ConfigFromEnv adds to opts what the environment configures: the agent
