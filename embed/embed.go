@@ -78,10 +78,33 @@ type Options struct {
 // Load opens an installed model.
 func Load(m Installed, opt Options) (*Model, error) {
 	start := time.Now()
-	tok, err := LoadTokenizer(filepath.Join(m.Dir, "tokenizer.json"), MaxTokens)
-	if err != nil {
-		return nil, fmt.Errorf("load tokenizer of %s: %w", m.Name, err)
+	// The tokenizer loads while the runtime starts (ONNX Runtime's first
+	// session spends a quarter of a second in C, off the Go scheduler);
+	// every path below waits for it.
+	type loaded struct {
+		tok *Tokenizer
+		err error
 	}
+	tokc := make(chan loaded, 1)
+	go func() {
+		tok, err := LoadTokenizer(filepath.Join(m.Dir, "tokenizer.json"), MaxTokens)
+		tokc <- loaded{tok, err}
+	}()
+	r, backend, err := newRunner(m, opt)
+	tl := <-tokc
+	if err != nil {
+		return nil, fmt.Errorf("load %s with the %s backend: %w", m.Name, backend, err)
+	}
+	if tl.err != nil {
+		r.Close()
+		return nil, fmt.Errorf("load tokenizer of %s: %w", m.Name, tl.err)
+	}
+	return &Model{info: m, tok: tl.tok, r: r, backend: backend, load: time.Since(start)}, nil
+}
+
+// newRunner starts the runtime opt asks for ("auto": ONNX Runtime where
+// its library is found, else pure Go) and says which it started.
+func newRunner(m Installed, opt Options) (Runner, string, error) {
 	backend := opt.Backend
 	if backend == "" {
 		backend = "auto"
@@ -90,31 +113,26 @@ func Load(m Installed, opt Options) (*Model, error) {
 	if lib == "" {
 		lib = FindORTLibrary()
 	}
-	var r Runner
 	switch backend {
 	case "auto":
 		if lib != "" {
-			if r, err = newORTRunner(m, lib); err == nil {
-				backend = "ort"
-				break
+			if r, err := newORTRunner(m, lib); err == nil {
+				return r, "ort", nil
 			}
 		}
-		backend = "go"
-		r, err = newGoRunner(m)
+		r, err := newGoRunner(m)
+		return r, "go", err
 	case "ort":
 		if lib == "" {
-			return nil, errors.New("ONNX Runtime library not found: install it with 'make model' or set GIT_SYNAPTIC_ORT_LIB")
+			return nil, backend, errors.New("ONNX Runtime library not found: install it with 'make model' or set GIT_SYNAPTIC_ORT_LIB")
 		}
-		r, err = newORTRunner(m, lib)
+		r, err := newORTRunner(m, lib)
+		return r, backend, err
 	case "go":
-		r, err = newGoRunner(m)
-	default:
-		return nil, fmt.Errorf("unknown embedding backend %q (want auto, go or ort)", backend)
+		r, err := newGoRunner(m)
+		return r, backend, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("load %s with the %s backend: %w", m.Name, backend, err)
-	}
-	return &Model{info: m, tok: tok, r: r, backend: backend, load: time.Since(start)}, nil
+	return nil, backend, fmt.Errorf("unknown embedding backend %q (want auto, go or ort)", backend)
 }
 
 // Dim implements Embedder.
