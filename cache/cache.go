@@ -143,12 +143,12 @@ func open(path string, busy time.Duration) (*Cache, error) {
 	case 12:
 		// v12 lacks injections.stale: added in place, so that this
 		// clone's usage statistics survive the upgrade.
-		if err := migrate(db, 12, `ALTER TABLE injections ADD COLUMN stale INTEGER NOT NULL DEFAULT 0`); err != nil {
+		if err := upgrade(db, 12, `ALTER TABLE injections ADD COLUMN stale INTEGER NOT NULL DEFAULT 0`); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("cache %s: upgrade schema: %w", path, err)
 		}
 	case 0:
-		if err := create(db); err != nil {
+		if err := upgrade(db, 0, schema); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("cache %s: create schema: %w", path, err)
 		}
@@ -159,9 +159,10 @@ func open(path string, busy time.Duration) (*Cache, error) {
 	return &Cache{db: db, path: path}, nil
 }
 
-// migrate upgrades a cache of version from to SchemaVersion with stmt,
-// unless another process did first.
-func migrate(db *sql.DB, from int, stmt string) error {
+// upgrade brings a cache of version from (0: a new, empty one) to
+// SchemaVersion with stmt in one transaction, unless another process did
+// first.
+func upgrade(db *sql.DB, from int, stmt string) error {
 	tx, err := db.Begin()
 	if err != nil {
 		return err
@@ -175,28 +176,6 @@ func migrate(db *sql.DB, from int, stmt string) error {
 		return nil
 	}
 	if _, err := tx.Exec(stmt); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion)); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
-func create(db *sql.DB) error {
-	tx, err := db.Begin()
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var v int
-	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
-		return err
-	}
-	if v == SchemaVersion { // another process created it first
-		return nil
-	}
-	if _, err := tx.Exec(schema); err != nil {
 		if strings.Contains(err.Error(), "no such module: fts5") {
 			return fmt.Errorf("%w: this binary was built without SQLite FTS5; build it with 'make' (go build -tags sqlite_fts5)", err)
 		}
