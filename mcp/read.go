@@ -53,9 +53,13 @@ func (h *handlers) search(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.
 	if err != nil {
 		return nil, err
 	}
-	hits, err := h.svc.Recall().Search(ctx, q, f)
+	hits, info, err := h.svc.Recall().SearchWith(ctx, q, f, "auto")
 	if err != nil {
 		return nil, err
+	}
+	head := fmt.Sprintf("%d results for %q", len(hits), q)
+	if info.Time != "" {
+		head += " (time " + info.Time + ": entries of that time rank higher)"
 	}
 	rows := make([]app.Entry, len(hits))
 	labels := map[string]string{}
@@ -65,7 +69,7 @@ func (h *handlers) search(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.
 			labels[x.ID] = x.Pattern
 		}
 	}
-	return h.labelledResult(ctx, rows, labels, fmt.Sprintf("%d results for %q", len(rows), q)), nil
+	return h.labelledResult(ctx, rows, labels, head), nil
 }
 
 func (h *handlers) list(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {

@@ -80,6 +80,9 @@ func TestToolsInProcess(t *testing.T) {
 	if text, _ := tool(4, "context_search", map[string]any{"query": "billing retries"}); !strings.Contains(text, "back off exponentially") {
 		t.Errorf("search does not find the save: %s", text)
 	}
+	if text, _ := tool(18, "context_search", map[string]any{"query": "what did we decide about billing retries today"}); !strings.Contains(text, "back off exponentially") || !strings.Contains(text, `(time "today" → `) {
+		t.Errorf("search does not say how it read the time: %s", text)
+	}
 	if text, _ := tool(5, "context_session", map[string]any{}); !strings.Contains(text, "back off exponentially") {
 		t.Errorf("the session does not list the save: %s", text)
 	}

@@ -130,8 +130,8 @@ func (s *Agent) CaptureExchange(ctx context.Context, sessionID, outcome string) 
 	if changed {
 		tags = append(tags, ChangesTag)
 	}
-	e, err := s.memory().Save(ctx, SaveRequest{Content: content, Type: notes.TypeProgress, Tier: notes.TierEphemeral,
-		Private: true, Tags: tags, SessionID: sessionID})
+	// progress is ephemeral by type; an explicit tier would never decay
+	e, err := s.memory().Save(ctx, SaveRequest{Content: content, Type: notes.TypeProgress, Private: true, Tags: tags, SessionID: sessionID})
 	if err != nil {
 		return e, false, fmt.Errorf("capture: %w", err)
 	}

@@ -67,7 +67,7 @@ func TestCaptureExchange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.Private || got.Type != notes.TypeProgress || got.Tier != notes.TierEphemeral || got.SessionID != "s1" ||
+	if !got.Private || got.Type != notes.TypeProgress || got.Tier != notes.TierEphemeral || got.TierExplicit || got.SessionID != "s1" ||
 		!slices.Equal(got.Tags, []string{CaptureTag, ChangesTag}) {
 		t.Errorf("capture stored as %+v", got)
 	}

@@ -390,7 +390,11 @@ func explainHeader(info app.SearchInfo) string {
 
 func explainHit(info app.SearchInfo, h app.Hit) string {
 	if info.Mode == app.ModeBM25 {
-		return fmt.Sprintf("score %.3f = -bm25 %.3f  (%s, by %s)", h.Score, h.BM25, flagsOf(h.Entry), app.AuthorName(h.Author))
+		time := ""
+		if h.Weight != 0 && h.Weight != 1 {
+			time = fmt.Sprintf(" × time %.2f", h.Weight)
+		}
+		return fmt.Sprintf("score %.3f = -bm25 %.3f%s  (%s, by %s)", h.Score, h.BM25, time, flagsOf(h.Entry), app.AuthorName(h.Author))
 	}
 	rank := func(r int) string {
 		if r == 0 {
