@@ -108,31 +108,10 @@ func (c *Cache) candidates(ctx context.Context, q *SemanticQuery, f Filter, lim 
 		order = append(order, h.ID)
 		return &h
 	}
-	// within is f narrowed to the query's time span and the days after it
-	// when entries may still refer to it.
-	within, timed := f, q.Time != nil && !q.Time.Recent
-	if timed {
-		if within.Since.Before(q.Time.From) {
-			within.Since = q.Time.From
-		}
-		if reach := q.Time.To.Add(rank.TimeReach); within.Until.IsZero() || within.Until.After(reach) {
-			within.Until = reach
-		}
-	}
 	if q.Mode != ModeVector {
-		wf := f
-		wf.Limit = max(50, 5*lim)
-		lex, err := c.Search(ctx, q.Text, wf)
+		lex, err := c.lexical(ctx, q.Text, f, max(50, 5*lim), q.Time)
 		if err != nil {
 			return nil, nil, err
-		}
-		if timed {
-			within.Limit = 20
-			more, err := c.Search(ctx, q.Text, within)
-			if err != nil {
-				return nil, nil, err
-			}
-			lex = mergeLexical(lex, more)
 		}
 		for i, h := range lex {
 			p := add(h)
@@ -159,7 +138,7 @@ func (c *Cache) candidates(ctx context.Context, q *SemanticQuery, f Filter, lim 
 			p.VecRank, p.Cosine = i+1, h.Cosine
 			p.Accesses = h.Accesses
 		}
-		if timed {
+		if within, ok := narrowTo(f, q.Time); ok {
 			more, err := c.Nearest(ctx, q.Vector, within, 20)
 			if err != nil {
 				return nil, nil, err
@@ -290,19 +269,70 @@ func (c *Cache) completeHits(ctx context.Context, q SemanticQuery, ids []string,
 	return rows.Err()
 }
 
-// mergeLexical adds to a BM25 list the hits of a narrower search of the
-// same query that it lacks, keeping BM25 order (raw bm25 values of one
-// query compare across filters).
-func mergeLexical(lex, more []Hit) []Hit {
-	seen := make(map[string]bool, len(lex))
-	for _, h := range lex {
+// SearchAt is Search for a query that names a time span (nil: none):
+// the span's matches join the candidates and every hit is weighed by
+// rank.TimeFactor, read as of anchor, as hybrid search weighs them.
+func (c *Cache) SearchAt(ctx context.Context, text string, f Filter, span *timeexpr.Span, anchor time.Time) ([]Hit, error) {
+	if span == nil {
+		return c.Search(ctx, text, f)
+	}
+	lim := f.Limit
+	if lim <= 0 {
+		lim = 10
+	}
+	hits, err := c.lexical(ctx, text, f, max(50, 5*lim), span)
+	if err != nil {
+		return nil, err
+	}
+	for i := range hits {
+		hits[i].Weight = rank.TimeFactor(span, hits[i].Created, hits[i].Content, anchor)
+		hits[i].Score *= hits[i].Weight
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
+	return hits[:min(lim, len(hits))], nil
+}
+
+// lexical is the best n BM25 matches under f, plus, when the query names
+// a time span, the best 20 of that span, in BM25 order (raw bm25 values
+// of one query compare across filters).
+func (c *Cache) lexical(ctx context.Context, text string, f Filter, n int, span *timeexpr.Span) ([]Hit, error) {
+	wide := f
+	wide.Limit = n
+	hits, err := c.Search(ctx, text, wide)
+	within, ok := narrowTo(f, span)
+	if err != nil || !ok {
+		return hits, err
+	}
+	within.Limit = 20
+	more, err := c.Search(ctx, text, within)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(hits))
+	for _, h := range hits {
 		seen[h.ID] = true
 	}
 	for _, h := range more {
 		if !seen[h.ID] {
-			lex = append(lex, h)
+			hits = append(hits, h)
 		}
 	}
-	sort.SliceStable(lex, func(i, j int) bool { return lex[i].BM25 < lex[j].BM25 })
-	return lex
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].BM25 < hits[j].BM25 })
+	return hits, nil
+}
+
+// narrowTo is f narrowed to a time span and the days after it when
+// entries may still refer to it (rank.TimeReach); false when there is no
+// span to narrow to ("recently" is a preference, not a span).
+func narrowTo(f Filter, span *timeexpr.Span) (Filter, bool) {
+	if span == nil || span.Recent {
+		return f, false
+	}
+	if f.Since.Before(span.From) {
+		f.Since = span.From
+	}
+	if reach := span.To.Add(rank.TimeReach); f.Until.IsZero() || f.Until.After(reach) {
+		f.Until = reach
+	}
+	return f, true
 }

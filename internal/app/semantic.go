@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
-	"github.com/git-synaptic/git-synaptic/rank"
 	"github.com/git-synaptic/git-synaptic/timeexpr"
 )
 
@@ -217,7 +215,7 @@ func (s *core) search(ctx context.Context, query string, filter Filter, mode str
 		var found []cache.Hit
 		var err error
 		if m == nil {
-			found, err = s.lexicalSearch(ctx, c, query, f, span, s.queryAnchor())
+			found, err = c.SearchAt(ctx, query, f, span, s.queryAnchor())
 			hits = hitsOf(found)
 		} else {
 			info.Model, info.Backend = m.ModelID(), m.Backend()
@@ -323,49 +321,4 @@ func (s *core) queryTime(query string, f Filter) *timeexpr.Span {
 		return nil
 	}
 	return &span
-}
-
-// lexicalSearch is BM25 search; with a time span it also gathers the
-// matches of that time and ranks them higher (rank.TimeFactor), as
-// hybrid search does.
-func (s *core) lexicalSearch(ctx context.Context, c *cache.Cache, query string, f cache.Filter, span *timeexpr.Span, anchor time.Time) ([]cache.Hit, error) {
-	if span == nil {
-		return c.Search(ctx, query, f)
-	}
-	lim := f.Limit
-	if lim <= 0 {
-		lim = 10
-	}
-	wide := f
-	wide.Limit = max(50, 5*lim)
-	hits, err := c.Search(ctx, query, wide)
-	if err != nil || span.Recent {
-		return rankByTime(hits, span, anchor, lim), err
-	}
-	within := f
-	within.Since, within.Until, within.Limit = span.From, span.To.Add(rank.TimeReach), 20
-	more, err := c.Search(ctx, query, within)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	for _, h := range hits {
-		seen[h.ID] = true
-	}
-	for _, h := range more {
-		if !seen[h.ID] {
-			hits = append(hits, h)
-		}
-	}
-	return rankByTime(hits, span, anchor, lim), nil
-}
-
-// rankByTime weighs lexical hits by the query's time and keeps the best lim.
-func rankByTime(hits []cache.Hit, span *timeexpr.Span, now time.Time, lim int) []cache.Hit {
-	for i := range hits {
-		hits[i].Weight = rank.TimeFactor(span, hits[i].Created, hits[i].Content, now)
-		hits[i].Score *= hits[i].Weight
-	}
-	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
-	return hits[:min(lim, len(hits))]
 }
