@@ -2,8 +2,7 @@ package cache
 
 import (
 	"context"
-	"database/sql"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -92,19 +91,22 @@ func (c *Cache) ApplyVerdicts(ctx context.Context, vs []Verdict) error {
 // LastAccess is when each of ids was last used here (entries never used
 // are absent).
 func (c *Cache) LastAccess(ctx context.Context, ids []string) (map[string]time.Time, error) {
-	out := map[string]time.Time{}
-	for _, id := range ids {
-		var last int64
-		err := c.db.QueryRowContext(ctx, `SELECT last FROM access WHERE id = ?`, id).Scan(&last)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return nil, fmt.Errorf("cache: access: %w", err)
-		case last > 0:
-			out[id] = time.Unix(0, last).UTC()
-		}
+	idJSON, _ := json.Marshal(ids)
+	rows, err := c.db.QueryContext(ctx, `SELECT id, last FROM access WHERE id IN (SELECT value FROM json_each(?)) AND last > 0`, string(idJSON))
+	if err != nil {
+		return nil, fmt.Errorf("cache: access: %w", err)
 	}
-	return out, nil
+	defer rows.Close()
+	out := map[string]time.Time{}
+	for rows.Next() {
+		var id string
+		var last int64
+		if err := rows.Scan(&id, &last); err != nil {
+			return nil, err
+		}
+		out[id] = time.Unix(0, last).UTC()
+	}
+	return out, rows.Err()
 }
 
 // ResetInjections forgets how often an entry was injected into agent

@@ -61,14 +61,20 @@ func sharedTags(a, b []string) int {
 func (s *Memory) Patterns(ctx context.Context) ([]Group, error) {
 	var out []Group
 	err := s.withVectors(ctx, func(c *cache.Cache, _ Embedder) error {
-		open, err := s.openIssues(ctx, c)
-		if err != nil {
-			return err
-		}
-		out = groups(open.rows, open.vecs, patternCosine, 3)
-		return nil
+		var err error
+		out, err = s.patternsIn(ctx, c)
+		return err
 	})
 	return out, err
+}
+
+// patternsIn groups the open issues with stored vectors into patterns.
+func (s *core) patternsIn(ctx context.Context, c *cache.Cache) ([]Group, error) {
+	open, err := s.openIssues(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return groups(open.rows, open.vecs, patternCosine, 3), nil
 }
 
 // openIssues returns the issues of the last 30 days whose pattern was not

@@ -180,10 +180,10 @@ func (s *core) activePatterns(ctx context.Context, c *cache.Cache) (*int, error)
 	if ok, err := c.UseStoredModel(ctx); !ok || err != nil {
 		return nil, err
 	}
-	open, err := s.openIssues(ctx, c)
+	g, err := s.patternsIn(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	n := len(groups(open.rows, open.vecs, patternCosine, 3))
+	n := len(g)
 	return &n, nil
 }
