@@ -145,8 +145,7 @@ func (c *Cache) candidates(ctx context.Context, q *SemanticQuery, f Filter, lim 
 			}
 			for _, h := range more {
 				if byID[h.ID] == nil && h.Cosine >= q.MinCosine {
-					p := add(h)
-					p.Cosine, p.Accesses = h.Cosine, h.Accesses
+					add(h) // with its cosine: completeHits need not score it again
 				}
 			}
 		}
@@ -227,9 +226,11 @@ func (c *Cache) completeHits(ctx context.Context, q SemanticQuery, ids []string,
 		return nil
 	}
 	idJSON, _ := json.Marshal(ids)
-	var unscored []string // the vector search scored its own hits
+	// the vector searches scored their own hits (a windowed one without a
+	// rank in the main list); a real cosine is never exactly 0
+	var unscored []string
 	for _, id := range ids {
-		if byID[id].VecRank == 0 {
+		if byID[id].VecRank == 0 && byID[id].Cosine == 0 {
 			unscored = append(unscored, id)
 		}
 	}
