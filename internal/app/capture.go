@@ -105,9 +105,10 @@ func (s *Agent) CaptureExchange(ctx context.Context, sessionID, outcome string) 
 	if !ok {
 		return notes.Entry{}, false, nil
 	}
-	folding := path + ".fold"
-	// A fold left by a killed hook is dropped: it may have been saved.
-	os.Remove(folding)
+	// Each fold takes the buffer under its own name, so two stop hooks at
+	// once never touch the same file; one left by a killed hook (it may
+	// have been saved) is never read again and pruned with stale buffers.
+	folding := fmt.Sprintf("%s.fold-%d", path, os.Getpid())
 	if err := os.Rename(path, folding); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return notes.Entry{}, false, nil
@@ -265,7 +266,7 @@ func (s *core) captureFile(sessionID string) (string, bool) {
 }
 
 // pruneCaptures removes buffers of sessions that stopped without a stop
-// hook, once they are a week old.
+// hook, and folds of killed stop hooks, once they are a week old.
 func (s *core) pruneCaptures() {
 	ents, _ := os.ReadDir(s.captureDir())
 	for _, d := range ents {

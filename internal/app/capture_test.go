@@ -156,3 +156,40 @@ func TestPruneCaptures(t *testing.T) {
 		t.Errorf("stale buffer kept: %v", err)
 	}
 }
+
+// Two stop hooks at once fold one exchange once; a fold a killed hook
+// left is never saved again, and is pruned after a week.
+func TestCaptureFoldsOnce(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	s := openTest(t, Options{Now: func() time.Time { return now }})
+	other, err := Open(s.Root(), Options{Warn: os.Stderr, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	buf, _ := s.captureFile("s1")
+	killed := buf + ".fold-1"
+	os.MkdirAll(filepath.Dir(buf), 0o700)
+	os.WriteFile(killed, []byte(`{"prompt":"an exchange a killed hook was folding"}`+"\n"), 0o600)
+	s.Agent().CapturePrompt(ctx, "s1", "one exchange")
+	saved := make(chan bool, 2)
+	for _, svc := range []*Service{s, other} {
+		go func() {
+			_, ok, err := svc.Agent().CaptureExchange(ctx, "s1", "")
+			saved <- ok && err == nil
+		}()
+	}
+	if a, b := <-saved, <-saved; a == b {
+		t.Errorf("saved by both or neither: %v %v", a, b)
+	}
+	caps, _ := s.Recall().List(ctx, Filter{Tags: []string{CaptureTag}})
+	if len(caps) != 1 || strings.Contains(caps[0].Content, "killed") {
+		t.Fatalf("captures: %+v", caps)
+	}
+	now = now.Add(8 * 24 * time.Hour)
+	s.pruneCaptures()
+	if _, err := os.Stat(killed); !os.IsNotExist(err) {
+		t.Errorf("a killed fold kept: %v", err)
+	}
+}
