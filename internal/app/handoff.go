@@ -54,6 +54,7 @@ func (s *Agent) SessionHandoff(ctx context.Context, sessionID string) (string, b
 	}
 	var existing *Entry
 	var saved, learnings []Entry
+	var twins []string // handoffs two stop hooks at once both wrote
 	for i := range mine {
 		r := mine[i]
 		switch {
@@ -63,6 +64,8 @@ func (s *Agent) SessionHandoff(ctx context.Context, sessionID string) (string, b
 		case r.Type == notes.TypeHandoff && strings.HasPrefix(r.Content, handoffTitle):
 			if existing == nil {
 				existing = &mine[i]
+			} else if !r.Archived {
+				twins = append(twins, r.ID)
 			}
 		case r.Archived:
 		default:
@@ -102,6 +105,11 @@ func (s *Agent) SessionHandoff(ctx context.Context, sessionID string) (string, b
 		fmt.Fprintf(&b, "\nLearnings:\n")
 		for _, r := range learnings {
 			fmt.Fprintf(&b, "- [%s] %s\n", ShortID(r.ID), FirstLine(r.Content, 160))
+		}
+	}
+	for _, id := range twins {
+		if _, err := s.memory().SetArchived(ctx, id, true); err != nil {
+			s.warnf("could not archive the duplicate handoff %s: %v", ShortID(id), err)
 		}
 	}
 	content := strings.TrimSpace(b.String())
