@@ -53,11 +53,11 @@ func (h *handlers) search(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.
 	if err != nil {
 		return nil, err
 	}
-	hits, info, err := h.svc.Recall().SearchWith(ctx, q, f, "auto")
+	hits, info, err := h.svc.Recall().SearchWith(ctx, q, f, r.GetString("mode", "auto"))
 	if err != nil {
 		return nil, err
 	}
-	head := fmt.Sprintf("%d results for %q", len(hits), q)
+	head := fmt.Sprintf("%d results for %q (%s)", len(hits), q, info.Mode)
 	if info.Time != "" {
 		head += " (time " + info.Time + ": entries of that time rank higher)"
 	}

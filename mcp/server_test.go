@@ -80,6 +80,12 @@ func TestToolsInProcess(t *testing.T) {
 	if text, _ := tool(4, "context_search", map[string]any{"query": "billing retries"}); !strings.Contains(text, "back off exponentially") {
 		t.Errorf("search does not find the save: %s", text)
 	}
+	if text, _ := tool(19, "context_search", map[string]any{"query": "billing retries", "mode": "bm25"}); !strings.Contains(text, "back off exponentially") || !strings.Contains(text, `"billing retries" (bm25)`) {
+		t.Errorf("a words-only search does not find the save or say its mode: %s", text)
+	}
+	if text, isErr := tool(20, "context_search", map[string]any{"query": "billing", "mode": "psychic"}); !isErr || !strings.Contains(text, "unknown search mode") {
+		t.Errorf("an unknown mode is not a tool error: %s", text)
+	}
 	if text, _ := tool(18, "context_search", map[string]any{"query": "what did we decide about billing retries today"}); !strings.Contains(text, "back off exponentially") || !strings.Contains(text, `(time "today" → `) {
 		t.Errorf("search does not say how it read the time: %s", text)
 	}

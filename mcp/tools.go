@@ -30,6 +30,7 @@ func (h *handlers) tools() []tool {
 			mcpgo.WithDescription("Search project memory (decisions, insights, issues, notes on commits, indexed commits) by relevance. Each result shows its provenance."),
 			mcpgo.WithReadOnlyHintAnnotation(true),
 			mcpgo.WithString("query", mcpgo.Required(), mcpgo.Description("what you are looking for, in words")),
+			mcpgo.WithString("mode", mcpgo.Description("auto (default: hybrid when a model is installed), hybrid, vector or bm25 (words only)"), mcpgo.Enum("auto", "hybrid", "vector", "bm25")),
 		}, filterOpts...)...), h.search},
 		{mcpgo.NewTool("context_list", append([]mcpgo.ToolOption{
 			mcpgo.WithDescription("List recent memory entries, newest first, with filters."),
