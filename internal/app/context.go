@@ -137,7 +137,7 @@ func (w *contextWriter) rules() {
 	rules := w.list(Filter{Types: []notes.Type{notes.TypeRule}, Limit: 50})
 	pinnedFirst(rules)
 	w.section("Rules", rules)
-	pending, err := w.s.agent().PendingRules(w.ctx)
+	pending, err := w.s.pendingRules(w.ctx, false)
 	if err != nil || len(pending) == 0 {
 		return
 	}
@@ -152,16 +152,16 @@ func (w *contextWriter) rules() {
 }
 
 // intelligence writes the recurring issues and the consolidation
-// candidates.
+// candidates, from the vectors at hand.
 func (w *contextWriter) intelligence() {
-	if patterns, err := w.s.memory().Patterns(w.ctx); err == nil && len(patterns) > 0 {
+	if patterns, err := w.s.patterns(w.ctx, false); err == nil && len(patterns) > 0 {
 		w.b.raw("\n## Recurring issues (resolve with git synaptic patterns resolve ID or context_resolve_pattern)\n")
 		for _, g := range patterns {
 			last := g.Entries[len(g.Entries)-1]
 			w.b.item(fmt.Sprintf("- %s pattern %s: %s", PatternLabel(g), ShortID(g.ID), FirstLine(last.Content, 160)))
 		}
 	}
-	if groups, err := w.s.memory().Consolidation(w.ctx); err == nil && len(groups) > 0 {
+	if groups, err := w.s.consolidation(w.ctx, false); err == nil && len(groups) > 0 {
 		w.b.raw("\n## Consolidation candidates\n" + ConsolidationHowTo + "\n")
 		for i, g := range groups {
 			ids := make([]string, len(g.Entries))
@@ -206,9 +206,15 @@ func (w *contextWriter) predictive() {
 		}
 	}
 	seen := map[string]bool{}
+	// A file's name is a word to look up: a hook does not load the model
+	// (about 300 ms) for it.
+	mode := "bm25"
+	if s.emb != nil {
+		mode = "auto"
+	}
 	for _, f := range files {
 		// scored, not shown to anyone yet: not a use
-		hits, _, err := s.search(ctx, strings.TrimSuffix(path.Base(f), path.Ext(f)), Filter{Limit: 2, Types: []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue, notes.TypeReference, notes.TypeRule, notes.TypeNote}}, "auto", false)
+		hits, _, err := s.search(ctx, strings.TrimSuffix(path.Base(f), path.Ext(f)), Filter{Limit: 2, Types: []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue, notes.TypeReference, notes.TypeRule, notes.TypeNote}}, mode, false)
 		if err != nil {
 			continue
 		}

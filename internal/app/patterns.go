@@ -58,9 +58,13 @@ func sharedTags(a, b []string) int {
 // Patterns returns recurring issues: three or more issues of the last 30
 // days that are alike (an issue with two or more similar ones), unless the
 // pattern was resolved. Needs the embedding model.
-func (s *Memory) Patterns(ctx context.Context) ([]Group, error) {
+func (s *Memory) Patterns(ctx context.Context) ([]Group, error) { return s.patterns(ctx, true) }
+
+// patterns is Patterns; without load it reads the vectors at hand (see
+// vectorsAtHand).
+func (s *core) patterns(ctx context.Context, load bool) ([]Group, error) {
 	var out []Group
-	err := s.withVectors(ctx, func(c *cache.Cache, _ Embedder) error {
+	err := s.vectorsAtHand(ctx, load, func(c *cache.Cache) error {
 		var err error
 		out, err = s.patternsIn(ctx, c)
 		return err
@@ -129,8 +133,14 @@ func (s *Memory) ResolvePattern(ctx context.Context, idPrefix string) (Group, er
 // the last 30 days that say much the same (cosine ≥ 0.75, shared tags
 // helping): candidates to merge into one longterm entry.
 func (s *Memory) Consolidation(ctx context.Context) ([]Group, error) {
+	return s.consolidation(ctx, true)
+}
+
+// consolidation is Consolidation; without load it reads the vectors at
+// hand (see vectorsAtHand).
+func (s *core) consolidation(ctx context.Context, load bool) ([]Group, error) {
 	var out []Group
-	err := s.withVectors(ctx, func(c *cache.Cache, _ Embedder) error {
+	err := s.vectorsAtHand(ctx, load, func(c *cache.Cache) error {
 		recent, err := s.recentVectors(ctx, c, notes.TypeIssue, notes.TypeDecision)
 		if err != nil {
 			return err

@@ -226,6 +226,15 @@ var correctionTypes = []notes.Type{notes.TypeInsight, notes.TypeDecision, notes.
 // Rules similar to one (cosine ≥ 0.7) are reported as conflicts when the
 // model is installed.
 func (s *Agent) PendingRules(ctx context.Context) ([]PendingRule, error) {
+	return s.pendingRules(ctx, true)
+}
+
+// pendingRules is PendingRules; without load, and where no model is
+// loaded yet, it reads stored vectors only: no directive is found by
+// meaning, and conflicts are found for the corrections that have a vector.
+// Loading the model costs a session start about 300 ms.
+func (s *core) pendingRules(ctx context.Context, load bool) ([]PendingRule, error) {
+	load = load || s.emb != nil
 	seen := map[string]bool{}
 	var cands []Entry
 	add := func(rows []Entry, byMeaning bool) {
@@ -248,7 +257,9 @@ func (s *Agent) PendingRules(ctx context.Context) ([]PendingRule, error) {
 		return nil, err
 	}
 	add(recent, false)
-	add(s.directivesByMeaning(ctx), true)
+	if load {
+		add(s.directivesByMeaning(ctx), true)
+	}
 	if cands, err = s.withoutRule(ctx, cands); err != nil {
 		return nil, err
 	}
@@ -261,20 +272,15 @@ func (s *Agent) PendingRules(ctx context.Context) ([]PendingRule, error) {
 		return out, nil
 	}
 	// conflicts need vectors; without a model the list stands alone
-	_ = s.withVectors(ctx, func(c *cache.Cache, m Embedder) error {
+	conflicts := func(c *cache.Cache, vecs [][]float32) error {
 		rules, rvecs, err := c.VectorRows(ctx, cache.Filter{Types: []notes.Type{notes.TypeRule}, Limit: 500})
 		if err != nil || len(rules) == 0 {
 			return err
 		}
-		texts := make([]string, len(out))
-		for i, p := range out {
-			texts[i] = p.Content
-		}
-		vecs, err := m.Embed(ctx, texts)
-		if err != nil {
-			return err
-		}
 		for i := range out {
+			if vecs[i] == nil {
+				continue
+			}
 			for j, r := range rules {
 				if slices.Contains(r.RelatedIDs, out[i].ID) || r.Content == out[i].Content {
 					continue // the rule made of this correction
@@ -285,6 +291,38 @@ func (s *Agent) PendingRules(ctx context.Context) ([]PendingRule, error) {
 			}
 		}
 		return nil
+	}
+	if load {
+		_ = s.withVectors(ctx, func(c *cache.Cache, m Embedder) error {
+			texts := make([]string, len(out))
+			for i, p := range out {
+				texts[i] = p.Content
+			}
+			vecs, err := m.Embed(ctx, texts)
+			if err != nil {
+				return err
+			}
+			return conflicts(c, vecs)
+		})
+		return out, nil
+	}
+	_ = s.withCache(ctx, func(c *cache.Cache) error {
+		if ok, err := c.UseStoredModel(ctx); !ok || err != nil {
+			return err
+		}
+		rows, stored, err := c.VectorRows(ctx, cache.Filter{Types: correctionTypes, Limit: 2000})
+		if err != nil {
+			return err
+		}
+		byID := make(map[string][]float32, len(rows))
+		for i, r := range rows {
+			byID[r.ID] = stored[i]
+		}
+		vecs := make([][]float32, len(out))
+		for i, p := range out {
+			vecs[i] = byID[p.ID]
+		}
+		return conflicts(c, vecs)
 	})
 	return out, nil
 }

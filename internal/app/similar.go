@@ -45,6 +45,23 @@ func (s *core) withVectors(ctx context.Context, f func(c *cache.Cache, m Embedde
 	})
 }
 
+// vectorsAtHand runs f with the cache reading vectors: of the model, with
+// pending entries embedded first, when it is loaded or load is set;
+// otherwise those the last model stored, without loading it (about 300 ms
+// that a session-start hook should not pay; entries saved since the last
+// embedding are left out). f does not run when there are none.
+func (s *core) vectorsAtHand(ctx context.Context, load bool, f func(c *cache.Cache) error) error {
+	if load || s.emb != nil {
+		return s.withVectors(ctx, func(c *cache.Cache, _ Embedder) error { return f(c) })
+	}
+	return s.withCache(ctx, func(c *cache.Cache) error {
+		if ok, err := c.UseStoredModel(ctx); !ok || err != nil {
+			return err
+		}
+		return f(c)
+	})
+}
+
 // Similar is an entry and how close it is to something.
 type Similar struct {
 	Entry
