@@ -91,8 +91,6 @@ func (c *Cache) UseModel(ctx context.Context, id string, dim int) error {
 // bumpGen marks the vector index changed (bitindex.go reloads on it).
 const bumpGen = `INSERT INTO meta(key, value) VALUES('vec_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`
 
-// attachVectors opens the vector store and reports whether it was new
-// (deleted or never created).
 // UseStoredModel selects the model the stored vectors were last computed
 // with, to read them (VectorRows) without loading the model. It reports
 // false when there are no stored vectors.
@@ -117,6 +115,12 @@ func (c *Cache) UseStoredModel(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// VectorModel is the id of the model whose vectors the cache reads (set
+// by UseModel or UseStoredModel), or "".
+func (c *Cache) VectorModel() string { return c.vecModel }
+
+// attachVectors opens the vector store and reports whether it was new
+// (deleted or never created).
 func (c *Cache) attachVectors(ctx context.Context) (created bool, err error) {
 	if _, err := c.db.ExecContext(ctx, `ATTACH DATABASE ? AS vs`, VectorsPath(c.path)); err != nil {
 		return false, err

@@ -31,6 +31,7 @@ func (h *handlers) tools() []tool {
 			mcpgo.WithReadOnlyHintAnnotation(true),
 			mcpgo.WithString("query", mcpgo.Required(), mcpgo.Description("what you are looking for, in words")),
 			mcpgo.WithString("mode", mcpgo.Description("auto (default: hybrid when a model is installed), hybrid, vector or bm25 (words only)"), mcpgo.Enum("auto", "hybrid", "vector", "bm25")),
+			mcpgo.WithString("scope", mcpgo.Description("project (default: this repository) or all (every project of the user, each result marked with its project)"), mcpgo.Enum("project", "all")),
 		}, filterOpts...)...), h.search},
 		{mcpgo.NewTool("context_list", append([]mcpgo.ToolOption{
 			mcpgo.WithDescription("List recent memory entries, newest first, with filters."),

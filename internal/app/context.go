@@ -19,8 +19,10 @@ const DefaultContextBudget = 4000
 
 // SessionContext builds the markdown an agent gets when a session starts:
 // rules, the last handoffs, recent decisions and context (this project's
-// first, nothing ephemeral), and, for the files being changed, what usually
-// changes with them and the memory that mentions them. Each item shows its
+// first, nothing ephemeral), for the files being changed, what usually
+// changes with them and the memory that mentions them, and, in what budget
+// is left, rules and insights of the user's other projects that resemble
+// this one (crossproject.go). Each item shows its
 // id, age and author, marking teammates' memory as such. It runs a
 // maintenance pass first. The result fits in budget characters: items that
 // do not fit whole are cut to a one-line digest, then dropped.
@@ -50,6 +52,7 @@ func (s *Agent) SessionContext(ctx context.Context, budget int) (string, error) 
 	pinnedFirst(kept)
 	w.section("Decisions and context", kept)
 	w.predictive()
+	w.otherProjects()
 	return w.b.String(), nil
 }
 

@@ -18,5 +18,9 @@ var (
 	ErrNoModel   = embed.ErrNoModel    // no embedding model installed
 )
 
+// ErrNotProject is returned when a path to remove is not in the project
+// list.
+var ErrNotProject = errors.New("not in your projects (see 'git synaptic projects')")
+
 // ErrPinned is returned when an agent archives a pinned entry.
 var ErrPinned = errors.New("pinned entries are not archived by agents")

@@ -89,6 +89,13 @@ func (s *Sharing) Init(ctx context.Context, opts InitOptions) (InitReport, error
 	if _, err := s.ready(ctx); err != nil {
 		return rep, err
 	}
+	// The project list serves searches across projects; a repository
+	// missing from it loses nothing, so failing to write it fails nothing.
+	if added, err := s.Register(); err != nil {
+		s.warnf("could not add this repository to your project list: %v", err)
+	} else if added {
+		rep.Changes = append(rep.Changes, "project list += "+homePath(s.repo))
+	}
 	return rep, nil
 }
 

@@ -73,6 +73,10 @@ type Options struct {
 	// Embedder, if set, is used instead of loading Model: a fake in tests.
 	// The Service does not close it.
 	Embedder Embedder
+	// Projects is the user's project list (registry.DefaultPath, which the
+	// front ends give): init registers the repository there, and searches
+	// across projects read it. Empty: no list.
+	Projects string
 }
 
 // Service is an open repository with its memory cache. Its work is
@@ -106,6 +110,9 @@ type core struct {
 	rawScores bool
 	longLived bool
 	recent    map[string]*recentSet // recentVectors' answers, when longLived
+	projects  string                // Options.Projects
+	others    map[string]*Service   // other projects read, kept open until Close (projects.go)
+	memo      *queryMemo            // this Service's model as the others use it
 }
 
 // Open opens the repository containing dir. The cache is opened lazily.
@@ -115,7 +122,7 @@ func Open(dir string, opts Options) (*Service, error) {
 		return nil, err
 	}
 	s := &core{repo: repo, now: opts.Now, asOf: opts.AsOf, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores, longLived: opts.LongLived,
-		session: opts.Session, agentID: opts.Agent, followAgent: opts.FollowAgentSession, defaultSession: opts.DefaultSession, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder}
+		session: opts.Session, agentID: opts.Agent, followAgent: opts.FollowAgentSession, defaultSession: opts.DefaultSession, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder, projects: opts.Projects}
 	if s.embModel == "" {
 		s.embModel = embed.DefaultModel
 	}
@@ -130,7 +137,8 @@ func Open(dir string, opts Options) (*Service, error) {
 
 // Close releases the cache.
 func (s *Service) Close() error {
-	err := s.repo.Close()
+	err := s.closeOthers()
+	err = errors.Join(err, s.repo.Close())
 	if c, ok := s.emb.(io.Closer); ok && s.ownEmb {
 		err = errors.Join(err, c.Close())
 	}
@@ -291,8 +299,12 @@ func (s *core) sig(ctx context.Context) gitstore.Signature {
 
 // project names this repository: the origin remote's repository name, else
 // the working tree's folder name.
-func (s *core) project(ctx context.Context) string {
-	if url := s.repo.RemoteURL("origin"); url != "" {
+func (s *core) project(ctx context.Context) string { return projectName(s.repo) }
+
+// projectName is a repository's name: the last part of its origin URL,
+// else of its directory.
+func projectName(repo *gitstore.Repo) string {
+	if url := repo.RemoteURL("origin"); url != "" {
 		u := strings.TrimSuffix(strings.TrimRight(url, "/"), ".git")
 		if i := strings.LastIndexAny(u, "/:"); i >= 0 {
 			u = u[i+1:]
@@ -301,9 +313,9 @@ func (s *core) project(ctx context.Context) string {
 			return u
 		}
 	}
-	dir := s.repo.WorkTree()
+	dir := repo.WorkTree()
 	if dir == "" {
-		dir = strings.TrimSuffix(s.repo.CommonDir(), "/.git")
+		dir = strings.TrimSuffix(repo.CommonDir(), "/.git")
 	}
 	return strings.TrimSuffix(path.Base(filepath.ToSlash(dir)), ".git")
 }

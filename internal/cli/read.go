@@ -274,12 +274,13 @@ func describeOp(op notes.Op) string {
 }
 
 type searchOptions struct {
-	filter  filterFlags
-	json    bool
-	explain bool
-	mode    string
-	asOf    string
-	args    []string
+	filter      filterFlags
+	json        bool
+	explain     bool
+	allProjects bool
+	mode        string
+	asOf        string
+	args        []string
 }
 
 func newSearch(e *env) *cobra.Command {
@@ -305,12 +306,18 @@ time was read.
 
 Without an installed model ('git synaptic model install') search falls back to
 BM25 alone and says so. Entries saved since the last search are embedded first
-(a bounded number per search; 'git synaptic embed' does all of them).`,
+(a bounded number per search; 'git synaptic embed' does all of them).
+
+--all-projects also searches every repository in your projects ('git
+synaptic projects'), private memory included since it is yours, and ranks
+the hits as one list labelled with their project. A project that was moved
+or deleted is named on stderr and skipped.`,
 		Example: `  git synaptic search postgres billing
   git synaptic search "why did we drop redis" --type decision -n 5
   git synaptic search flaky test --since 30d --json
   git synaptic search "what did we decide last week about the cache" --explain
-  git synaptic search "database choice" --mode vector --explain`,
+  git synaptic search "database choice" --mode vector --explain
+  git synaptic search --all-projects "how do we deploy"`,
 		Args: minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.args = args
@@ -320,6 +327,7 @@ BM25 alone and says so. Entries saved since the last search are embedded first
 	o.filter.register(c, 10)
 	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	c.Flags().BoolVar(&o.explain, "explain", false, "show how each result was scored")
+	c.Flags().BoolVar(&o.allProjects, "all-projects", false, "search all your projects, not only this repository")
 	c.Flags().StringVar(&o.mode, "mode", "auto", "ranking: `auto` (hybrid when a model is installed), hybrid, vector or bm25")
 	c.Flags().StringVar(&o.asOf, "as-of", "", "read relative times in the query (\"last week\") as of this `date` (2026-01-31, RFC 3339, or an age: 2w)")
 	return c
@@ -342,6 +350,9 @@ func runSearch(e *env, o *searchOptions) error {
 	case "auto", "hybrid", "vector", "bm25":
 	default:
 		return usagef("--mode: unknown mode %q (want auto, hybrid, vector or bm25)", o.mode)
+	}
+	if o.allProjects {
+		return searchProjects(e, o, f, now)
 	}
 	return e.withService(func(s *app.Service) error {
 		hits, info, err := s.Recall().SearchWith(contextOf(e), strings.Join(o.args, " "), f, o.mode)
@@ -372,6 +383,46 @@ func runSearch(e *env, o *searchOptions) error {
 		}
 		return nil
 	})
+}
+
+// searchProjects is search --all-projects.
+func searchProjects(e *env, o *searchOptions, f app.Filter, now time.Time) error {
+	s, err := e.openForProjects()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	hits, info, err := s.Recall().SearchProjects(contextOf(e), strings.Join(o.args, " "), f, o.mode)
+	if err != nil {
+		return err
+	}
+	if info.Fallback != "" {
+		fmt.Fprintln(e.io.Err, "note: "+info.Fallback)
+	}
+	for _, p := range info.Skipped {
+		fmt.Fprintf(e.io.Err, "note: skipped %s (%s): %s\n", p.Name, p.Path, p.Problem)
+	}
+	if o.json {
+		return writeJSON(e.io.Out, nonNil(hits))
+	}
+	if o.explain {
+		fmt.Fprintf(e.io.Out, "%s; %d projects searched\n", colour(e.io.TTY, dim, explainHeader(info.SearchInfo)), info.Searched)
+	}
+	if len(hits) == 0 {
+		fmt.Fprintln(e.io.Out, "no matches")
+		return nil
+	}
+	width := 0
+	for _, h := range hits {
+		width = max(width, min(len(h.Project), 20))
+	}
+	for _, h := range hits {
+		fmt.Fprintf(e.io.Out, "%-*s  %s  %-9s %-8s %s\n", width, h.Project, colour(e.io.TTY, yellow, app.ShortID(h.ID)), h.Type, app.Age(now, h.Created), app.FirstLine(h.Content, 80))
+		if o.explain {
+			fmt.Fprintf(e.io.Out, "%*s  %s\n", width, "", colour(e.io.TTY, dim, explainHit(info.SearchInfo, h.Hit)))
+		}
+	}
+	return nil
 }
 
 func explainHeader(info app.SearchInfo) string {

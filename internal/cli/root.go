@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/registry"
 )
 
 // Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
@@ -65,9 +67,18 @@ func (e *env) open() (*app.Service, error) {
 // ConfigFromEnv adds to opts what the environment configures: the agent
 // session and agent ids saves carry ($GIT_SYNAPTIC_SESSION,
 // $GIT_SYNAPTIC_AGENT), the embedding model ($GIT_SYNAPTIC_MODEL) and its
-// runtime ($GIT_SYNAPTIC_EMBED_BACKEND). The application itself never
-// reads the environment for them.
+// runtime ($GIT_SYNAPTIC_EMBED_BACKEND), and the user's project list
+// ($GIT_SYNAPTIC_PROJECTS: a file, or "off"; else in $XDG_DATA_HOME or
+// ~/.local/share). The application itself never reads the environment for
+// them.
 func ConfigFromEnv(opts app.Options) app.Options {
+	switch p := os.Getenv("GIT_SYNAPTIC_PROJECTS"); p {
+	case "off":
+	case "":
+		opts.Projects, _ = registry.DefaultPath() // none without a home
+	default:
+		opts.Projects, _ = filepath.Abs(p)
+	}
 	opts.Session = os.Getenv("GIT_SYNAPTIC_SESSION")
 	opts.Agent = os.Getenv("GIT_SYNAPTIC_AGENT")
 	opts.Model = os.Getenv("GIT_SYNAPTIC_MODEL")
@@ -139,7 +150,7 @@ without conflicts, and is indexed in a disposable local cache for search.`,
 		newPin(e, true), newPin(e, false), newArchive(e, true), newArchive(e, false),
 		newEdit(e), newStatus(e), newNote(e), newSync(e), newReindex(e), newImport(e),
 		newIndex(e), newCochanges(e), newSuggest(e), newHooks(e), newHook(e), newMCP(e), newMaintain(e), newFeedback(e, true), newFeedback(e, false),
-		newModel(e), newEmbed(e), newPatterns(e), newConsolidate(e), newRules(e), newDelete(e),
+		newModel(e), newEmbed(e), newPatterns(e), newConsolidate(e), newRules(e), newDelete(e), newProjects(e),
 	)
 	return root
 }

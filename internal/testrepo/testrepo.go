@@ -25,6 +25,9 @@ func Isolate() (cleanup func()) {
 	}
 	os.Setenv("HOME", home)
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	// No project list: each test that needs one names its own, so that
+	// tests never see each other's repositories as "other projects".
+	os.Setenv("GIT_SYNAPTIC_PROJECTS", "off")
 	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	for _, v := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_CONFIG_GLOBAL", "GIT_PAGER", "PAGER", "GIT_SYNAPTIC_SESSION", "GIT_SYNAPTIC_AGENT"} {
 		os.Unsetenv(v)

@@ -1,0 +1,303 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/registry"
+)
+
+// A user's projects are the repositories in their project list
+// (registry): init adds each one. Searches across projects and the
+// session start's "From other projects" open each project's own cache,
+// which follows that project's refs like any command run there: the
+// cross-project index is the projects' caches, nothing more to keep.
+
+// ProjectInfo is a registered project, and why it cannot be read when it
+// cannot (moved or deleted, no longer a repository).
+type ProjectInfo struct {
+	Name    string    `json:"name"`
+	Path    string    `json:"path"`
+	Added   time.Time `json:"added"`
+	Problem string    `json:"problem,omitempty"`
+}
+
+// ErrNoProjectList is returned when there is no project list to use
+// (Options.Projects is empty).
+var ErrNoProjectList = errors.New("no project list (GIT_SYNAPTIC_PROJECTS is off, or there is no home directory)")
+
+// homePath is the path a repository is registered under: the top of its
+// main worktree, or its git directory when it has none. Every worktree of
+// a repository has one home, so a repository is listed once.
+func homePath(repo *gitstore.Repo) string {
+	c := filepath.Clean(repo.CommonDir())
+	if filepath.Base(c) == ".git" {
+		return filepath.Dir(c)
+	}
+	return c
+}
+
+// projectList is the user's project list, or ErrNoProjectList.
+func projectList(path string) (*registry.File, error) {
+	if path == "" {
+		return nil, ErrNoProjectList
+	}
+	return registry.Open(path), nil
+}
+
+// Projects lists the projects in the list at path, saying which cannot be
+// read.
+func Projects(path string) ([]ProjectInfo, error) {
+	list, err := projectList(path)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := list.List()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ProjectInfo, 0, len(ps))
+	for _, p := range ps {
+		info := ProjectInfo{Name: filepath.Base(p.Path), Path: p.Path, Added: p.Added}
+		if repo, problem := openProjectRepo(p.Path); problem != "" {
+			info.Problem = problem
+		} else {
+			info.Name = projectName(repo)
+			repo.Close()
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// openProjectRepo opens a registered project's repository, or says why it
+// cannot.
+func openProjectRepo(path string) (*gitstore.Repo, string) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, "moved or deleted"
+	}
+	repo, err := gitstore.Open(path)
+	if err != nil {
+		return nil, "not readable as a git repository: " + err.Error()
+	}
+	if homePath(repo) != filepath.Clean(path) {
+		repo.Close()
+		return nil, "no longer a repository of its own (now inside another one)"
+	}
+	return repo, ""
+}
+
+// AddProject registers the repository containing dir in the list at path
+// and reports whether it was new.
+func AddProject(path, dir string, now time.Time) (ProjectInfo, bool, error) {
+	list, err := projectList(path)
+	if err != nil {
+		return ProjectInfo{}, false, err
+	}
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		return ProjectInfo{}, false, err
+	}
+	defer repo.Close()
+	home, err := filepath.Abs(homePath(repo))
+	if err != nil {
+		return ProjectInfo{}, false, fmt.Errorf("projects: %w", err)
+	}
+	added, err := list.Add(home, now)
+	return ProjectInfo{Name: projectName(repo), Path: home, Added: now}, added, err
+}
+
+// RemoveProject takes dir out of the list at path and returns the path it
+// removed, or ErrNotProject. dir may be a repository (any directory in it)
+// or a listed path that no longer exists.
+func RemoveProject(path, dir string) (string, error) {
+	list, err := projectList(path)
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("projects: %w", err)
+	}
+	abs = filepath.Clean(abs)
+	removed, err := list.Remove(abs)
+	if err == nil && !removed {
+		// dir may be a directory inside a listed repository
+		if repo, oerr := gitstore.Open(abs); oerr == nil {
+			abs = homePath(repo)
+			repo.Close()
+			removed, err = list.Remove(abs)
+		}
+	}
+	if err == nil && !removed {
+		err = fmt.Errorf("%s: %w", abs, ErrNotProject)
+	}
+	return abs, err
+}
+
+// Register adds this repository to the user's project list (init does),
+// reporting whether it was new. Without a list it does nothing.
+func (s *Sharing) Register() (bool, error) {
+	if s.projects == "" {
+		return false, nil
+	}
+	_, added, err := AddProject(s.projects, homePath(s.repo), s.now())
+	return added, err
+}
+
+// ProjectHit is a hit of a search across projects.
+type ProjectHit struct {
+	Hit
+	Project     string `json:"project"`
+	ProjectPath string `json:"project_path"`
+	// Here is set for hits in the repository the search ran in.
+	Here bool `json:"here,omitempty"`
+}
+
+// ProjectsInfo says what a search across projects searched: the search
+// (of this project, or of the first readable one) and the projects it
+// could not read.
+type ProjectsInfo struct {
+	SearchInfo
+	Searched int           `json:"searched"`
+	Skipped  []ProjectInfo `json:"skipped,omitempty"`
+}
+
+// SearchProjects searches this repository and every project in the
+// user's list and ranks the hits as one list, each labelled with its
+// project. A project that cannot be read is reported in the info and
+// skipped.
+func (s *Recall) SearchProjects(ctx context.Context, query string, filter Filter, mode string) ([]ProjectHit, ProjectsInfo, error) {
+	var info ProjectsInfo
+	hits, si, err := s.search(ctx, query, filter, mode, true)
+	if err != nil {
+		return nil, info, err
+	}
+	info.SearchInfo, info.Searched = si, 1
+	here := homePath(s.repo)
+	out := labelHits(hits, s.project(ctx), here, true)
+	if s.projects == "" {
+		return out, info, nil
+	}
+	ps, err := Projects(s.projects)
+	if err != nil {
+		return nil, info, err
+	}
+	// The other projects search as this one did: with its model (loaded
+	// once, the query embedded once), or by words alone when it had none.
+	if si.Mode == ModeBM25 {
+		mode = "bm25"
+	}
+	for _, p := range ps {
+		if p.Path == here {
+			continue
+		}
+		if p.Problem != "" {
+			info.Skipped = append(info.Skipped, p)
+			continue
+		}
+		other, err := s.other(p.Path)
+		if err == nil {
+			var found []Hit
+			found, _, err = other.search(ctx, query, filter, mode, true)
+			out = append(out, labelHits(found, p.Name, p.Path, false)...)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, info, ctx.Err()
+			}
+			p.Problem = err.Error()
+			info.Skipped = append(info.Skipped, p)
+			continue
+		}
+		info.Searched++
+	}
+	slices.SortStableFunc(out, func(a, b ProjectHit) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), b.Created.Compare(a.Created))
+	})
+	if lim := cmp.Or(filter.Limit, 10); len(out) > lim {
+		out = out[:lim]
+	}
+	return out, info, nil
+}
+
+func labelHits(hits []Hit, name, path string, here bool) []ProjectHit {
+	out := make([]ProjectHit, len(hits))
+	for i, h := range hits {
+		out[i] = ProjectHit{Hit: h, Project: name, ProjectPath: path, Here: here}
+	}
+	return out
+}
+
+// other opens another registered project with this one's settings and
+// embedding model (a server keeps it open, a command closes it with this
+// Service). Its warnings are not this project's: they are dropped, and a
+// project that cannot be searched is reported by the caller.
+func (s *core) other(path string) (*core, error) {
+	var emb Embedder
+	if s.emb != nil {
+		if s.memo == nil || s.memo.Embedder != s.emb {
+			s.memo = &queryMemo{Embedder: s.emb}
+		}
+		emb = s.memo
+	}
+	if o := s.others[path]; o != nil {
+		if o.emb == nil && emb != nil { // opened by a search without the model
+			o.emb, o.embErr = emb, nil
+		}
+		return o.core, nil
+	}
+	o, err := Open(path, Options{Now: s.now, AsOf: s.asOf, Warn: io.Discard, BusyTimeout: s.busy, RawScores: s.rawScores,
+		Model: s.embModel, EmbedBackend: s.backend, Embedder: emb})
+	if err != nil {
+		return nil, err
+	}
+	if s.others == nil {
+		s.others = map[string]*Service{}
+	}
+	s.others[path] = o
+	return o.core, nil
+}
+
+// closeOthers closes the other projects this Service opened.
+func (s *core) closeOthers() error {
+	var err error
+	for path, o := range s.others {
+		err = errors.Join(err, o.Close())
+		delete(s.others, path)
+	}
+	return err
+}
+
+// queryMemo is an Embedder that embeds the last single text (a query)
+// once for every project a search reads. Like the application, it is not
+// safe for concurrent use.
+type queryMemo struct {
+	Embedder
+	text string
+	vec  []float32
+}
+
+// Embed embeds texts, reusing the vector of the last lone text.
+func (m *queryMemo) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(texts) != 1 {
+		return m.Embedder.Embed(ctx, texts)
+	}
+	if m.vec != nil && m.text == texts[0] {
+		return [][]float32{slices.Clone(m.vec)}, nil
+	}
+	v, err := m.Embedder.Embed(ctx, texts)
+	if err == nil && len(v) == 1 {
+		m.text, m.vec = texts[0], slices.Clone(v[0])
+	}
+	return v, err
+}
