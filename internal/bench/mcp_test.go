@@ -8,11 +8,9 @@ import (
 	"time"
 )
 
-// BenchmarkMCPSearch100k times context_search through a running MCP server
-// (warm process) over 100k entries: the latency an agent sees.
-func BenchmarkMCPSearch100k(b *testing.B) {
-	dir := repoWith(b, scale(100000))
-	run(b, dir, "embed") // searches then measure the warm model, not embedding
+// mcpServer starts the MCP server in dir, initialises it, and returns a
+// function that sends one request and times its answer.
+func mcpServer(b *testing.B, dir string) func(method string, params any) time.Duration {
 	cmd := exec.Command(bin, "mcp")
 	cmd.Dir = dir
 	in, _ := cmd.StdinPipe()
@@ -20,7 +18,7 @@ func BenchmarkMCPSearch100k(b *testing.B) {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	defer func() { in.Close(); cmd.Wait() }()
+	b.Cleanup(func() { in.Close(); cmd.Wait() })
 	out := bufio.NewReader(outPipe)
 	id := 0
 	call := func(method string, params any) time.Duration {
@@ -41,14 +39,33 @@ func BenchmarkMCPSearch100k(b *testing.B) {
 	}
 	call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "bench", "version": "1"}})
 	in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
-	queries := []string{"flaky timeout in ci pipeline", "postgres migration rollback", "why did we choose redis", "embedding model latency", "kubernetes helm deploy", "auth token session login bug"}
-	call("tools/call", map[string]any{"name": "context_search", "arguments": map[string]any{"query": "warm up"}})
+	return call
+}
+
+// search is a context_search call with extra arguments.
+func search(query string, extra ...string) map[string]any {
+	args := map[string]any{"query": query, "limit": 10}
+	for i := 0; i+1 < len(extra); i += 2 {
+		args[extra[i]] = extra[i+1]
+	}
+	return map[string]any{"name": "context_search", "arguments": args}
+}
+
+var benchQueries = []string{"flaky timeout in ci pipeline", "postgres migration rollback", "why did we choose redis", "embedding model latency", "kubernetes helm deploy", "auth token session login bug"}
+
+// BenchmarkMCPSearch100k times context_search through a running MCP server
+// (warm process) over 100k entries: the latency an agent sees.
+func BenchmarkMCPSearch100k(b *testing.B) {
+	dir := repoWith(b, scale(100000))
+	run(b, dir, "embed") // searches then measure the warm model, not embedding
+	call := mcpServer(b, dir)
+	call("tools/call", search("warm up"))
 	// hybrid and words-only searches interleaved, so that both see the same machine load
 	var hybrid, bm25 []time.Duration
 	for i := 0; i < 60; i++ {
-		q := queries[i%len(queries)]
-		hybrid = append(hybrid, call("tools/call", map[string]any{"name": "context_search", "arguments": map[string]any{"query": q, "limit": 10}}))
-		bm25 = append(bm25, call("tools/call", map[string]any{"name": "context_search", "arguments": map[string]any{"query": q, "limit": 10, "mode": "bm25"}}))
+		q := benchQueries[i%len(benchQueries)]
+		hybrid = append(hybrid, call("tools/call", search(q)))
+		bm25 = append(bm25, call("tools/call", search(q, "mode", "bm25")))
 	}
 	b.ReportMetric(ms(median(hybrid)), "ms/mcp-search-median")
 	b.ReportMetric(ms(median(bm25)), "ms/mcp-bm25-median")
