@@ -13,6 +13,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/registry"
 )
 
 // The session start's "From other projects": rules and longterm insights
@@ -79,7 +80,7 @@ func (w *contextWriter) otherProjects() {
 // fromOtherProjects picks the other projects' shared rules and longterm
 // insights that resemble this project, best first.
 func (s *core) fromOtherProjects(ctx context.Context) ([]crossItem, error) {
-	ps, err := Projects(s.projects)
+	ps, err := registry.Open(s.projects).List()
 	if err != nil {
 		return nil, err
 	}
@@ -87,19 +88,19 @@ func (s *core) fromOtherProjects(ctx context.Context) ([]crossItem, error) {
 	var me *profile
 	var out []crossItem
 	for _, p := range ps {
-		if p.Path == here || p.Problem != "" {
+		if p.Path == here {
 			continue
+		}
+		o, info := s.other(p)
+		if o == nil {
+			continue // unreadable now: it is not this project's problem
 		}
 		if me == nil {
 			if me, err = s.profile(ctx); err != nil {
 				return nil, err
 			}
 		}
-		o, err := s.other(p.Path)
-		if err != nil {
-			continue // unreadable now: it is not this project's problem
-		}
-		found, err := o.crossCandidates(ctx, me, p.Name)
+		found, err := o.crossCandidates(ctx, me, info.Name)
 		if err != nil {
 			continue
 		}

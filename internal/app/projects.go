@@ -108,6 +108,11 @@ func AddProject(path, dir string, now time.Time) (ProjectInfo, bool, error) {
 		return ProjectInfo{}, false, err
 	}
 	defer repo.Close()
+	return addRepo(list, repo, now)
+}
+
+// addRepo registers repo in list.
+func addRepo(list *registry.File, repo *gitstore.Repo, now time.Time) (ProjectInfo, bool, error) {
 	home, err := filepath.Abs(homePath(repo))
 	if err != nil {
 		return ProjectInfo{}, false, fmt.Errorf("projects: %w", err)
@@ -150,7 +155,7 @@ func (s *Sharing) Register() (bool, error) {
 	if s.projects == "" {
 		return false, nil
 	}
-	_, added, err := AddProject(s.projects, homePath(s.repo), s.now())
+	_, added, err := addRepo(registry.Open(s.projects), s.repo, s.now())
 	return added, err
 }
 
@@ -188,7 +193,7 @@ func (s *Recall) SearchProjects(ctx context.Context, query string, filter Filter
 	if s.projects == "" {
 		return out, info, nil
 	}
-	ps, err := Projects(s.projects)
+	ps, err := registry.Open(s.projects).List()
 	if err != nil {
 		return nil, info, err
 	}
@@ -201,22 +206,19 @@ func (s *Recall) SearchProjects(ctx context.Context, query string, filter Filter
 		if p.Path == here {
 			continue
 		}
-		if p.Problem != "" {
-			info.Skipped = append(info.Skipped, p)
-			continue
-		}
-		other, err := s.other(p.Path)
-		if err == nil {
-			var found []Hit
-			found, _, err = other.search(ctx, query, filter, mode, true)
-			out = append(out, labelHits(found, p.Name, p.Path, false)...)
-		}
-		if err != nil {
-			if ctx.Err() != nil {
+		other, pi := s.other(p)
+		if other != nil {
+			found, _, err := other.search(ctx, query, filter, mode, true)
+			if err != nil && ctx.Err() != nil {
 				return nil, info, ctx.Err()
 			}
-			p.Problem = err.Error()
-			info.Skipped = append(info.Skipped, p)
+			if err != nil {
+				pi.Problem = err.Error()
+			}
+			out = append(out, labelHits(found, pi.Name, pi.Path, false)...)
+		}
+		if pi.Problem != "" {
+			info.Skipped = append(info.Skipped, pi)
 			continue
 		}
 		info.Searched++
@@ -240,32 +242,42 @@ func labelHits(hits []Hit, name, path string, here bool) []ProjectHit {
 
 // other opens another registered project with this one's settings and
 // embedding model (a server keeps it open, a command closes it with this
-// Service). Its warnings are not this project's: they are dropped, and a
-// project that cannot be searched is reported by the caller.
-func (s *core) other(path string) (*core, error) {
+// Service), or says in the info why it cannot. Its warnings are not this
+// project's: they are dropped, and a project that cannot be searched is
+// reported by the caller.
+func (s *core) other(p registry.Project) (*core, ProjectInfo) {
+	info := ProjectInfo{Name: filepath.Base(p.Path), Path: p.Path, Added: p.Added}
 	var emb Embedder
 	if s.emb != nil {
-		if s.memo == nil || s.memo.Embedder != s.emb {
+		if s.memo == nil {
 			s.memo = &queryMemo{Embedder: s.emb}
 		}
 		emb = s.memo
 	}
-	if o := s.others[path]; o != nil {
+	if o := s.others[p.Path]; o != nil {
+		if _, err := os.Stat(p.Path); errors.Is(err, fs.ErrNotExist) {
+			info.Problem = "moved or deleted"
+			return nil, info
+		}
 		if o.emb == nil && emb != nil { // opened by a search without the model
 			o.emb, o.embErr = emb, nil
 		}
-		return o.core, nil
+		info.Name = projectName(o.repo)
+		return o.core, info
 	}
-	o, err := Open(path, Options{Now: s.now, AsOf: s.asOf, Warn: io.Discard, BusyTimeout: s.busy, RawScores: s.rawScores,
+	repo, problem := openProjectRepo(p.Path)
+	if problem != "" {
+		info.Problem = problem
+		return nil, info
+	}
+	info.Name = projectName(repo)
+	o := newService(repo, Options{Now: s.now, AsOf: s.asOf, Warn: io.Discard, BusyTimeout: s.busy, RawScores: s.rawScores,
 		Model: s.embModel, EmbedBackend: s.backend, Embedder: emb})
-	if err != nil {
-		return nil, err
-	}
 	if s.others == nil {
 		s.others = map[string]*Service{}
 	}
-	s.others[path] = o
-	return o.core, nil
+	s.others[p.Path] = o
+	return o.core, info
 }
 
 // closeOthers closes the other projects this Service opened.

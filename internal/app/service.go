@@ -121,6 +121,11 @@ func Open(dir string, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newService(repo, opts), nil
+}
+
+// newService is Open for a repository already opened.
+func newService(repo *gitstore.Repo, opts Options) *Service {
 	s := &core{repo: repo, now: opts.Now, asOf: opts.AsOf, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores, longLived: opts.LongLived,
 		session: opts.Session, agentID: opts.Agent, followAgent: opts.FollowAgentSession, defaultSession: opts.DefaultSession, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder, projects: opts.Projects}
 	if s.embModel == "" {
@@ -132,7 +137,7 @@ func Open(dir string, opts Options) (*Service, error) {
 	if s.warn == nil {
 		s.warn = os.Stderr
 	}
-	return &Service{s}, nil
+	return &Service{s}
 }
 
 // Close releases the cache.

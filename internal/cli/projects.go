@@ -140,11 +140,7 @@ func (e *env) openForProjects() (*app.Service, error) {
 	}
 	for _, p := range ps {
 		if p.Problem == "" {
-			saved := e.dir
-			e.dir = p.Path
-			s, err = e.open()
-			e.dir = saved
-			if err == nil {
+			if s, perr := e.openAt(p.Path); perr == nil {
 				return s, nil
 			}
 		}

@@ -60,8 +60,11 @@ func (e *env) run(opts any, work func() error) error {
 func contextOf(e *env) context.Context { return e.ctx }
 
 // open opens the repository of the current directory (or -C).
-func (e *env) open() (*app.Service, error) {
-	return app.Open(e.dir, ConfigFromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory"), AsOf: e.asOf}))
+func (e *env) open() (*app.Service, error) { return e.openAt(e.dir) }
+
+// openAt opens the repository containing dir.
+func (e *env) openAt(dir string) (*app.Service, error) {
+	return app.Open(dir, ConfigFromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory"), AsOf: e.asOf}))
 }
 
 // ConfigFromEnv adds to opts what the environment configures: the agent
