@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -285,4 +286,57 @@ func (r *Repo) DropStaleNote(ctx context.Context, old string) (bool, error) {
 	env := r.identityEnv(ctx)
 	_, err = r.run(ctx, nil, env, "notes", "--ref="+NotesRef, "remove", "--ignore-missing", old)
 	return err == nil, err
+}
+
+// ConfigSubsections lists the subsections of section that set key (for
+// section "remote" and key "url": the remote names), with key's value.
+func (r *Repo) ConfigSubsections(ctx context.Context, section, key string) (map[string]string, error) {
+	out, err := r.run(ctx, nil, nil, "config", "-z", "--get-regexp", `^`+regexp.QuoteMeta(section)+`\..*\.`+regexp.QuoteMeta(key)+`$`)
+	if err != nil {
+		var ge *GitError
+		if errors.As(err, &ge) && strings.TrimSpace(ge.Stderr) == "" {
+			return map[string]string{}, nil // none set (exit 1)
+		}
+		return nil, err
+	}
+	subs := map[string]string{}
+	for _, rec := range strings.Split(out, "\x00") {
+		name, value, _ := strings.Cut(rec, "\n")
+		name = strings.TrimPrefix(name, section+".")
+		name = strings.TrimSuffix(name, "."+key)
+		if rec != "" {
+			subs[name] = value
+		}
+	}
+	return subs, nil
+}
+
+// ConfigRemoveSection removes a config section and every key in it
+// (section "remote.origin": the whole remote).
+func (r *Repo) ConfigRemoveSection(ctx context.Context, section string) error {
+	_, err := r.run(ctx, nil, nil, "config", "--remove-section", section)
+	return err
+}
+
+// Mirror fetches refspecs from url (a URL or a path, not a configured
+// remote) and prunes the local refs they map to that url no longer has.
+func (r *Repo) Mirror(ctx context.Context, url string, refspecs ...string) error {
+	if strings.HasPrefix(url, "-") {
+		return fmt.Errorf("%q is not a repository URL", url)
+	}
+	args := append([]string{"fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--prune", "--", url}, refspecs...)
+	if _, err := r.run(ctx, nil, nil, args...); err != nil {
+		return fmt.Errorf("fetch memory from %s: %w", url, err)
+	}
+	r.st.rescan()
+	return nil
+}
+
+// DeleteRef deletes ref; a ref that does not exist is not an error.
+func (r *Repo) DeleteRef(ctx context.Context, ref string) error {
+	if !strings.HasPrefix(ref, "refs/") {
+		return fmt.Errorf("refusing to delete %q: not a ref name", ref)
+	}
+	_, err := r.run(ctx, nil, nil, "update-ref", "-d", ref)
+	return err
 }

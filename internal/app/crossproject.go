@@ -171,7 +171,9 @@ func (s *core) crossCandidates(ctx context.Context, me *profile, project string)
 			}
 		}
 		for i, r := range rows {
-			if r.Private || r.Irrelevant || (r.Type == notes.TypeInsight && r.Tier != notes.TierLongterm) {
+			// A subscription's memory is not that project's own: this one
+			// may subscribe to it, or not, itself.
+			if r.Private || r.Irrelevant || SubscriptionOf(r.Source) != "" || (r.Type == notes.TypeInsight && r.Tier != notes.TierLongterm) {
 				continue
 			}
 			score := 0.0

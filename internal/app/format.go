@@ -62,11 +62,14 @@ func FirstLine(s string, n int) string {
 }
 
 // Origin says where a memory comes from as seen by identity me: "you",
-// "teammate", or "git history" for indexed commits.
+// "teammate", "git history" for indexed commits, or "subscription NAME"
+// for memory followed from another repository.
 func Origin(r Entry, me string) string {
 	switch {
 	case r.Source == cache.HistorySource:
 		return "git history"
+	case SubscriptionOf(r.Source) != "":
+		return "subscription " + SubscriptionOf(r.Source)
 	case r.Author == me:
 		return "you"
 	}

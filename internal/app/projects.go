@@ -226,6 +226,14 @@ func (s *Recall) SearchProjects(ctx context.Context, query string, filter Filter
 	slices.SortStableFunc(out, func(a, b ProjectHit) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), b.Created.Compare(a.Created))
 	})
+	// An entry reached through two projects (both subscribe to the same
+	// memory) is listed once, where it scored best.
+	seen := map[string]bool{}
+	out = slices.DeleteFunc(out, func(h ProjectHit) bool {
+		dup := seen[h.ID]
+		seen[h.ID] = true
+		return dup
+	})
 	if lim := cmp.Or(filter.Limit, 10); len(out) > lim {
 		out = out[:lim]
 	}

@@ -16,14 +16,14 @@ import (
 
 // memoryRefs are the refs whose memory the cache indexes, by tip.
 func (s *core) memoryRefs() (local, tracking map[string]gitstore.Hash, err error) {
-	all, err := s.repo.Refs(sharedPrefix, privatePrefix, gitstore.NotesRef, remotePrefix)
+	all, err := s.repo.Refs(sharedPrefix, privatePrefix, subPrefix, gitstore.NotesRef, remotePrefix)
 	if err != nil {
 		return nil, nil, err
 	}
 	local, tracking = map[string]gitstore.Hash{}, map[string]gitstore.Hash{}
 	for ref, h := range all {
 		switch {
-		case ref == gitstore.NotesRef || strings.HasPrefix(ref, sharedPrefix) || strings.HasPrefix(ref, privatePrefix):
+		case ref == gitstore.NotesRef || strings.HasPrefix(ref, sharedPrefix) || strings.HasPrefix(ref, privatePrefix) || strings.HasPrefix(ref, subPrefix):
 			local[ref] = h
 		case strings.HasPrefix(ref, remotePrefix):
 			if _, ok := trackedLocal(ref); ok {
@@ -164,9 +164,10 @@ func sameTips(stored map[string]string, local map[string]gitstore.Hash) bool {
 func (s *core) apply(tx *cache.Tx, stored map[string]string, local map[string]gitstore.Hash) error {
 	full := false
 	for ref, h := range stored {
-		if _, ok := local[ref]; !ok {
+		old, err := parseHash(h)
+		if err != nil || !s.repo.HasObject(old) {
 			full = true
-		} else if old, err := parseHash(h); err != nil || !s.repo.HasObject(old) {
+		} else if _, ok := local[ref]; !ok && !s.dropRef(tx, ref, old) {
 			full = true
 		}
 	}
@@ -212,6 +213,33 @@ func (s *core) apply(tx *cache.Tx, stored map[string]string, local map[string]gi
 		s.warnf("%s", p)
 	}
 	return nil
+}
+
+// dropRef takes the entries of a vanished subscription ref out of the
+// index, reading its last indexed tip; false when that is not possible and
+// the index needs a rebuild. Other refs always rebuild: their entries may
+// live on in another ref.
+func (s *core) dropRef(tx *cache.Tx, ref string, old gitstore.Hash) bool {
+	if SubscriptionOf(ref) == "" {
+		return false
+	}
+	changes, err := s.repo.Diff(old, gitstore.ZeroHash)
+	if err != nil {
+		return false
+	}
+	for _, ch := range changes {
+		kind, id := notes.PathKind(ch.Path)
+		switch kind {
+		case "entry":
+			err = tx.DeleteEntry(id)
+		case "op":
+			err = tx.DeleteOp(id)
+		}
+		if err != nil {
+			return false
+		}
+	}
+	return tx.ClearProblems(ref) == nil && tx.SetTip(ref, "") == nil
 }
 
 func parseHash(s string) (gitstore.Hash, error) {

@@ -24,9 +24,10 @@ import (
 // go through the same path, so they cannot carry private or secret text
 // out by another way.
 
-// isShared reports whether ref is pushed with memory.
+// isShared reports whether ref is pushed with memory, here or (save --to)
+// to a subscription.
 func isShared(ref string) bool {
-	return strings.HasPrefix(ref, sharedPrefix) || ref == gitstore.NotesRef
+	return strings.HasPrefix(ref, sharedPrefix) || ref == gitstore.NotesRef || strings.HasPrefix(ref, outboxPrefix)
 }
 
 // appendDocs writes files (encoded documents) to ref in one commit, after

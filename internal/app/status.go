@@ -63,6 +63,8 @@ type Status struct {
 	// the vectors already stored (nil when none are: status never loads
 	// the model).
 	ActivePatterns *int `json:"active_patterns,omitempty"`
+	// Subscriptions are the repositories whose memory this one follows.
+	Subscriptions []Subscription `json:"subscriptions,omitempty"`
 }
 
 // Status reports counts, cache state, ref tips and remote sync state.
@@ -109,6 +111,9 @@ func (s *Service) Status(ctx context.Context) (Status, error) {
 		return st, err
 	}
 	if st.ActivePatterns, err = s.activePatterns(ctx, c); err != nil {
+		return st, err
+	}
+	if st.Subscriptions, err = s.sharing().Subscriptions(ctx); err != nil {
 		return st, err
 	}
 	remotes, err := s.repo.Remotes(ctx)

@@ -131,27 +131,7 @@ func firstNonEmpty(a ...string) string {
 // Save stores a new entry and indexes it. The ref write is the commit
 // point: a cache failure afterwards is only a warning.
 func (s *Memory) Save(ctx context.Context, req SaveRequest) (notes.Entry, error) {
-	author, err := s.author(ctx)
-	if err != nil {
-		return notes.Entry{}, err
-	}
-	for i, r := range req.Related {
-		if req.Related[i], err = s.Resolve(ctx, r); err != nil {
-			return notes.Entry{}, err
-		}
-	}
-	for _, d := range req.Duplicates {
-		// A near-duplicate found in private memory is not linked from
-		// shared memory: the link would push the private id.
-		if !slices.Contains(req.Related, d) && (req.Private || !s.isPrivate(ctx, d)) {
-			req.Related = append(req.Related, d)
-		}
-	}
-	e, err := s.newEntry(ctx, req, author, s.project(ctx), s.repo.CurrentBranch())
-	if err != nil {
-		return e, err
-	}
-	doc, err := notes.EncodeEntry(e)
+	e, doc, author, err := s.prepare(ctx, req)
 	if err != nil {
 		return e, err
 	}
@@ -166,6 +146,32 @@ func (s *Memory) Save(ctx context.Context, req SaveRequest) (notes.Entry, error)
 	}
 	s.indexWritten(ctx, ref, parent, commit, func(tx *cache.Tx) error { return tx.PutEntry(e, ref, req.Private, doc) })
 	return e, nil
+}
+
+// prepare builds and encodes the entry req asks for, by the author it
+// returns, with its related ids resolved.
+func (s *core) prepare(ctx context.Context, req SaveRequest) (e notes.Entry, doc []byte, author string, err error) {
+	if author, err = s.author(ctx); err != nil {
+		return e, nil, "", err
+	}
+	req.Related = slices.Clone(req.Related)
+	for i, r := range req.Related {
+		if req.Related[i], err = s.memory().Resolve(ctx, r); err != nil {
+			return e, nil, "", err
+		}
+	}
+	for _, d := range req.Duplicates {
+		// A near-duplicate found in private memory is not linked from
+		// shared memory: the link would push the private id.
+		if !slices.Contains(req.Related, d) && (req.Private || !s.isPrivate(ctx, d)) {
+			req.Related = append(req.Related, d)
+		}
+	}
+	if e, err = s.newEntry(ctx, req, author, s.project(ctx), s.repo.CurrentBranch()); err != nil {
+		return e, nil, "", err
+	}
+	doc, err = notes.EncodeEntry(e)
+	return e, doc, author, err
 }
 
 // ImportRequest saves many entries in one commit (bulk load, benchmarks,

@@ -34,7 +34,7 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case errors.Is(err, app.ErrNotRepo):
 		return ExitNotRepo
-	case errors.Is(err, app.ErrNotFound), errors.Is(err, app.ErrAmbiguous), errors.Is(err, app.ErrNoRemote), errors.Is(err, app.ErrNoCommits), errors.Is(err, app.ErrNoModel), errors.Is(err, app.ErrNotProject):
+	case errors.Is(err, app.ErrNotFound), errors.Is(err, app.ErrAmbiguous), errors.Is(err, app.ErrNoRemote), errors.Is(err, app.ErrNoCommits), errors.Is(err, app.ErrNoModel), errors.Is(err, app.ErrNotProject), errors.Is(err, app.ErrNoSubscription):
 		return ExitNotFound
 	case errors.Is(err, notes.ErrUnsupportedVersion):
 		return ExitUnsupported

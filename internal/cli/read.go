@@ -149,7 +149,18 @@ func flagsOf(r app.Entry) string {
 	if r.Private {
 		parts = append(parts, "private")
 	}
+	if sub := app.SubscriptionOf(r.Source); sub != "" {
+		parts = append(parts, "from subscription "+sub)
+	}
 	return strings.Join(parts, ", ")
+}
+
+// subMark labels a subscription's entry in a one-line listing: "[org] ".
+func subMark(r app.Entry) string {
+	if sub := app.SubscriptionOf(r.Source); sub != "" {
+		return "[" + sub + "] "
+	}
+	return ""
 }
 
 func printEntry(w io.Writer, r app.Entry, tty bool) {
@@ -189,6 +200,7 @@ func printTable(w io.Writer, rows []app.Entry, now time.Time) {
 		if r.Archived {
 			mark += "[archived] "
 		}
+		mark += subMark(r)
 		fmt.Fprintf(w, "%-8s  %-9s  %-9s  %-8s  %-20s  %s%s\n", app.ShortID(r.ID), r.Type, r.Tier, app.Age(now, r.Created), app.FirstLine(app.AuthorName(r.Author), 20), mark, app.FirstLine(r.Content, 70))
 	}
 }
@@ -373,7 +385,7 @@ func runSearch(e *env, o *searchOptions) error {
 			return nil
 		}
 		for _, h := range hits {
-			fmt.Fprintf(e.io.Out, "%s  %-9s %-8s %s\n", colour(e.io.TTY, yellow, app.ShortID(h.ID)), h.Type, app.Age(now, h.Created), app.FirstLine(h.Content, 90))
+			fmt.Fprintf(e.io.Out, "%s  %-9s %-8s %s%s\n", colour(e.io.TTY, yellow, app.ShortID(h.ID)), h.Type, app.Age(now, h.Created), subMark(h.Entry), app.FirstLine(h.Content, 90))
 			if h.Pattern != "" {
 				fmt.Fprintf(e.io.Out, "          %s\n", colour(e.io.TTY, yellow, h.Pattern))
 			}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -143,6 +144,9 @@ func runStatus(e *env, o *statusOptions) error {
 			}
 			fmt.Fprintf(w, "remote %s %s: %s%s\n", r.Remote, r.Ref, r.State, cfg)
 		}
+		for _, sub := range st.Subscriptions {
+			fmt.Fprintf(w, "subscription %s: %d entries from %s (read-only; sync fetches it)\n", sub.Name, sub.Entries, sub.URL)
+		}
 		if len(st.Problems) > 0 {
 			fmt.Fprintf(w, "%d unreadable memory object(s), skipped:\n", len(st.Problems))
 			for _, p := range st.Problems {
@@ -228,32 +232,62 @@ pushed.`,
 	return c
 }
 
+// syncReport is sync's JSON: the remote's part, and each subscription's.
+type syncReport struct {
+	app.SyncReport
+	Subscriptions []app.SubscriptionSync `json:"subscriptions,omitempty"`
+}
+
 func runSync(e *env, o *syncOptions) error {
 	remote := ""
 	if len(o.args) == 1 {
 		remote = o.args[0]
 	}
 	return e.withService(func(s *app.Service) error {
-		rep, err := s.Sharing().Sync(contextOf(e), remote)
+		ctx := contextOf(e)
+		r, err := s.Sharing().Sync(ctx, remote)
+		rep := &syncReport{SyncReport: r}
 		if err != nil {
-			return err
+			// With no remote at all, a repository may still follow
+			// subscriptions: fetch those.
+			subs, serr := s.Sharing().Subscriptions(ctx)
+			if remote != "" || !errors.Is(err, app.ErrNoRemote) || serr != nil || len(subs) == 0 {
+				return err
+			}
+			rep.Remote = ""
 		}
+		subErr := syncSubscriptions(e, s, rep)
 		if o.json {
 			if rep.Pushed == nil {
 				rep.Pushed = []string{}
 			}
-			return writeJSON(e.io.Out, rep)
+			if jerr := writeJSON(e.io.Out, rep); jerr != nil {
+				return jerr
+			}
+			return subErr
 		}
-		for ref, res := range rep.Merged {
-			fmt.Fprintf(e.io.Out, "merge %s: %s\n", ref, res)
+		if rep.Remote != "" {
+			for ref, res := range rep.Merged {
+				fmt.Fprintf(e.io.Out, "merge %s: %s\n", ref, res)
+			}
+			if len(rep.Pushed) > 0 {
+				fmt.Fprintf(e.io.Out, "push %s: %s\n", rep.Remote, strings.Join(rep.Pushed, " "))
+			} else {
+				fmt.Fprintf(e.io.Out, "push %s: nothing to push\n", rep.Remote)
+			}
+			fmt.Fprintf(e.io.Out, "entries: %d before, %d after\n", rep.Before, rep.After)
 		}
-		if len(rep.Pushed) > 0 {
-			fmt.Fprintf(e.io.Out, "push %s: %s\n", rep.Remote, strings.Join(rep.Pushed, " "))
-		} else {
-			fmt.Fprintf(e.io.Out, "push %s: nothing to push\n", rep.Remote)
+		for _, sub := range rep.Subscriptions {
+			switch {
+			case sub.Error != "":
+				fmt.Fprintf(e.io.Err, "subscription %s: %s\n", sub.Name, sub.Error)
+			case sub.Moved:
+				fmt.Fprintf(e.io.Out, "subscription %s: updated\n", sub.Name)
+			default:
+				fmt.Fprintf(e.io.Out, "subscription %s: up to date\n", sub.Name)
+			}
 		}
-		fmt.Fprintf(e.io.Out, "entries: %d before, %d after\n", rep.Before, rep.After)
-		return nil
+		return subErr
 	})
 }
 

@@ -62,6 +62,7 @@ type saveOptions struct {
 	pin, private     bool
 	allowSecret, js  bool
 	session, agentID string
+	to               string
 	args             []string
 }
 
@@ -76,7 +77,8 @@ they look like a credential; --private entries stay in this clone.`,
 		Example: `  git synaptic save "we chose postgres for billing: we need transactions" --type decision --tag db --tag billing
   git synaptic save -F notes.md --type reference --tier longterm --pin
   echo "flaky: TestSync times out on CI under load" | git synaptic save --type issue
-  git synaptic save --private "staging db password is in 1password, vault 'ops'"`,
+  git synaptic save --private "staging db password is in 1password, vault 'ops'"
+  git synaptic save --to org --type rule "never pin a base image by tag alone"`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.args = args
 			return e.run(o, func() error { return runSave(e, o) })
@@ -94,6 +96,7 @@ they look like a credential; --private entries stay in this clone.`,
 	fl.StringVar(&o.session, "session", "", "agent session `id` (default $GIT_SYNAPTIC_SESSION)")
 	fl.StringVar(&o.agentID, "agent", "", "agent `id` (default $GIT_SYNAPTIC_AGENT)")
 	fl.BoolVar(&o.js, "json", false, "print the saved entry as JSON")
+	fl.StringVar(&o.to, "to", "", "save to the subscription `name`'s memory, pushed there at once (needs push access; see git synaptic subscribe)")
 	return c
 }
 
@@ -111,6 +114,10 @@ func runSave(e *env, o *saveOptions) error {
 	content, err := readContent(e, o.args, o.file)
 	if err != nil {
 		return err
+	}
+	if o.to != "" {
+		return saveTo(e, o, app.SaveRequest{Content: content, Type: typ, Tags: o.tags, Tier: tier, Pinned: o.pin,
+			Private: o.private, AllowSecret: o.allowSecret, Related: o.related, SessionID: o.session, AgentID: o.agentID})
 	}
 	return e.withService(func(s *app.Service) error {
 		saved, err := s.Memory().SaveLinked(contextOf(e), app.SaveRequest{Content: content, Type: typ, Tags: o.tags, Tier: tier, Pinned: o.pin,

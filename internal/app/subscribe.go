@@ -1,0 +1,289 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// A repository may subscribe to the memory of others, such as an org-wide
+// memory repository. Each subscription is a config section,
+// synaptic-subscription.NAME.url, so it stays in this clone. Its memory is
+// fetched from the URL into refs/synaptic-sub/NAME/*, which the cache
+// indexes with the subscription as provenance and nothing here writes or
+// pushes: sync pushes refs/synaptic/* only, and refFor refuses operations
+// on these entries. The one way to add to a subscription is save --to,
+// which pushes a commit to the subscription's URL with the user's own
+// access there, and moves the local copy only once that push succeeded.
+const (
+	subPrefix  = "refs/synaptic-sub/"
+	subSection = "synaptic-subscription"
+	// outboxPrefix holds a save --to commit until its push is answered,
+	// so that gc cannot take it meanwhile; it is never indexed or pushed
+	// under its own name.
+	outboxPrefix = "refs/synaptic-outbox/"
+)
+
+// ErrNoSubscription is returned for a subscription name this repository
+// does not have.
+var ErrNoSubscription = errors.New("no such subscription")
+
+// Subscription is a repository whose memory this one follows, read-only.
+type Subscription struct {
+	Name    string `json:"name"`
+	URL     string `json:"url"`
+	Tip     string `json:"tip,omitempty"` // its memory as last fetched; "" before any
+	Entries int    `json:"entries"`
+}
+
+// SubscriptionSync is what a sync did with one subscription.
+type SubscriptionSync struct {
+	Name  string `json:"name"`
+	URL   string `json:"url"`
+	Moved bool   `json:"moved"`           // new memory arrived
+	Error string `json:"error,omitempty"` // why it could not be fetched
+}
+
+var subNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// SubscriptionOf is the name of the subscription a memory source (an
+// entry's ref) belongs to, or "" when it is not one.
+func SubscriptionOf(source string) string {
+	rest, ok := strings.CutPrefix(source, subPrefix)
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return name
+}
+
+func subMemoryRef(name string) string { return subPrefix + name + "/memory" }
+
+func subFetchSpec(name string) string { return "+" + sharedPrefix + "*:" + subPrefix + name + "/*" }
+
+// Subscriptions lists this repository's subscriptions by name.
+func (s *Sharing) Subscriptions(ctx context.Context) ([]Subscription, error) {
+	urls, err := s.repo.ConfigSubsections(ctx, subSection, "url")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Subscription, 0, len(urls))
+	for name, url := range urls {
+		if !subNameRE.MatchString(name) || strings.HasPrefix(url, "-") {
+			s.warnf("ignoring the subscription %q (%s): not a name or URL git-synaptic gives out; remove it with git config --remove-section %s.%s", name, url, subSection, name)
+			continue
+		}
+		sub := Subscription{Name: name, URL: url}
+		if h, err := s.repo.Tip(subMemoryRef(name)); err == nil && !h.IsZero() {
+			sub.Tip = h.String()
+			sub.Entries, _ = s.repo.CountFiles(h, "entries")
+		}
+		out = append(out, sub)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (s *core) subscription(ctx context.Context, name string) (Subscription, error) {
+	subs, err := s.sharing().Subscriptions(ctx)
+	if err != nil {
+		return Subscription{}, err
+	}
+	for _, sub := range subs {
+		if sub.Name == name {
+			return sub, nil
+		}
+	}
+	return Subscription{}, fmt.Errorf("%w %q (see 'git synaptic subscriptions')", ErrNoSubscription, name)
+}
+
+// Subscribe makes this repository follow the memory at url under name: it
+// fetches it first, so a URL that cannot be read is refused and leaves
+// nothing behind.
+func (s *Sharing) Subscribe(ctx context.Context, name, url string) (Subscription, error) {
+	if !subNameRE.MatchString(name) {
+		return Subscription{}, fmt.Errorf("%w: subscription name %q: use letters, digits, - and _ (at most 64, starting with a letter or digit)", notes.ErrInvalid, name)
+	}
+	url, err := s.checkSubscriptionURL(ctx, url)
+	if err != nil {
+		return Subscription{}, err
+	}
+	if old, err := s.subscription(ctx, name); err == nil {
+		return old, fmt.Errorf("%w: already subscribed to %s as %q; 'git synaptic unsubscribe %s' first", notes.ErrInvalid, old.URL, name, name)
+	} else if !errors.Is(err, ErrNoSubscription) {
+		return Subscription{}, err
+	}
+	if err := s.repo.Mirror(ctx, url, subFetchSpec(name)); err != nil {
+		s.dropSubscriptionRefs(ctx, name)
+		return Subscription{}, fmt.Errorf("subscribe %s: %w", name, err)
+	}
+	if _, err := s.repo.ConfigSet(ctx, subSection+"."+name+".url", url); err != nil {
+		s.dropSubscriptionRefs(ctx, name)
+		return Subscription{}, err
+	}
+	sub, err := s.subscription(ctx, name)
+	if err == nil && sub.Tip == "" {
+		s.warnf("%s has no memory yet (no refs/synaptic/*); sync fetches it once it has", url)
+	}
+	s.fresh = false
+	return sub, err
+}
+
+// checkSubscriptionURL refuses what cannot be a subscription (an option, a
+// remote of this repository, the repository itself) and makes a local path
+// absolute, so that it means the same from every worktree.
+func (s *core) checkSubscriptionURL(ctx context.Context, url string) (string, error) {
+	url = strings.TrimSpace(url)
+	if url == "" || strings.HasPrefix(url, "-") || strings.ContainsAny(url, "\n\x00") {
+		return "", fmt.Errorf("%w: %q is not a repository URL or path", notes.ErrInvalid, url)
+	}
+	if _, err := os.Stat(url); err == nil {
+		abs, err := filepath.Abs(url)
+		if err != nil {
+			return "", err
+		}
+		url = abs
+		if same(abs, s.repo.CommonDir()) || same(abs, s.repo.WorkTree()) {
+			return "", fmt.Errorf("%w: %s is this repository", notes.ErrInvalid, url)
+		}
+	}
+	remotes, err := s.repo.Remotes(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range remotes {
+		ru := s.repo.RemoteURL(r)
+		if ru == url || (ru != "" && same(ru, url)) {
+			return "", fmt.Errorf("%w: %s is this repository's remote %q, whose memory 'git synaptic sync %s' already shares", notes.ErrInvalid, url, r, r)
+		}
+	}
+	return url, nil
+}
+
+// same reports whether two paths name the same existing file.
+func same(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// Unsubscribe stops following a subscription and drops its memory from
+// this clone (the subscribed repository is untouched).
+func (s *Sharing) Unsubscribe(ctx context.Context, name string) (Subscription, error) {
+	sub, err := s.subscription(ctx, name)
+	if err != nil {
+		return sub, err
+	}
+	if err := s.repo.ConfigRemoveSection(ctx, subSection+"."+name); err != nil {
+		return sub, err
+	}
+	s.fresh = false
+	return sub, s.dropSubscriptionRefs(ctx, name)
+}
+
+func (s *core) dropSubscriptionRefs(ctx context.Context, name string) error {
+	refs, err := s.repo.Refs(subPrefix+name+"/", outboxPrefix+name+"/")
+	if err != nil {
+		return err
+	}
+	for ref := range refs {
+		if err := s.repo.DeleteRef(ctx, ref); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SyncSubscriptions fetches every subscription's memory. One that cannot
+// be fetched is reported in its result and does not stop the others.
+func (s *Sharing) SyncSubscriptions(ctx context.Context) ([]SubscriptionSync, error) {
+	subs, err := s.Subscriptions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SubscriptionSync, 0, len(subs))
+	for _, sub := range subs {
+		r := SubscriptionSync{Name: sub.Name, URL: sub.URL}
+		if err := s.repo.Mirror(ctx, sub.URL, subFetchSpec(sub.Name)); err != nil {
+			r.Error = err.Error()
+		} else if h, _ := s.repo.Tip(subMemoryRef(sub.Name)); h.String() != sub.Tip && !(h.IsZero() && sub.Tip == "") {
+			r.Moved = true
+			s.fresh = false
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// SaveTo saves a new entry to a subscription's memory: it fetches that
+// memory, adds the entry in a commit on top, and pushes it to the
+// subscription's URL, which needs the user's push access there. Only once
+// the push succeeded does the local copy move; if another push came first,
+// it fetches and tries again.
+func (s *Memory) SaveTo(ctx context.Context, name string, req SaveRequest) (notes.Entry, error) {
+	if req.Private {
+		return notes.Entry{}, fmt.Errorf("%w: a subscription's memory is shared by definition; --private and --to do not go together", notes.ErrInvalid)
+	}
+	sub, err := s.subscription(ctx, name)
+	if err != nil {
+		return notes.Entry{}, err
+	}
+	req.Duplicates = nil // this repository's ids mean nothing there
+	e, doc, author, err := s.prepare(ctx, req)
+	if err != nil {
+		return e, err
+	}
+	files := []gitstore.File{{Path: notes.EntryPath(e.ID), Data: doc}}
+	msg := fmt.Sprintf("save %s %s\n\n%s", e.Type, e.ID, FirstLine(e.Content, 200))
+	mirror, outbox := subMemoryRef(name), outboxPrefix+name+"/memory"
+	defer s.repo.DeleteRef(context.WithoutCancel(ctx), outbox)
+	for attempt := 0; ; attempt++ {
+		if err := s.repo.Mirror(ctx, sub.URL, subFetchSpec(name)); err != nil {
+			return e, fmt.Errorf("save to %s: %w", name, err)
+		}
+		tip, err := s.repo.Tip(mirror)
+		if err != nil {
+			return e, err
+		}
+		if tip.IsZero() {
+			err = s.repo.DeleteRef(ctx, outbox)
+		} else {
+			err = s.repo.SetRef(ctx, outbox, tip)
+		}
+		if err != nil {
+			return e, err
+		}
+		commit, _, err := s.appendDocs(ctx, outbox, files, author, msg, req.AllowSecret)
+		if err != nil {
+			return e, fmt.Errorf("save to %s: %w", name, err)
+		}
+		err = s.repo.Push(ctx, sub.URL, outbox+":"+SharedRef)
+		if errors.Is(err, gitstore.ErrPushRejected) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return e, fmt.Errorf("save to %s: %w (adding to a subscription needs push access to %s)", name, err, sub.URL)
+		}
+		if err := s.repo.CompareAndSwap(ctx, mirror, commit, tip); err != nil {
+			s.warnf("saved to %s; the local copy follows at the next sync (%v)", name, err)
+			return e, nil
+		}
+		s.indexWritten(ctx, mirror, tip, commit, func(tx *cache.Tx) error { return tx.PutEntry(e, mirror, false, doc) })
+		return e, nil
+	}
+}
