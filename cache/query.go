@@ -329,6 +329,23 @@ func (c *Cache) Get(ctx context.Context, id string) (Row, error) {
 }
 
 // Ops returns the operations recorded on an entry, in fold order.
+// Original is entry id as it was first saved, before any operation.
+func (c *Cache) Original(ctx context.Context, id string) (notes.Entry, error) {
+	var doc []byte
+	err := c.db.QueryRowContext(ctx, `SELECT doc FROM entries WHERE id=?`, id).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notes.Entry{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return notes.Entry{}, err
+	}
+	if len(doc) == 0 { // notes and commits are not documents
+		r, err := c.Get(ctx, id)
+		return r.Entry, err
+	}
+	return notes.DecodeEntry(doc, id)
+}
+
 func (c *Cache) Ops(ctx context.Context, entry string) ([]notes.Op, error) {
 	rows, err := c.db.QueryContext(ctx, `SELECT doc FROM ops WHERE entry=?`, entry)
 	if err != nil {

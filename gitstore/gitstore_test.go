@@ -219,3 +219,30 @@ func TestRewriteDropsPathsAndKeepsTheRest(t *testing.T) {
 		t.Fatalf("history still holds the path:\n%s", out)
 	}
 }
+
+// Subsections come back by name, including names with dots and values with
+// spaces, and a removed section is gone.
+func TestConfigSubsections(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	r := open(t, dir)
+	ctx := context.Background()
+	if subs, err := r.ConfigSubsections(ctx, "synaptic-subscription", "url"); err != nil || len(subs) != 0 {
+		t.Fatalf("none set: %v %v", subs, err)
+	}
+	testrepo.Git(t, dir, "config", "synaptic-subscription.org.url", "/srv/org memory.git")
+	testrepo.Git(t, dir, "config", "synaptic-subscription.a.b.url", "https://example.com/x.git")
+	testrepo.Git(t, dir, "config", "synaptic-subscription.org.other", "ignored")
+	subs, err := r.ConfigSubsections(ctx, "synaptic-subscription", "url")
+	if err != nil || len(subs) != 2 || subs["org"] != "/srv/org memory.git" || subs["a.b"] != "https://example.com/x.git" {
+		t.Fatalf("got %v %v", subs, err)
+	}
+	if err := r.ConfigRemoveSection(ctx, "synaptic-subscription.org"); err != nil {
+		t.Fatal(err)
+	}
+	if subs, _ := r.ConfigSubsections(ctx, "synaptic-subscription", "url"); len(subs) != 1 {
+		t.Errorf("after remove: %v", subs)
+	}
+	if err := r.Mirror(ctx, "--upload-pack=touch /tmp/x", "+refs/synaptic/*:refs/x/*"); err == nil {
+		t.Error("Mirror took an option for a URL")
+	}
+}

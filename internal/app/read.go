@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"slices"
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/notes"
@@ -81,6 +82,41 @@ func (s *Recall) Related(ctx context.Context, idPrefix string) (Related, error) 
 
 // detailIn reads the entry an id prefix names, with its history, from c
 // (counting no recall: writers read it too).
+// Edit is one change of an entry's content, with the content before and
+// after it.
+type Edit struct {
+	Op     notes.Op `json:"op"`
+	Before string   `json:"before"`
+	After  string   `json:"after"`
+}
+
+// Edits lists the changes of an entry's content, oldest first, in the
+// order its operations apply.
+func (s *Recall) Edits(ctx context.Context, idPrefix string) ([]Edit, error) {
+	var out []Edit
+	err := s.withCache(ctx, func(c *cache.Cache) error {
+		d, err := detailIn(ctx, c, idPrefix)
+		if err != nil {
+			return err
+		}
+		orig, err := c.Original(ctx, d.ID)
+		if err != nil {
+			return err
+		}
+		ops := slices.Clone(d.Ops)
+		notes.SortOps(ops)
+		content := orig.Content
+		for _, o := range ops {
+			if o.Kind == notes.OpEdit && o.Content != nil && *o.Content != content {
+				out = append(out, Edit{Op: o, Before: content, After: *o.Content})
+				content = *o.Content
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
 func detailIn(ctx context.Context, c *cache.Cache, idPrefix string) (Detail, error) {
 	id, err := c.Resolve(ctx, idPrefix)
 	if err != nil {
