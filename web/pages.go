@@ -450,10 +450,10 @@ func layout(file string, sugg []cochange.Suggestion) *graph {
 }
 
 type statusData struct {
-	St      app.Status
-	ByType  []bar
-	ByTier  []bar
-	Total   int
+	St     app.Status
+	ByType []bar
+	ByTier []bar
+	Total  int
 }
 
 type bar struct {
