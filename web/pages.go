@@ -37,7 +37,7 @@ func parsePages() (map[string]*template.Template, error) {
 var funcs = template.FuncMap{
 	"short":    app.ShortID,
 	"author":   app.AuthorName,
-	"line":     func(s string, n int) string { return app.FirstLine(s, n) },
+	"line":     summary,
 	"markdown": markdown,
 	"sub":      app.SubscriptionOf,
 	"time":     func(t time.Time) string { return t.Local().Format("2006-01-02 15:04") },
@@ -68,6 +68,19 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, v view) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	buf.WriteTo(w)
+}
+
+// summary is text on one line for a listing: Markdown heading marks
+// dropped, lines joined, cut at n characters.
+func summary(text string, n int) string {
+	var words []string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "#"))
+		if l != "" {
+			words = append(words, l)
+		}
+	}
+	return app.FirstLine(strings.Join(words, " · "), n)
 }
 
 func isInvalid(err error) bool { return errors.Is(err, notes.ErrInvalid) }

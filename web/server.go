@@ -107,7 +107,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 	if !s.hosts[r.Host] {
 		http.Error(w, "this server answers only to 127.0.0.1", http.StatusMisdirectedRequest)
@@ -186,7 +186,9 @@ func (s *Server) page(fn func(*http.Request) (view, error)) http.HandlerFunc {
 // from this origin; it redirects back with what it did.
 func (s *Server) write(fn func(*http.Request) (string, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if o := r.Header.Get("Origin"); o != "" && !s.hosts[strings.TrimPrefix(o, "http://")] {
+		// A browser may send "null" (privacy settings): the form token
+		// decides then.
+		if o := r.Header.Get("Origin"); o != "" && o != "null" && !s.hosts[strings.TrimPrefix(o, "http://")] {
 			http.Error(w, "cross-site request refused", http.StatusForbidden)
 			return
 		}
