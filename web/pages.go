@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,10 +83,6 @@ func summary(text string, n int) string {
 	}
 	return app.FirstLine(strings.Join(words, " · "), n)
 }
-
-func isInvalid(err error) bool { return errors.Is(err, notes.ErrInvalid) }
-
-func urlQuery(s string) string { return url.QueryEscape(s) }
 
 func badRequest(err error) error { return httpError{http.StatusBadRequest, err} }
 
@@ -203,11 +200,7 @@ func (s *Server) search(r *http.Request) (view, error) {
 		return view{}, err
 	}
 	d.Searched, d.Info = true, info
-	es := make([]app.Entry, len(hits))
-	for i, h := range hits {
-		es[i] = h.Entry
-	}
-	for i, rw := range s.rows(r, es) {
+	for i, rw := range s.rows(r, hitEntries(hits)) {
 		d.Hits = append(d.Hits, hitRow{Row: rw, Hit: hits[i]})
 	}
 	return view{name: "search", title: "Search: " + d.Query, data: d}, nil
@@ -245,42 +238,12 @@ func (s *Server) entry(r *http.Request) (view, error) {
 	ops := append([]notes.Op(nil), rel.Ops...)
 	notes.SortOps(ops)
 	for _, o := range ops {
-		d.Ops = append(d.Ops, opRow{Op: o, What: describeOp(o)})
+		d.Ops = append(d.Ops, opRow{Op: o, What: app.DescribeOp(o)})
 	}
 	for _, e := range edits {
 		d.Edits = append(d.Edits, editView{Edit: e, Lines: diffLines(e.Before, e.After)})
 	}
 	return view{name: "entry", title: app.FirstLine(rel.Content, 60), data: d}, nil
-}
-
-// describeOp says what an operation changed, in a few words.
-func describeOp(o notes.Op) string {
-	var parts []string
-	if o.Content != nil {
-		parts = append(parts, "new content")
-	}
-	if o.Type != "" {
-		parts = append(parts, "type "+string(o.Type))
-	}
-	for _, t := range o.AddTags {
-		parts = append(parts, "+tag "+t)
-	}
-	for _, t := range o.RemoveTags {
-		parts = append(parts, "-tag "+t)
-	}
-	if o.Tier != "" {
-		parts = append(parts, "tier "+string(o.Tier))
-	}
-	if o.Kind == notes.OpRelevant {
-		parts = append(parts, fmt.Sprintf("score %.2f", o.Score))
-	}
-	if o.Reason != "" {
-		parts = append(parts, "reason: "+o.Reason)
-	}
-	if o.Objective != "" {
-		parts = append(parts, "objective: "+o.Objective)
-	}
-	return strings.Join(parts, ", ")
 }
 
 type pendingRow struct {
@@ -487,20 +450,11 @@ func bars(m map[string]int, order []string) []bar {
 		}
 	}
 	for k, n := range m {
-		if !contains(order, k) {
+		if !slices.Contains(order, k) {
 			out = append(out, bar{Label: k, N: n, W: 100 * float64(n) / float64(mx)})
 		}
 	}
 	return out
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }
 
 func (s *Server) status(r *http.Request) (view, error) {

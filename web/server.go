@@ -28,11 +28,13 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/notes"
 )
 
 //go:embed templates/*.html static/*
@@ -159,9 +161,9 @@ func statusOf(err error) int {
 	switch {
 	case errors.As(err, &he):
 		return he.code
-	case errors.Is(err, app.ErrNotFound), errors.Is(err, app.ErrNoSubscription):
+	case errors.Is(err, app.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, app.ErrAmbiguous), errors.Is(err, app.ErrNoWords), isInvalid(err):
+	case errors.Is(err, app.ErrAmbiguous), errors.Is(err, app.ErrNoWords), errors.Is(err, notes.ErrInvalid):
 		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError
@@ -213,7 +215,7 @@ func (s *Server) write(fn func(*http.Request) (string, error)) http.HandlerFunc 
 		if strings.Contains(back, "?") {
 			sep = "&"
 		}
-		http.Redirect(w, r, back+sep+"done="+urlQuery(msg), http.StatusSeeOther)
+		http.Redirect(w, r, back+sep+"done="+url.QueryEscape(msg), http.StatusSeeOther)
 	}
 }
 

@@ -92,3 +92,34 @@ func itemHead(r Entry, me string, now time.Time) string {
 	}
 	return fmt.Sprintf("[%s · %s · %s · %s%s]", ShortID(r.ID), r.Type, Age(now, r.Created), who, extra)
 }
+
+// DescribeOp says what an operation changed, in a few words ("" for one
+// that carries nothing beyond its kind, such as a pin).
+func DescribeOp(op notes.Op) string {
+	var parts []string
+	if op.Content != nil {
+		parts = append(parts, "new content")
+	}
+	if op.Type != "" {
+		parts = append(parts, "type "+string(op.Type))
+	}
+	if len(op.AddTags) > 0 {
+		parts = append(parts, "+tags "+strings.Join(op.AddTags, ","))
+	}
+	if len(op.RemoveTags) > 0 {
+		parts = append(parts, "-tags "+strings.Join(op.RemoveTags, ","))
+	}
+	if op.Tier != "" {
+		parts = append(parts, string(op.Tier))
+	}
+	if op.Kind == notes.OpRelevant {
+		parts = append(parts, fmt.Sprintf("score %.2f", op.Score))
+	}
+	if op.Reason != "" {
+		parts = append(parts, "reason: "+op.Reason)
+	}
+	if op.Objective != "" {
+		parts = append(parts, "objective: "+op.Objective)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -263,26 +263,10 @@ func runShow(e *env, o *showOptions) error {
 }
 
 func describeOp(op notes.Op) string {
-	var parts []string
-	if op.Content != nil {
-		parts = append(parts, "new content")
+	if d := app.DescribeOp(op); d != "" {
+		return ": " + d
 	}
-	if op.Type != "" {
-		parts = append(parts, "type "+string(op.Type))
-	}
-	if len(op.AddTags) > 0 {
-		parts = append(parts, "+tags "+strings.Join(op.AddTags, ","))
-	}
-	if len(op.RemoveTags) > 0 {
-		parts = append(parts, "-tags "+strings.Join(op.RemoveTags, ","))
-	}
-	if op.Tier != "" {
-		parts = append(parts, string(op.Tier))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return ": " + strings.Join(parts, ", ")
+	return ""
 }
 
 type searchOptions struct {
