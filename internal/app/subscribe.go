@@ -70,8 +70,26 @@ func subMemoryRef(name string) string { return subPrefix + name + "/memory" }
 
 func subFetchSpec(name string) string { return "+" + sharedPrefix + "*:" + subPrefix + name + "/*" }
 
-// Subscriptions lists this repository's subscriptions by name.
+// Subscriptions lists this repository's subscriptions by name, with the
+// entries of each as last fetched.
 func (s *Sharing) Subscriptions(ctx context.Context) ([]Subscription, error) {
+	out, err := s.configuredSubscriptions(ctx)
+	for i := range out {
+		s.readFetched(&out[i])
+	}
+	return out, err
+}
+
+// readFetched fills in sub's memory as last fetched: its tip and entries.
+func (s *core) readFetched(sub *Subscription) {
+	if h, err := s.repo.Tip(subMemoryRef(sub.Name)); err == nil && !h.IsZero() {
+		sub.Tip = h.String()
+		sub.Entries, _ = s.repo.CountFiles(h, "entries")
+	}
+}
+
+// configuredSubscriptions lists the subscriptions' names and URLs, by name.
+func (s *core) configuredSubscriptions(ctx context.Context) ([]Subscription, error) {
 	urls, err := s.repo.ConfigSubsections(ctx, subSection, "url")
 	if err != nil {
 		return nil, err
@@ -82,19 +100,15 @@ func (s *Sharing) Subscriptions(ctx context.Context) ([]Subscription, error) {
 			s.warnf("ignoring the subscription %q (%s): not a name or URL git-synaptic gives out; remove it with git config --remove-section %s.%s", name, url, subSection, name)
 			continue
 		}
-		sub := Subscription{Name: name, URL: url}
-		if h, err := s.repo.Tip(subMemoryRef(name)); err == nil && !h.IsZero() {
-			sub.Tip = h.String()
-			sub.Entries, _ = s.repo.CountFiles(h, "entries")
-		}
-		out = append(out, sub)
+		out = append(out, Subscription{Name: name, URL: url})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
 
+// subscription is the configured subscription name, without its counts.
 func (s *core) subscription(ctx context.Context, name string) (Subscription, error) {
-	subs, err := s.sharing().Subscriptions(ctx)
+	subs, err := s.configuredSubscriptions(ctx)
 	if err != nil {
 		return Subscription{}, err
 	}
@@ -130,12 +144,12 @@ func (s *Sharing) Subscribe(ctx context.Context, name, url string) (Subscription
 		s.dropSubscriptionRefs(ctx, name)
 		return Subscription{}, err
 	}
-	sub, err := s.subscription(ctx, name)
-	if err == nil && sub.Tip == "" {
+	sub := Subscription{Name: name, URL: url}
+	if s.readFetched(&sub); sub.Tip == "" {
 		s.warnf("%s has no memory yet (no refs/synaptic/*); sync fetches it once it has", url)
 	}
 	s.fresh = false
-	return sub, err
+	return sub, nil
 }
 
 // checkSubscriptionURL refuses what cannot be a subscription (an option, a
@@ -212,16 +226,17 @@ func (s *core) dropSubscriptionRefs(ctx context.Context, name string) error {
 // SyncSubscriptions fetches every subscription's memory. One that cannot
 // be fetched is reported in its result and does not stop the others.
 func (s *Sharing) SyncSubscriptions(ctx context.Context) ([]SubscriptionSync, error) {
-	subs, err := s.Subscriptions(ctx)
+	subs, err := s.configuredSubscriptions(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]SubscriptionSync, 0, len(subs))
 	for _, sub := range subs {
 		r := SubscriptionSync{Name: sub.Name, URL: sub.URL}
+		before, _ := s.repo.Tip(subMemoryRef(sub.Name))
 		if err := s.repo.Mirror(ctx, sub.URL, subFetchSpec(sub.Name)); err != nil {
 			r.Error = err.Error()
-		} else if h, _ := s.repo.Tip(subMemoryRef(sub.Name)); h.String() != sub.Tip && !(h.IsZero() && sub.Tip == "") {
+		} else if after, _ := s.repo.Tip(subMemoryRef(sub.Name)); after != before {
 			r.Moved = true
 			s.fresh = false
 		}
