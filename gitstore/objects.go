@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -43,9 +44,19 @@ func (r *Repo) WriteBlob(data []byte) (Hash, error) {
 	if err := w.Close(); err != nil {
 		return ZeroHash, err
 	}
+	return r.store(obj, "blob")
+}
+
+// store writes an encoded object loose. git gc removes empty object
+// fan-out directories, and one can vanish between the store creating it
+// and renaming the object into it: that is tried again.
+func (r *Repo) store(obj plumbing.EncodedObject, kind string) (Hash, error) {
 	h, err := r.st.SetEncodedObject(obj)
+	for try := 0; errors.Is(err, fs.ErrNotExist) && try < 3; try++ {
+		h, err = r.st.SetEncodedObject(obj)
+	}
 	if err != nil {
-		return ZeroHash, fmt.Errorf("write blob: %w", err)
+		return ZeroHash, fmt.Errorf("write %s: %w", kind, err)
 	}
 	return h, nil
 }
@@ -207,11 +218,7 @@ func (r *Repo) writeTree(entries []object.TreeEntry) (Hash, error) {
 	if err := t.Encode(obj); err != nil {
 		return ZeroHash, err
 	}
-	h, err := r.st.SetEncodedObject(obj)
-	if err != nil {
-		return ZeroHash, fmt.Errorf("write tree: %w", err)
-	}
-	return h, nil
+	return r.store(obj, "tree")
 }
 
 // treeKey is git's tree ordering: directories sort as if named "name/".
@@ -292,11 +299,7 @@ func (r *Repo) writeCommit(tree Hash, parents []Hash, sig Signature, msg string)
 	if err := c.Encode(obj); err != nil {
 		return ZeroHash, err
 	}
-	h, err := r.st.SetEncodedObject(obj)
-	if err != nil {
-		return ZeroHash, fmt.Errorf("write commit: %w", err)
-	}
-	return h, nil
+	return r.store(obj, "commit")
 }
 
 // CompareAndSwap points ref at newHash if it still points at old (ZeroHash:
