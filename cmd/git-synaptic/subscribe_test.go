@@ -2,7 +2,9 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -211,5 +213,59 @@ func TestSubscriptionToOrgMemory(t *testing.T) {
 	}
 	if _, has := sources(t, orgClone)[added]; !has {
 		t.Error("unsubscribe touched the org memory")
+	}
+}
+
+// Saves --to one subscription at once, from one clone and from another:
+// each either fails or its entry is in the org memory (a save used to push
+// another save's commit and report success).
+func TestConcurrentSavesToASubscription(t *testing.T) {
+	org, _ := newOrgMemory(t, "the org's first rule")
+	a, b := testrepo.NewRepo(t), testrepo.NewRepo(t)
+	for _, dir := range []string{a, b} {
+		ok(t, dir, "init")
+		ok(t, dir, "subscribe", "org", org)
+	}
+	const n = 6
+	// Plain exec in the goroutines: t must not fail from them.
+	type outcome struct {
+		out string
+		err error
+	}
+	results := make(chan outcome, 2*n)
+	for i := range n {
+		for _, dir := range []string{a, b} {
+			go func() {
+				cmd := exec.Command(bin, "save", "--to", "org", fmt.Sprintf("concurrent rule %d from %s", i, filepath.Base(dir)))
+				cmd.Dir = dir
+				var errb strings.Builder
+				cmd.Stderr = &errb
+				out, err := cmd.Output()
+				if err != nil {
+					err = fmt.Errorf("%w: %s", err, errb.String())
+				}
+				results <- outcome{string(out), err}
+			}()
+		}
+	}
+	var saved []string
+	for range 2 * n {
+		r := <-results
+		if r.err != nil {
+			t.Errorf("save --to: %v", r.err)
+			continue
+		}
+		saved = append(saved, strings.TrimSpace(r.out))
+	}
+	tree := testrepo.Git(t, org, "ls-tree", "-r", "--name-only", "refs/synaptic/memory")
+	for _, id := range saved {
+		if !strings.Contains(tree, id) {
+			t.Errorf("save --to printed %s, which the org memory lacks", id)
+		}
+	}
+	for _, dir := range []string{a, b} {
+		if refs := testrepo.Git(t, dir, "for-each-ref", "refs/synaptic-outbox/"); refs != "" {
+			t.Errorf("saves left %s", refs)
+		}
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/gitstore"
@@ -27,9 +29,10 @@ import (
 const (
 	subPrefix  = "refs/synaptic-sub/"
 	subSection = "synaptic-subscription"
-	// outboxPrefix holds a save --to commit until its push is answered,
-	// so that gc cannot take it meanwhile; it is never indexed or pushed
-	// under its own name.
+	// outboxPrefix holds, per save --to, the subscription's memory as
+	// fetched and the commit built on it until its push is answered, so
+	// that gc cannot take them meanwhile; never indexed or pushed under
+	// its own name.
 	outboxPrefix = "refs/synaptic-outbox/"
 )
 
@@ -211,7 +214,12 @@ func (s *Sharing) Unsubscribe(ctx context.Context, name string) (Subscription, e
 }
 
 func (s *core) dropSubscriptionRefs(ctx context.Context, name string) error {
-	refs, err := s.repo.Refs(subPrefix+name+"/", outboxPrefix+name+"/")
+	return s.dropRefs(ctx, subPrefix+name+"/", outboxPrefix+name+"/")
+}
+
+// dropRefs deletes every ref under the prefixes.
+func (s *core) dropRefs(ctx context.Context, prefixes ...string) error {
+	refs, err := s.repo.Refs(prefixes...)
 	if err != nil {
 		return err
 	}
@@ -265,40 +273,68 @@ func (s *Memory) SaveTo(ctx context.Context, name string, req SaveRequest) (note
 	}
 	files := []gitstore.File{{Path: notes.EntryPath(e.ID), Data: doc}}
 	msg := fmt.Sprintf("save %s %s\n\n%s", e.Type, e.ID, FirstLine(e.Content, 200))
-	mirror, outbox := subMemoryRef(name), outboxPrefix+name+"/memory"
-	defer s.repo.DeleteRef(context.WithoutCancel(ctx), outbox)
+	// The commit is built in refs of this save's own (concurrent saves in
+	// this clone would move a shared one under it) and pushed by hash, so
+	// the push carries exactly the commit that holds the entry.
+	outbox := outboxPrefix + name + "/" + e.ID + "/"
+	defer s.dropRefs(context.WithoutCancel(ctx), outbox)
 	for attempt := 0; ; attempt++ {
-		if err := s.repo.Mirror(ctx, sub.URL, subFetchSpec(name)); err != nil {
+		if err := s.repo.Mirror(ctx, sub.URL, "+"+sharedPrefix+"*:"+outbox+"*"); err != nil {
 			return e, fmt.Errorf("save to %s: %w", name, err)
 		}
-		tip, err := s.repo.Tip(mirror)
+		base, err := s.repo.Tip(outbox + "memory")
 		if err != nil {
 			return e, err
 		}
-		if tip.IsZero() {
-			err = s.repo.DeleteRef(ctx, outbox)
-		} else {
-			err = s.repo.SetRef(ctx, outbox, tip)
-		}
-		if err != nil {
-			return e, err
-		}
-		commit, _, err := s.appendDocs(ctx, outbox, files, author, msg, req.AllowSecret)
+		commit, _, err := s.appendDocs(ctx, outbox+"memory", files, author, msg, req.AllowSecret)
 		if err != nil {
 			return e, fmt.Errorf("save to %s: %w", name, err)
 		}
-		err = s.repo.Push(ctx, sub.URL, outbox+":"+SharedRef)
-		if errors.Is(err, gitstore.ErrPushRejected) && attempt < 3 {
+		err = s.repo.Push(ctx, sub.URL, commit.String()+":"+SharedRef)
+		if errors.Is(err, gitstore.ErrPushRejected) && attempt < saveToAttempts {
+			// Another writer got there first: fetch theirs and build
+			// on it, after a pause that spreads the writers out.
+			select {
+			case <-ctx.Done():
+				return e, ctx.Err()
+			case <-time.After(time.Duration(rand.Int64N(int64(50*time.Millisecond) << min(attempt, 5)))):
+			}
 			continue
 		}
 		if err != nil {
 			return e, fmt.Errorf("save to %s: %w (adding to a subscription needs push access to %s)", name, err, sub.URL)
 		}
-		if err := s.repo.CompareAndSwap(ctx, mirror, commit, tip); err != nil {
-			s.warnf("saved to %s; the local copy follows at the next sync (%v)", name, err)
-			return e, nil
-		}
-		s.indexWritten(ctx, mirror, tip, commit, func(tx *cache.Tx) error { return tx.PutEntry(e, mirror, false, doc) })
+		s.followSaved(ctx, name, base, commit, e, doc)
 		return e, nil
 	}
+}
+
+// saveToAttempts bounds how many times save --to fetches and pushes again
+// when other writers keep moving the subscription's memory.
+const saveToAttempts = 10
+
+// followSaved moves the local copy of a subscription to commit, which
+// save --to pushed on top of base. Where the local copy was at base, the
+// entry is indexed at once; where it lags further, the next command
+// indexes the difference; where it moved elsewhere (a fetch in between),
+// the next sync brings it.
+func (s *core) followSaved(ctx context.Context, name string, base, commit gitstore.Hash, e notes.Entry, doc []byte) {
+	mirror := subMemoryRef(name)
+	cur, err := s.repo.Tip(mirror)
+	if err != nil {
+		return
+	}
+	if cur != base {
+		if ok, err := s.repo.IsAncestor(ctx, cur, commit); err != nil || !ok {
+			return
+		}
+	}
+	if err := s.repo.CompareAndSwap(ctx, mirror, commit, cur); err != nil {
+		return
+	}
+	if cur == base {
+		s.indexWritten(ctx, mirror, base, commit, func(tx *cache.Tx) error { return tx.PutEntry(e, mirror, false, doc) })
+		return
+	}
+	s.fresh = false
 }
