@@ -24,7 +24,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 13
+const SchemaVersion = 14
 
 // Cache is an open index.
 type Cache struct {
@@ -68,7 +68,8 @@ CREATE TABLE IF NOT EXISTS entries(
 	relevance REAL NOT NULL DEFAULT 0,
 	irrelevant INTEGER NOT NULL DEFAULT 0
 );
-CREATE TABLE IF NOT EXISTS access(id TEXT PRIMARY KEY, count INTEGER NOT NULL, last INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS access(id TEXT PRIMARY KEY, count INTEGER NOT NULL, last INTEGER NOT NULL, reads INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS used(session TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY(session, id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS injections(session TEXT NOT NULL, id TEXT NOT NULL, count INTEGER NOT NULL, stale INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(session, id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS entries_created ON entries(created);
 CREATE INDEX IF NOT EXISTS entries_type ON entries(type, created);
@@ -88,6 +89,11 @@ CREATE TRIGGER IF NOT EXISTS entries_vec_delete AFTER DELETE ON entries BEGIN IN
 CREATE TRIGGER IF NOT EXISTS entries_gen_update AFTER UPDATE ON entries BEGIN INSERT INTO meta(key, value) VALUES('entries_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; END;
 CREATE TRIGGER IF NOT EXISTS entries_vec_update AFTER UPDATE OF content ON entries WHEN old.content IS NOT new.content BEGIN DELETE FROM vec_state WHERE rowid=old.rowid; INSERT INTO vec_pending(rowid) SELECT old.rowid WHERE NOT EXISTS (SELECT 1 FROM vec_pending WHERE rowid=old.rowid); END;
 `
+
+// v13to14 adds what v14 knows of uses: deliberate reads apart, and the
+// sessions that have counted an entry.
+const v13to14 = `ALTER TABLE access ADD COLUMN reads INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE IF NOT EXISTS used(session TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY(session, id)) WITHOUT ROWID;`
 
 // Open opens (creating if needed) the cache at path. A file of another
 // schema version, or one SQLite cannot read, is deleted and recreated empty;
@@ -140,10 +146,15 @@ func open(path string, busy time.Duration) (*Cache, error) {
 	}
 	switch v {
 	case SchemaVersion:
-	case 12:
-		// v12 lacks injections.stale: added in place, so that this
-		// clone's usage statistics survive the upgrade.
-		if err := upgrade(db, 12, `ALTER TABLE injections ADD COLUMN stale INTEGER NOT NULL DEFAULT 0`); err != nil {
+	case 12, 13:
+		// Older caches are upgraded in place, so that this clone's usage
+		// statistics survive: v12 lacks injections.stale, v13 the reads
+		// and the once-per-session uses.
+		stmt := v13to14
+		if v == 12 {
+			stmt = `ALTER TABLE injections ADD COLUMN stale INTEGER NOT NULL DEFAULT 0;` + stmt
+		}
+		if err := upgrade(db, v, stmt); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("cache %s: upgrade schema: %w", path, err)
 		}

@@ -151,12 +151,12 @@ func TestV12CacheIsUpgradedInPlace(t *testing.T) {
 	ctx := context.Background()
 	c, p := newCache(t)
 	at := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
-	if err := c.BumpAccess(ctx, []string{"aaaa"}, at); err != nil {
+	if err := c.RecordUse(ctx, Use{IDs: []string{"aaaa"}, At: at}); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
 	db, _ := sql.Open("sqlite3", p)
-	for _, q := range []string{`ALTER TABLE injections DROP COLUMN stale`, `PRAGMA user_version = 12`} {
+	for _, q := range []string{`ALTER TABLE injections DROP COLUMN stale`, `ALTER TABLE access DROP COLUMN reads`, `DROP TABLE used`, `PRAGMA user_version = 12`} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}
@@ -177,5 +177,66 @@ func TestV12CacheIsUpgradedInPlace(t *testing.T) {
 	in, _ = c.CountInjections(ctx, "s", []string{"aaaa"}, func(string) bool { return false })
 	if in["aaaa"] != (Injection{Count: 2, Stale: true}) {
 		t.Errorf("the first injection's staleness was not kept: %v", in)
+	}
+}
+
+// A v13 cache is upgraded in place: its counts survive, with no reads.
+func TestV13CacheIsUpgradedInPlace(t *testing.T) {
+	ctx := context.Background()
+	c, p := newCache(t)
+	at := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	if err := c.RecordUse(ctx, Use{IDs: []string{"aaaa"}, At: at, Read: true}); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	db, _ := sql.Open("sqlite3", p)
+	for _, q := range []string{`ALTER TABLE access DROP COLUMN reads`, `DROP TABLE used`, `PRAGMA user_version = 13`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	c, rebuilt, err := Open(p, 0)
+	if err != nil || rebuilt {
+		t.Fatalf("open v13: %v rebuilt=%v", err, rebuilt)
+	}
+	defer c.Close()
+	if last, err := c.LastAccess(ctx, []string{"aaaa"}); err != nil || !last["aaaa"].Equal(at) {
+		t.Fatalf("access after the upgrade: %v %v", last, err)
+	}
+	if err := c.RecordUse(ctx, Use{IDs: []string{"aaaa"}, At: at, Session: "s", Read: true}); err != nil {
+		t.Fatal(err)
+	}
+	var count, reads int
+	if err := c.db.QueryRow(`SELECT count, reads FROM access WHERE id = 'aaaa'`).Scan(&count, &reads); err != nil || count != 2 || reads != 1 {
+		t.Fatalf("after the upgrade: count %d reads %d (%v)", count, reads, err)
+	}
+}
+
+// A session counts an entry once, however often it is shown it; uses
+// outside a session count each time; only reads count as reads.
+func TestUsesCountOncePerSession(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	at := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	for _, u := range []Use{
+		{IDs: []string{"aaaa", "bbbb"}, At: at, Session: "s1"},
+		{IDs: []string{"aaaa"}, At: at.Add(time.Hour), Session: "s1"},
+		{IDs: []string{"aaaa"}, At: at.Add(2 * time.Hour), Session: "s2"},
+		{IDs: []string{"bbbb"}, At: at, Read: true},
+		{IDs: []string{"bbbb"}, At: at, Read: true},
+	} {
+		if err := c.RecordUse(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, want := range map[string][2]int{"aaaa": {2, 0}, "bbbb": {3, 2}} {
+		var count, reads int
+		if err := c.db.QueryRow(`SELECT count, reads FROM access WHERE id = ?`, id).Scan(&count, &reads); err != nil || [2]int{count, reads} != want {
+			t.Errorf("%s: count %d reads %d, want %v (%v)", id, count, reads, want, err)
+		}
+	}
+	if last, _ := c.LastAccess(ctx, []string{"aaaa"}); !last["aaaa"].Equal(at.Add(2 * time.Hour)) {
+		t.Errorf("last use: %v", last)
 	}
 }

@@ -9,11 +9,24 @@ import (
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
-// BumpAccess records that entries were used (returned by a search, shown)
-// at now. Access statistics are local: they are not part of the memory refs
-// and a rebuilt cache starts them afresh.
-func (c *Cache) BumpAccess(ctx context.Context, ids []string, now time.Time) error {
-	if len(ids) == 0 {
+// Use is one use of entries: shown to a person or injected into an
+// agent. Access statistics are local: they are not part of the memory
+// refs and a rebuilt cache starts them afresh.
+type Use struct {
+	IDs []string
+	At  time.Time
+	// Session, when set, counts each entry at most once for that agent
+	// session, however often the session is shown it.
+	Session string
+	// Read says the entries were opened on purpose (show, related), which
+	// the ranking's confidence prior counts; entries that only appeared
+	// among results count for decay alone.
+	Read bool
+}
+
+// RecordUse counts a use of its entries.
+func (c *Cache) RecordUse(ctx context.Context, u Use) error {
+	if len(u.IDs) == 0 {
 		return nil
 	}
 	tx, err := c.Begin(ctx)
@@ -21,8 +34,25 @@ func (c *Cache) BumpAccess(ctx context.Context, ids []string, now time.Time) err
 		return err
 	}
 	defer tx.Rollback()
-	for _, id := range ids {
-		if err := tx.exec(`INSERT INTO access(id, count, last) VALUES(?, 1, ?) ON CONFLICT(id) DO UPDATE SET count=count+1, last=max(last, excluded.last)`, id, now.UnixNano()); err != nil {
+	read := 0
+	if u.Read {
+		read = 1
+	}
+	for _, id := range u.IDs {
+		if u.Session != "" {
+			st, err := tx.stmt(`INSERT OR IGNORE INTO used(session, id) VALUES(?, ?)`)
+			if err != nil {
+				return fmt.Errorf("cache: record use: %w", err)
+			}
+			res, err := st.ExecContext(noCancel, u.Session, id)
+			if err != nil {
+				return fmt.Errorf("cache: record use: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				continue // counted for this session already
+			}
+		}
+		if err := tx.exec(`INSERT INTO access(id, count, last, reads) VALUES(?, 1, ?, ?) ON CONFLICT(id) DO UPDATE SET count=count+1, last=max(last, excluded.last), reads=reads+excluded.reads`, id, u.At.UnixNano(), read); err != nil {
 			return err
 		}
 	}

@@ -173,10 +173,13 @@ type Hit struct {
 	// fused score and what session context lent (see rank.Scores).
 	rank.Scores
 	// Set by SemanticSearch: the rank in the vector list (0: absent), the
-	// entry's weight and access count.
-	VecRank  int
-	Weight   float64
-	Accesses int
+	// entry's priors (when weighted), what the query's time did (1:
+	// nothing), their product Weight, and how often the entry was opened.
+	VecRank int
+	Prior   rank.Prior
+	Time    float64
+	Weight  float64
+	Reads   int
 }
 
 var wordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[\p{L}\p{N}_]+`) })

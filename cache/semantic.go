@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/git-synaptic/git-synaptic/notes"
 	"github.com/git-synaptic/git-synaptic/rank"
 	"github.com/git-synaptic/git-synaptic/timeexpr"
 )
@@ -80,11 +81,12 @@ func (c *Cache) SemanticSearch(ctx context.Context, q SemanticQuery, f Filter) (
 	out := make([]Hit, 0, len(order))
 	for _, id := range order {
 		h := byID[id]
-		h.Weight = 1
+		h.Weight, h.Time = 1, rank.TimeFactor(q.Time, h.Created, h.Content, anchor)
 		if q.Weights {
-			h.Weight = rank.Weight(h.State, h.Accesses, q.Now)
+			h.Prior = rank.Priors(h.State, h.Reads, q.Now)
+			h.Weight = h.Prior.Weight()
 		}
-		h.Weight *= rank.TimeFactor(q.Time, h.Created, h.Content, anchor)
+		h.Weight *= h.Time
 		h.Score = h.Fused * h.Weight
 		out = append(out, *h)
 	}
@@ -94,9 +96,10 @@ func (c *Cache) SemanticSearch(ctx context.Context, q SemanticQuery, f Filter) (
 	return out[:min(lim, len(out))], nil
 }
 
-// candidates gathers a search's candidates in order of discovery: the top
-// BM25 matches, then the nearest vectors (q.Vector is set from
-// q.VectorFunc between the two), each with its cosine and recall count.
+// candidates gathers a search's candidates in order of discovery, lane by
+// lane (lanes): the top BM25 matches, then the nearest vectors (q.Vector
+// is set from q.VectorFunc between the two), each with its cosine and read
+// count. LexRank and VecRank are ranks within the candidate's lane.
 func (c *Cache) candidates(ctx context.Context, q *SemanticQuery, f Filter, lim int) ([]string, map[string]*Hit, error) {
 	byID := map[string]*Hit{}
 	var order []string
@@ -108,14 +111,17 @@ func (c *Cache) candidates(ctx context.Context, q *SemanticQuery, f Filter, lim 
 		order = append(order, h.ID)
 		return &h
 	}
+	ls := lanes(f, lim)
 	if q.Mode != ModeVector {
-		lex, err := c.lexical(ctx, q.Text, f, max(50, 5*lim), q.Time)
-		if err != nil {
-			return nil, nil, err
-		}
-		for i, h := range lex {
-			p := add(h)
-			p.LexRank = i + 1
+		for _, l := range ls {
+			lex, err := c.lexical(ctx, q.Text, l.filter, l.lexical, q.Time)
+			if err != nil {
+				return nil, nil, err
+			}
+			for i, h := range lex {
+				p := add(h)
+				p.LexRank = i + 1
+			}
 		}
 	}
 	if q.Vector == nil && q.VectorFunc != nil {
@@ -125,36 +131,71 @@ func (c *Cache) candidates(ctx context.Context, q *SemanticQuery, f Filter, lim 
 		}
 		q.Vector = v
 	}
-	if q.Mode != ModeBM25 {
-		vh, err := c.Nearest(ctx, q.Vector, f, max(20, 2*lim))
-		if err != nil {
-			return nil, nil, err
-		}
-		for i, h := range vh {
-			if h.Cosine < q.MinCosine && byID[h.ID] == nil {
-				continue
-			}
-			p := add(h)
-			p.VecRank, p.Cosine = i+1, h.Cosine
-			p.Accesses = h.Accesses
-		}
-		if within, ok := narrowTo(f, q.Time); ok {
-			more, err := c.Nearest(ctx, q.Vector, within, 20)
+	if q.Mode != ModeBM25 && q.Vector != nil {
+		for _, l := range ls {
+			vh, err := c.Nearest(ctx, q.Vector, l.filter, l.vectors)
 			if err != nil {
 				return nil, nil, err
 			}
-			for _, h := range more {
-				if byID[h.ID] == nil && h.Cosine >= q.MinCosine {
-					add(h) // with its cosine: completeHits need not score it again
+			for i, h := range vh {
+				if h.Cosine < q.MinCosine && byID[h.ID] == nil {
+					continue
+				}
+				p := add(h)
+				p.VecRank, p.Cosine = i+1, h.Cosine
+				p.Reads = h.Reads
+			}
+			if within, ok := narrowTo(l.filter, q.Time); ok {
+				more, err := c.Nearest(ctx, q.Vector, within, 20)
+				if err != nil {
+					return nil, nil, err
+				}
+				for _, h := range more {
+					if byID[h.ID] == nil && h.Cosine >= q.MinCosine {
+						add(h) // with its cosine: completeHits need not score it again
+					}
 				}
 			}
 		}
 	}
-	// every candidate's cosine (lexical ones too) and recall count
+	// every candidate's cosine (lexical ones too) and read count
 	if err := c.completeHits(ctx, *q, order, byID); err != nil {
 		return nil, nil, err
 	}
 	return order, byID, nil
+}
+
+// lane is one kind of entry with candidate pools of its own.
+type lane struct {
+	filter           Filter
+	lexical, vectors int // pool sizes
+}
+
+// memoryTypes are every type but indexed commits.
+var memoryTypes = append(slices.Clone(notes.SavableTypes), notes.TypeNote)
+
+// lanes splits a search into memory and indexed commits when the filter
+// admits both, each with pools of its own taken before the priors apply:
+// thousands of commit messages must not crowd memory out of the pools (on
+// a clone of tmux/tmux, 12k commits filled the 50 best BM25 matches of a
+// question that a saved issue answered). Commits weigh less afterwards
+// (rank.CommitPrior), so a smaller pool of them serves.
+func lanes(f Filter, lim int) []lane {
+	memory := lane{filter: f, lexical: max(50, 5*lim), vectors: max(20, 2*lim)}
+	if len(f.Types) > 0 && !slices.Contains(f.Types, notes.TypeGitCommit) {
+		return []lane{memory}
+	}
+	types := memoryTypes
+	if len(f.Types) > 0 {
+		types = slices.DeleteFunc(slices.Clone(f.Types), func(t notes.Type) bool { return t == notes.TypeGitCommit })
+		if len(types) == 0 {
+			return []lane{memory} // commits only
+		}
+	}
+	memory.filter.Types = types
+	commits := lane{filter: f, lexical: max(20, 2*lim), vectors: max(10, lim)}
+	commits.filter.Types = []notes.Type{notes.TypeGitCommit}
+	return []lane{memory, commits}
 }
 
 // addSessionContext applies session context to the fused candidates and
@@ -220,7 +261,7 @@ func (c *Cache) addSessionContext(ctx context.Context, q SemanticQuery, f Filter
 }
 
 // completeHits fills in the cosine of candidates found by BM25 only and
-// the recall count of every candidate.
+// the read count of every candidate.
 func (c *Cache) completeHits(ctx context.Context, q SemanticQuery, ids []string, byID map[string]*Hit) error {
 	if len(ids) == 0 {
 		return nil
@@ -254,9 +295,9 @@ func (c *Cache) completeHits(ctx context.Context, q SemanticQuery, ids []string,
 			return err
 		}
 	}
-	rows, err := c.db.QueryContext(ctx, `SELECT id, count FROM access WHERE id IN (SELECT value FROM json_each(?))`, string(idJSON))
+	rows, err := c.db.QueryContext(ctx, `SELECT id, reads FROM access WHERE id IN (SELECT value FROM json_each(?))`, string(idJSON))
 	if err != nil {
-		return fmt.Errorf("cache: recall counts: %w", err)
+		return fmt.Errorf("cache: read counts: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -265,32 +306,9 @@ func (c *Cache) completeHits(ctx context.Context, q SemanticQuery, ids []string,
 		if err := rows.Scan(&id, &n); err != nil {
 			return err
 		}
-		byID[id].Accesses = n
+		byID[id].Reads = n
 	}
 	return rows.Err()
-}
-
-// SearchAt is Search for a query that names a time span (nil: none):
-// the span's matches join the candidates and every hit is weighed by
-// rank.TimeFactor, read as of anchor, as hybrid search weighs them.
-func (c *Cache) SearchAt(ctx context.Context, text string, f Filter, span *timeexpr.Span, anchor time.Time) ([]Hit, error) {
-	if span == nil {
-		return c.Search(ctx, text, f)
-	}
-	lim := f.Limit
-	if lim <= 0 {
-		lim = 10
-	}
-	hits, err := c.lexical(ctx, text, f, max(50, 5*lim), span)
-	if err != nil {
-		return nil, err
-	}
-	for i := range hits {
-		hits[i].Weight = rank.TimeFactor(span, hits[i].Created, hits[i].Content, anchor)
-		hits[i].Score *= hits[i].Weight
-	}
-	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
-	return hits[:min(lim, len(hits))], nil
 }
 
 // lexical is the best n BM25 matches under f, plus, when the query names

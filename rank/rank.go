@@ -134,37 +134,80 @@ func Lend(loans []Loan, scores map[string]*Scores) {
 	}
 }
 
-// Weight is the seed designs' multiplier for a result: tier (longterm
-// 1.5, working 1.0, ephemeral 0.5) × recency (half-life 30 days; pinned
-// entries do not decay) × access confidence (0 → 0.7, 1-2 → 1.0, 3-5 →
-// 1.2, 6+ → 1.4) × relevance feedback (1 + score; irrelevant 0.33).
-func Weight(e notes.State, accesses int, now time.Time) float64 {
-	w := 1.0
-	switch e.Tier {
-	case notes.TierLongterm:
-		w = 1.5
-	case notes.TierEphemeral:
-		w = 0.5
+// Priors: what an entry's standing lends its score, whatever the query.
+// The seed designs multiply relevance by tier (longterm 1.5, working 1,
+// ephemeral 0.5) × recency (half-life 30 days) × access confidence (0 →
+// 0.7 … 6+ → 1.4); over memory that spans months that buries relevance
+// (a year-old entry weighs 1e-4, and the order among old memory is by
+// date). Here each prior keeps the seeds' direction but is bounded, so
+// that their product spans at most 1.9× for memory (feedback, a person's
+// explicit word, aside): a strong match of any age outranks a weak recent
+// one, and among comparable matches recent, trusted memory comes first.
+//
+// RecencyFloor was chosen on LoCoMo dev asked the day after each
+// conversation (make eval-locomo, path search-day-after, categories 1-4,
+// R@10), where the months of memory run from new to old and the questions
+// ask of any of them: floor 0 (the seeds') 0.323, 0.25 0.533, 0.5 0.689,
+// 0.75 0.732, 1 (no recency) 0.744. 0.75 keeps "newest first among equals"
+// for 1.2 points. The tier and confidence priors span about as much as
+// recency, so that none dominates the others.
+const (
+	RecencyHalfLife = 30 * 24 * time.Hour // time for recency to fall half-way to its floor
+	RecencyFloor    = 0.75                // the recency prior of old memory
+	// CommitPrior weighs indexed commits against memory: a commit message
+	// must match twice as well as a memory entry to rank above it, since
+	// thousands of them would otherwise crowd the memory out.
+	CommitPrior = 0.5
+)
+
+// Prior is an entry's standing as factors of its score; Weight is their
+// product.
+type Prior struct {
+	Tier, Recency, Confidence, Feedback float64
+}
+
+// Weight is the product of the priors.
+func (p Prior) Weight() float64 { return p.Tier * p.Recency * p.Confidence * p.Feedback }
+
+// Priors are an entry's priors at now: tier (longterm 1.2, working 1,
+// ephemeral 0.8; an indexed commit CommitPrior), recency (1 when new,
+// falling to RecencyFloor; pinned entries do not age), confidence (times
+// a person or agent opened the entry: 0 → 1, 1-2 → 1.05, 3-5 → 1.1, 6+
+// → 1.15; appearing in search results does not count, so nothing ranks
+// higher for having ranked high before) and relevance feedback (1 +
+// score; irrelevant 0.33).
+func Priors(e notes.State, reads int, now time.Time) Prior {
+	p := Prior{Tier: 1, Recency: 1, Confidence: 1, Feedback: 1 + e.Relevance}
+	switch {
+	case e.Type == notes.TypeGitCommit:
+		p.Tier = CommitPrior
+	case e.Tier == notes.TierLongterm:
+		p.Tier = 1.2
+	case e.Tier == notes.TierEphemeral:
+		p.Tier = 0.8
 	}
-	if !e.Pinned {
-		age := now.Sub(e.Created).Hours() / 24
-		if age > 0 {
-			w *= math.Pow(0.5, age/30)
-		}
+	if age := now.Sub(e.Created); !e.Pinned && age > 0 {
+		p.Recency = Recency(age)
 	}
 	switch {
-	case accesses == 0:
-		w *= 0.7
-	case accesses <= 2:
-	case accesses <= 5:
-		w *= 1.2
+	case reads == 0:
+	case reads <= 2:
+		p.Confidence = 1.05
+	case reads <= 5:
+		p.Confidence = 1.1
 	default:
-		w *= 1.4
+		p.Confidence = 1.15
 	}
 	if e.Irrelevant {
-		return w * 0.33
+		p.Feedback = 0.33
 	}
-	return w * (1 + e.Relevance)
+	return p
+}
+
+// Recency is the recency prior at an age: 1 when new, half-way to
+// RecencyFloor after RecencyHalfLife, never below it.
+func Recency(age time.Duration) float64 {
+	return RecencyFloor + (1-RecencyFloor)*math.Pow(0.5, float64(age)/float64(RecencyHalfLife))
 }
 
 // Lexical is a BM25-only search's score of an entry: -bm25 (higher is

@@ -11,25 +11,44 @@ import (
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 
-func TestWeight(t *testing.T) {
+// The priors are bounded: old memory keeps three quarters of its weight,
+// commits weigh half, reads and feedback scale within their ranges.
+func TestPriors(t *testing.T) {
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	var e notes.State
-	e.Tier, e.Created = notes.TierLongterm, now.Add(-30*24*time.Hour)
-	if w := Weight(e, 3, now); !near(w, 1.5*0.5*1.2) {
-		t.Errorf("longterm, one half-life, 3 recalls: %f", w)
+	e.Type, e.Tier, e.Created = notes.TypeDecision, notes.TierLongterm, now.Add(-30*24*time.Hour)
+	if p := Priors(e, 3, now); !near(p.Weight(), 1.2*0.875*1.1) {
+		t.Errorf("longterm, one half-life, 3 reads: %+v", p)
+	}
+	e.Created = now.AddDate(-3, 0, 0)
+	if p := Priors(e, 0, now); !near(p.Recency, RecencyFloor) || p.Weight() < 0.8 {
+		t.Errorf("three years old: %+v (the floor is %v)", p, RecencyFloor)
 	}
 	e.Pinned = true
-	if w := Weight(e, 0, now); !near(w, 1.5*0.7) {
-		t.Errorf("pinned does not decay: %f", w)
+	if p := Priors(e, 0, now); !near(p.Weight(), 1.2) {
+		t.Errorf("pinned does not age: %+v", p)
 	}
 	e.Tier, e.Pinned, e.Irrelevant = notes.TierEphemeral, false, true
 	e.Created = now
-	if w := Weight(e, 6, now); !near(w, 0.5*1.4*0.33) {
-		t.Errorf("ephemeral irrelevant: %f", w)
+	if p := Priors(e, 6, now); !near(p.Weight(), 0.8*1.15*0.33) {
+		t.Errorf("ephemeral irrelevant: %+v", p)
 	}
-	e.Irrelevant, e.Relevance = false, 0.5
+	e.Type, e.Tier, e.Irrelevant = notes.TypeGitCommit, notes.TierWorking, false
+	if p := Priors(e, 0, now); !near(p.Weight(), CommitPrior) {
+		t.Errorf("a new commit: %+v", p)
+	}
+	e.Type, e.Relevance = notes.TypeIssue, 0.5
 	if s := Lexical(-2, e); !near(s, 3) {
 		t.Errorf("lexical score with feedback 0.5: %f", s)
+	}
+	// recency falls monotonically to its floor
+	prev := 1.0
+	for _, days := range []int{1, 30, 90, 365, 3650} {
+		r := Recency(time.Duration(days) * 24 * time.Hour)
+		if r >= prev || r < RecencyFloor {
+			t.Errorf("recency at %d days: %f (before: %f)", days, r, prev)
+		}
+		prev = r
 	}
 }
 

@@ -69,9 +69,11 @@ func (s *Memory) Maintain(ctx context.Context, dryRun bool) (MaintainReport, err
 	return rep, c.ApplyVerdicts(ctx, apply)
 }
 
-// noteAccess records that entries were used now; a failure only warns.
-func (s *core) noteAccess(ctx context.Context, c *cache.Cache, ids []string) {
-	if err := c.BumpAccess(ctx, ids, s.now()); err != nil {
+// noteUse records that entries were used now: shown (each at most once
+// per session, when there is one) or, when read, opened on purpose. A
+// failure only warns.
+func (s *core) noteUse(ctx context.Context, c *cache.Cache, ids []string, session string, read bool) {
+	if err := c.RecordUse(ctx, cache.Use{IDs: ids, At: s.now(), Session: session, Read: read}); err != nil {
 		s.warnf("could not record access statistics: %v", err)
 	}
 }

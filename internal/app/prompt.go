@@ -196,7 +196,7 @@ func (s *core) shown(ctx context.Context, sessionID string, rows []Entry) (map[s
 			used = append(used, id)
 		}
 	}
-	s.noteAccess(ctx, c, used)
+	s.noteUse(ctx, c, used, sessionID, false)
 	return out, nil
 }
 

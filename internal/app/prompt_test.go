@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
@@ -187,7 +188,7 @@ func TestStaleEntriesCollapseFaster(t *testing.T) {
 	}
 	stale, used := ents[0], ents[1]
 	c, _ := s.openCache()
-	if err := c.BumpAccess(ctx, []string{used.ID}, now.AddDate(0, 0, -2)); err != nil {
+	if err := c.RecordUse(ctx, cache.Use{IDs: []string{used.ID}, At: now.AddDate(0, 0, -2)}); err != nil {
 		t.Fatal(err)
 	}
 	view := func(md, id string) string {

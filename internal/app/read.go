@@ -37,7 +37,7 @@ func (s *Recall) Show(ctx context.Context, idPrefix string) (Detail, error) {
 	err := s.withCache(ctx, func(c *cache.Cache) error {
 		var err error
 		if d, err = detailIn(ctx, c, idPrefix); err == nil {
-			s.noteAccess(ctx, c, []string{d.ID})
+			s.noteUse(ctx, c, []string{d.ID}, "", true)
 		}
 		return err
 	})
@@ -69,11 +69,12 @@ func (s *Recall) Related(ctx context.Context, idPrefix string) (Related, error) 
 		back, err := c.Backlinks(ctx, r.ID)
 		r.Backlinks = entriesOf(back)
 		if err == nil {
-			ids := []string{r.ID}
-			for _, x := range r.Links {
-				ids = append(ids, x.ID)
+			s.noteUse(ctx, c, []string{r.ID}, "", true)
+			ids := make([]string, len(r.Links))
+			for i, x := range r.Links {
+				ids[i] = x.ID
 			}
-			s.noteAccess(ctx, c, ids)
+			s.noteUse(ctx, c, ids, s.sessionID(), false)
 		}
 		return err
 	})

@@ -169,8 +169,9 @@ func searchEmbedBudget(backend string) int {
 // is hybrid when a model is installed and BM25 (the lexical fallback,
 // named as such in the info) when not.
 //
-// Every hit counts as a use of its entry (for decay), since the user or
-// agent who searched sees them all.
+// Every hit counts as a use of its entry for decay (once per session when
+// there is one), since the user or agent who searched sees them all; it
+// does not raise the entry's rank (rank.Priors counts reads, not hits).
 func (s *Recall) SearchWith(ctx context.Context, query string, filter Filter, mode string) ([]Hit, SearchInfo, error) {
 	return s.search(ctx, query, filter, mode, true)
 }
@@ -215,7 +216,7 @@ func (s *core) search(ctx context.Context, query string, filter Filter, mode str
 		var found []cache.Hit
 		var err error
 		if m == nil {
-			found, err = c.SearchAt(ctx, query, f, span, s.queryAnchor())
+			found, err = c.SemanticSearch(ctx, cache.SemanticQuery{Text: query, Mode: cache.ModeBM25, Weights: !s.rawScores, Now: s.now(), TimeAnchor: s.queryAnchor(), Time: span}, f)
 			hits = hitsOf(found)
 		} else {
 			info.Model, info.Backend = m.ModelID(), m.Backend()
@@ -246,7 +247,7 @@ func (s *core) search(ctx context.Context, query string, filter Filter, mode str
 			for i, h := range hits {
 				ids[i] = h.ID
 			}
-			s.noteAccess(ctx, c, ids)
+			s.noteUse(ctx, c, ids, s.sessionID(), false)
 		}
 		return err
 	})

@@ -31,17 +31,30 @@ type Hit struct {
 	// Semantic searches only: ranks in each list (0: absent), cosine
 	// similarity, fused score (session context included), the part of it
 	// that came from the entries saved around it in its session, weight
-	// and access count.
-	LexRank  int     `json:"bm25_rank,omitempty"`
-	VecRank  int     `json:"vector_rank,omitempty"`
-	Cosine   float64 `json:"cosine,omitempty"`
-	Fused    float64 `json:"fused,omitempty"`
-	Context  float64 `json:"context,omitempty"`
-	Weight   float64 `json:"weight,omitempty"`
-	Accesses int     `json:"accesses,omitempty"`
+	// (the product of the priors and what the query's time did) and how
+	// often the entry was opened.
+	LexRank int     `json:"bm25_rank,omitempty"`
+	VecRank int     `json:"vector_rank,omitempty"`
+	Cosine  float64 `json:"cosine,omitempty"`
+	Fused   float64 `json:"fused,omitempty"`
+	Context float64 `json:"context,omitempty"`
+	Weight  float64 `json:"weight,omitempty"`
+	Priors  *Priors `json:"priors,omitempty"`
+	Reads   int     `json:"reads,omitempty"`
 	// Pattern labels an issue that recurs ("[Pattern: seen N times since
 	// DATE]").
 	Pattern string `json:"pattern,omitempty"`
+}
+
+// Priors are the factors of a semantic hit's Weight: its tier, recency,
+// confidence (reads) and relevance feedback, and Time, what the time the
+// query names did (1: nothing).
+type Priors struct {
+	Tier       float64 `json:"tier"`
+	Recency    float64 `json:"recency"`
+	Confidence float64 `json:"confidence"`
+	Feedback   float64 `json:"feedback"`
+	Time       float64 `json:"time"`
 }
 
 // Filter selects entries (see ParseFilter for the text form front ends
@@ -90,7 +103,10 @@ func hitsOf(hits []cache.Hit) []Hit {
 	out := make([]Hit, len(hits))
 	for i, h := range hits {
 		out[i] = Hit{Entry: Entry(h.Row), Score: h.Score, BM25: h.BM25, LexRank: h.LexRank, VecRank: h.VecRank, Cosine: h.Cosine,
-			Fused: h.Fused, Context: h.Context, Weight: h.Weight, Accesses: h.Accesses}
+			Fused: h.Fused, Context: h.Context, Weight: h.Weight, Reads: h.Reads}
+		if p := h.Prior; p.Tier != 0 {
+			out[i].Priors = &Priors{Tier: p.Tier, Recency: p.Recency, Confidence: p.Confidence, Feedback: p.Feedback, Time: h.Time}
+		}
 	}
 	return out
 }

@@ -436,12 +436,15 @@ func explainHeader(info app.SearchInfo) string {
 }
 
 func explainHit(info app.SearchInfo, h app.Hit) string {
-	if info.Mode == app.ModeBM25 {
-		time := ""
-		if h.Weight != 0 && h.Weight != 1 {
-			time = fmt.Sprintf(" × time %.2f", h.Weight)
+	weight := fmt.Sprintf("weight %.4f", h.Weight)
+	if p := h.Priors; p != nil {
+		weight += fmt.Sprintf(" = %s tier %.2f × recency %.3f × confidence %.2f (%d reads) × feedback %.2f", h.Tier, p.Tier, p.Recency, p.Confidence, h.Reads, p.Feedback)
+		if p.Time != 1 {
+			weight += fmt.Sprintf(" × time %.2f", p.Time)
 		}
-		return fmt.Sprintf("score %.3f = -bm25 %.3f%s  (%s, by %s)", h.Score, h.BM25, time, flagsOf(h.Entry), app.AuthorName(h.Author))
+	}
+	if info.Mode == app.ModeBM25 {
+		return fmt.Sprintf("score %.4f = bm25 %.3f / best (rank %d) %.4f × %s  (%s, by %s)", h.Score, -h.BM25, h.LexRank, h.Fused, weight, flagsOf(h.Entry), app.AuthorName(h.Author))
 	}
 	rank := func(r int) string {
 		if r == 0 {
@@ -453,6 +456,6 @@ func explainHit(info app.SearchInfo, h app.Hit) string {
 	if h.Context != 0 {
 		context = fmt.Sprintf(", session context %.3f", h.Context)
 	}
-	return fmt.Sprintf("score %.4f = fused %.4f (bm25 %.3f rank %s, cosine %.3f rank %s%s) × weight %.3f (%s tier, %d recalls)  (%s, by %s)",
-		h.Score, h.Fused, 0-h.BM25 /* not -0.000 when absent */, rank(h.LexRank), h.Cosine, rank(h.VecRank), context, h.Weight, h.Tier, h.Accesses, flagsOf(h.Entry), app.AuthorName(h.Author))
+	return fmt.Sprintf("score %.4f = fused %.4f (bm25 %.3f rank %s, cosine %.3f rank %s%s) × %s  (%s, by %s)",
+		h.Score, h.Fused, 0-h.BM25 /* not -0.000 when absent */, rank(h.LexRank), h.Cosine, rank(h.VecRank), context, weight, flagsOf(h.Entry), app.AuthorName(h.Author))
 }

@@ -26,12 +26,15 @@ type path struct {
 	mode        string // search mode
 	limit       int
 	raw         bool // the seed weights switched off (reference only)
+	dayAfter    bool // the clock set to the day after the conversation
 	hook        bool // scored by what the prompt hook injected
 }
 
 var allPaths = []path{
 	{name: "search", kind: "search", mode: "auto", limit: 10,
 		title: "git synaptic search (the product's default: hybrid, 10 results, the seed weights, uses counted)"},
+	{name: "search-day-after", kind: "search", mode: "auto", limit: 10, dayAfter: true,
+		title: "git synaptic search, asked the day after the conversation (its months of memory from new to old)"},
 	{name: "search-bm25", kind: "search", mode: "bm25", limit: 10,
 		title: "git synaptic search --mode bm25 (words only, the seed weights)"},
 	{name: "mcp", kind: "mcp", mode: "auto", limit: 10,
@@ -59,12 +62,12 @@ func pathNames() []string {
 func choose(only string, binary bool) ([]path, error) {
 	var out []path
 	for _, p := range allPaths {
-		if only == "" && binary && p.raw {
+		if only == "" && binary && (p.raw || p.dayAfter) {
 			continue
 		}
 		if only == "" || strings.Contains(","+only+",", ","+p.name+",") {
-			if binary && p.raw {
-				return nil, fmt.Errorf("path %s switches the weights off, which only the in-process run can", p.name)
+			if binary && (p.raw || p.dayAfter) {
+				return nil, fmt.Errorf("path %s changes the weights or the clock, which only the in-process run can", p.name)
 			}
 			out = append(out, p)
 		}
@@ -175,6 +178,9 @@ func (cv *conversation) runPath(ctx context.Context, p path, qs []query) ([]outc
 		return cv.runBinary(ctx, dir, p, qs)
 	}
 	opts := app.Options{Warn: io.Discard, AsOf: cv.asOf, RawScores: p.raw}
+	if p.dayAfter {
+		opts.Now = func() time.Time { return cv.asOf }
+	}
 	if p.kind == "mcp" {
 		// as git-synaptic-mcp opens it
 		opts.LongLived, opts.FollowAgentSession, opts.DefaultSession = true, true, "mcp-eval"
