@@ -132,13 +132,6 @@ func TestPromptShowsOtherSessionsCaptures(t *testing.T) {
 	if !strings.Contains(md, "(yesterday)") || strings.Contains(md, "(now)") {
 		t.Errorf("prompt context:\n%s", md)
 	}
-	read := Entry{Private: true}
-	read.Tags, read.Tier = []string{CaptureTag}, notes.TierEphemeral
-	changed := read
-	changed.Tags = []string{CaptureTag, ChangesTag}
-	if importance(changed) != 0.8 || importance(read) != 0.5 {
-		t.Errorf("importance: %v, %v", importance(changed), importance(read))
-	}
 }
 
 // Buffers of sessions that never stopped are removed after a week.

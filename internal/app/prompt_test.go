@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -218,5 +219,42 @@ func TestStaleEntriesCollapseFaster(t *testing.T) {
 	}
 	if want := "full full full digest digest"; strings.Join(gotUsed, " ") != want {
 		t.Errorf("entry in use: %v, want %s", gotUsed, want)
+	}
+}
+
+// A prompt brings at most 3 matches, in the search's order, each strong
+// enough (similar, and at least half the best score); memory of any age
+// qualifies; an unrelated entry does not come along.
+func TestPromptBringsUpToThreeStrongMatches(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	s := openTest(t, Options{Now: func() time.Time { return now }, Embedder: wordEmbedder{}})
+	reqs := []SaveRequest{
+		{Content: "Billing retries back off exponentially after a declined card.", Type: notes.TypeDecision, Created: now.AddDate(-2, 0, 0)},
+		{Content: "Billing retries are logged with the card id.", Type: notes.TypeInsight, Created: now.AddDate(0, -5, 0)},
+		{Content: "Billing retries stop after three declined cards.", Type: notes.TypeDecision, Created: now.AddDate(0, -1, 0)},
+		{Content: "Billing retries of a declined card wait for the card network.", Type: notes.TypeIssue, Created: now.AddDate(0, 0, -3)},
+		{Content: "The docs site is built with hugo.", Type: notes.TypeReference, Created: now.AddDate(0, 0, -3)},
+	}
+	for i := range 30 { // the rest of the project's memory
+		reqs = append(reqs, SaveRequest{Content: fmt.Sprintf("Parser release %d handles case %d.", i, i), Type: notes.TypeProgress, Created: now.AddDate(0, -i, -4)})
+	}
+	ents, err := s.Memory().Import(ctx, reqs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := s.Agent().PromptContext(ctx, "sess-warm", "how do billing retries of a declined card back off?", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	related := md[strings.Index(md, "## Related to this prompt"):]
+	if n := strings.Count(related, "\n- ["); n != 3 {
+		t.Errorf("%d matches, want 3:\n%s", n, md)
+	}
+	if !strings.Contains(related, ShortID(ents[0].ID)) {
+		t.Errorf("the two-year-old best match is missing:\n%s", md)
+	}
+	if strings.Contains(md, ShortID(ents[4].ID)) {
+		t.Errorf("an unrelated entry came along:\n%s", md)
 	}
 }

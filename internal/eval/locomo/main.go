@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -131,19 +132,28 @@ func run(dataDir, bin, only string) error {
 	ctx := context.Background()
 	start := time.Now()
 	model := ""
-	for _, conv := range convs {
+	for ci, conv := range convs {
 		cv, err := newConversation(ctx, conv, turns[conv], bin)
 		if err != nil {
 			return fmt.Errorf("%s: %w", conv, err)
 		}
 		model = cv.model
 		for i, p := range paths {
-			out, err := cv.runPath(ctx, p, queries[conv])
+			qs := queries[conv]
+			if p.hook {
+				// the next conversation's questions are off-topic here:
+				// what the hook injects for them is noise
+				qs = append(slices.Clone(qs), queries[convs[(ci+1)%len(convs)]]...)
+			}
+			out, err := cv.runPath(ctx, p, qs)
 			if err != nil {
 				cv.close()
 				return fmt.Errorf("%s, %s: %w", conv, p.name, err)
 			}
-			results[i].score(queries[conv], out)
+			results[i].score(queries[conv], out[:len(queries[conv])])
+			for _, o := range out[len(queries[conv]):] {
+				results[i].offTopic(o)
+			}
 		}
 		cv.close()
 	}
@@ -207,6 +217,18 @@ type pathStats struct {
 	path      path
 	byCat     map[int]*stats
 	all, core stats
+	// off-topic prompts asked of the prompt hook, those that got any item,
+	// and the items and characters they got
+	off, offAny, offItems, offChars int
+}
+
+func (r *pathStats) offTopic(o outcome) {
+	r.off++
+	r.offItems += o.items
+	r.offChars += o.chars
+	if o.items > 0 {
+		r.offAny++
+	}
 }
 
 func (r *pathStats) score(qs []query, out []outcome) {
@@ -254,5 +276,13 @@ func (r *pathStats) print() error {
 		}
 	}
 	row("all 1-5", &r.all)
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if r.off > 0 {
+		n := float64(r.off)
+		fmt.Printf("off-topic prompts (another conversation's questions): %d; %.1f%% got items from memory, %.2f items and %.0f characters each on average\n",
+			r.off, 100*float64(r.offAny)/n, float64(r.offItems)/n, float64(r.offChars)/n)
+	}
+	return nil
 }

@@ -83,6 +83,7 @@ func choose(only string, binary bool) ([]path, error) {
 type outcome struct {
 	ranked []string
 	chars  int
+	items  int // items injected (any memory, not only this conversation's)
 }
 
 // conversation is a conversation imported and embedded once into a base
@@ -296,6 +297,7 @@ func (cv *conversation) injected(answer []byte) (outcome, error) {
 		byShort[app.ShortID(id)] = tag
 	}
 	for _, m := range itemID.FindAllStringSubmatch(r.Out.Context, -1) {
+		o.items++
 		if tag, ok := byShort[m[1]]; ok {
 			o.ranked = append(o.ranked, tag)
 		}
