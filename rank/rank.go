@@ -140,7 +140,7 @@ func Lend(loans []Loan, scores map[string]*Scores) {
 // 0.7 … 6+ → 1.4); over memory that spans months that buries relevance
 // (a year-old entry weighs 1e-4, and the order among old memory is by
 // date). Here each prior keeps the seeds' direction but is bounded, so
-// that their product spans at most 1.9× for memory (feedback, a person's
+// that their product spans at most 2.3× for memory (feedback, a person's
 // explicit word, aside): a strong match of any age outranks a weak recent
 // one, and among comparable matches recent, trusted memory comes first.
 //

@@ -438,7 +438,11 @@ func explainHeader(info app.SearchInfo) string {
 func explainHit(info app.SearchInfo, h app.Hit) string {
 	weight := fmt.Sprintf("weight %.4f", h.Weight)
 	if p := h.Priors; p != nil {
-		weight += fmt.Sprintf(" = %s tier %.2f × recency %.3f × confidence %.2f (%d reads) × feedback %.2f", h.Tier, p.Tier, p.Recency, p.Confidence, h.Reads, p.Feedback)
+		tier := string(h.Tier) + " tier"
+		if h.Type == notes.TypeGitCommit {
+			tier = "commit"
+		}
+		weight += fmt.Sprintf(" = %s %.2f × recency %.3f × confidence %.2f (%d reads) × feedback %.2f", tier, p.Tier, p.Recency, p.Confidence, h.Reads, p.Feedback)
 		if p.Time != 1 {
 			weight += fmt.Sprintf(" × time %.2f", p.Time)
 		}
