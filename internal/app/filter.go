@@ -84,7 +84,9 @@ var relTime = regexp.MustCompile(`^(\d+)\s*[. ]?\s*(h|hours?|d|days?|w|weeks?|mo
 // yesterday, or an age before now (3d, 2.weeks, 12h, 1 month ago). Errors
 // wrap notes.ErrInvalid.
 func ParseTime(s string, now time.Time) (time.Time, error) {
-	s = strings.TrimSpace(strings.ToLower(s))
+	// dates as given, but in upper case: RFC 3339's T and Z are upper case
+	stamp := strings.ToUpper(strings.TrimSpace(s))
+	s = strings.ToLower(stamp)
 	switch s {
 	case "today":
 		y, m, d := now.Date()
@@ -94,7 +96,7 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 		return time.Date(y, m, d, 0, 0, 0, 0, now.Location()), nil
 	}
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02"} {
-		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+		if t, err := time.ParseInLocation(layout, stamp, time.Local); err == nil {
 			return t, nil
 		}
 	}

@@ -32,3 +32,22 @@ func TestParseFilter(t *testing.T) {
 		}
 	}
 }
+
+// Times are read as dates, RFC 3339 stamps (in any case) and ages.
+func TestParseTime(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"2023-10-23T10:01:58Z":      time.Date(2023, 10, 23, 10, 1, 58, 0, time.UTC),
+		"2023-10-23t10:01:58z":      time.Date(2023, 10, 23, 10, 1, 58, 0, time.UTC),
+		"2023-10-23T10:01:58+02:00": time.Date(2023, 10, 23, 8, 1, 58, 0, time.UTC),
+		"2w":                        now.AddDate(0, 0, -14),
+		" 3D ":                      now.AddDate(0, 0, -3),
+	} {
+		if got, err := ParseTime(in, now); err != nil || !got.Equal(want) {
+			t.Errorf("%q: %v %v, want %v", in, got, err, want)
+		}
+	}
+	if _, err := ParseTime("soon", now); err == nil {
+		t.Error("soon was read as a time")
+	}
+}
