@@ -44,6 +44,7 @@ type env struct {
 	// parsed, when set (tests of flag parsing), receives each command's
 	// filled-in options in place of running the command.
 	parsed func(opts any)
+	models *warmModels // in the daemon: the models it keeps loaded
 }
 
 // run runs a command whose flags and arguments are in opts: work, or,
@@ -64,7 +65,11 @@ func (e *env) open() (*app.Service, error) { return e.openAt(e.dir) }
 
 // openAt opens the repository containing dir.
 func (e *env) openAt(dir string) (*app.Service, error) {
-	return app.Open(dir, ConfigFromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory"), AsOf: e.asOf}))
+	opts := ConfigFromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory"), AsOf: e.asOf})
+	if e.models != nil {
+		opts.Embedder = e.models.get(opts.Model, opts.EmbedBackend)
+	}
+	return app.Open(dir, opts)
 }
 
 // ConfigFromEnv adds to opts what the environment configures: the agent
@@ -100,12 +105,21 @@ func Main() int {
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
 	}
-	return Run(ctx, os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, TTY: isTerminal(os.Stdout)})
+	stdio := IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, TTY: isTerminal(os.Stdout)}
+	code, done, in := viaDaemon(ctx, os.Args[1:], stdio)
+	if done {
+		return code
+	}
+	stdio.In = in
+	return Run(ctx, os.Args[1:], stdio)
 }
 
 // Run runs the CLI with args and returns the exit code.
-func Run(ctx context.Context, args []string, stdio IO) int {
-	e := &env{ctx: ctx, io: stdio, dir: "."}
+func Run(ctx context.Context, args []string, stdio IO) int { return run(ctx, args, stdio, nil) }
+
+// run is Run with the daemon's warm models (nil: load what is needed).
+func run(ctx context.Context, args []string, stdio IO, models *warmModels) int {
+	e := &env{ctx: ctx, io: stdio, dir: ".", models: models}
 	root := newRoot(e)
 	root.SetArgs(args)
 	root.SetIn(stdio.In)
@@ -154,7 +168,7 @@ without conflicts, and is indexed in a disposable local cache for search.`,
 		newEdit(e), newStatus(e), newNote(e), newSync(e), newReindex(e), newImport(e),
 		newIndex(e), newCochanges(e), newSuggest(e), newHooks(e), newHook(e), newMCP(e), newMaintain(e), newFeedback(e, true), newFeedback(e, false),
 		newModel(e), newEmbed(e), newPatterns(e), newConsolidate(e), newRules(e), newDelete(e), newProjects(e),
-		newSubscribe(e), newUnsubscribe(e), newSubscriptions(e), newWeb(e),
+		newSubscribe(e), newUnsubscribe(e), newSubscriptions(e), newWeb(e), newDaemon(e),
 	)
 	return root
 }

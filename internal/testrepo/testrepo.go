@@ -28,6 +28,13 @@ func Isolate() (cleanup func()) {
 	// No project list: each test that needs one names its own, so that
 	// tests never see each other's repositories as "other projects".
 	os.Setenv("GIT_SYNAPTIC_PROJECTS", "off")
+	// No warm process unless a test asks for one (and stops it): commands
+	// run in place, and any daemon lives under this home.
+	os.Setenv("GIT_SYNAPTIC_DAEMON", "off")
+	os.Setenv("XDG_RUNTIME_DIR", filepath.Join(home, "run"))
+	if err := os.Mkdir(filepath.Join(home, "run"), 0o700); err != nil {
+		panic(err)
+	}
 	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	for _, v := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_CONFIG_GLOBAL", "GIT_PAGER", "PAGER", "GIT_SYNAPTIC_SESSION", "GIT_SYNAPTIC_AGENT"} {
 		os.Unsetenv(v)

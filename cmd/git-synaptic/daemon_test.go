@@ -1,0 +1,214 @@
+package main_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+)
+
+// withDaemon turns the warm process on for one test, in a runtime
+// directory of its own, and stops it when the test ends.
+func withDaemon(t *testing.T) []string {
+	t.Helper()
+	env := []string{"GIT_SYNAPTIC_DAEMON=on", "XDG_RUNTIME_DIR=" + t.TempDir()}
+	t.Cleanup(func() {
+		runEnv(t, os.TempDir(), env, "daemon", "stop")
+		waitDaemon(t, env, false)
+	})
+	return env
+}
+
+type daemonStatus struct {
+	Running bool `json:"running"`
+	Status  struct {
+		PID      int `json:"pid"`
+		Requests int `json:"requests"`
+	} `json:"status"`
+}
+
+func statusOf(t *testing.T, env []string) daemonStatus {
+	t.Helper()
+	var st daemonStatus
+	r := runEnv(t, os.TempDir(), env, "daemon", "status", "--json")
+	if r.code != 0 || json.Unmarshal([]byte(r.out), &st) != nil {
+		t.Fatalf("daemon status: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	return st
+}
+
+// waitDaemon waits until a daemon runs (or none does) and returns its status.
+func waitDaemon(t *testing.T, env []string, running bool) daemonStatus {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st := statusOf(t, env)
+		if st.Running == running {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon running: %v, want %v", st.Running, running)
+		}
+	}
+}
+
+// The same searches and hooks give the same answers (ids, order, scores,
+// injected text) with the warm process and without, on identical copies
+// of a repository; the daemon served them.
+func TestDaemonGivesTheSameAnswers(t *testing.T) {
+	modelHome(t)
+	env := withDaemon(t)
+	a := testrepo.NewRepo(t)
+	for _, c := range [][]string{
+		{"the build fails because sqlite is missing on the CI runners", "--type", "issue"},
+		{"we chose postgres for the billing service: invoices need transactions", "--type", "decision"},
+		{"billing retries back off 1, 4 and 16 seconds", "--type", "decision"},
+		{"the sync test is slow because it waits for the fetch timeout", "--type", "insight"},
+	} {
+		save(t, a, c[0], c[1:]...)
+	}
+	b := filepath.Join(t.TempDir(), "repo") // the same project name
+	if out, err := exec.Command("cp", "-a", a, b).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	runEnv(t, b, env, "search", "warm up") // starts the daemon, runs in place
+	waitDaemon(t, env, true)
+	type call struct {
+		args  []string
+		stdin string
+	}
+	calls := []call{
+		{[]string{"search", "--json", "-n", "5", "compilation error: library not found"}, ""},
+		{[]string{"search", "--json", "why do billing retries wait"}, ""},
+		{[]string{"search", "--json", "--mode", "bm25", "billing"}, ""},
+		{[]string{"hook", "session-start", "--format", "markdown"}, `{"session_id":"s1"}`},
+		{[]string{"hook", "prompt", "--format", "markdown"}, `{"session_id":"s1","prompt":"why do billing retries wait between attempts?"}`},
+		{[]string{"hook", "prompt"}, `{"session_id":"s1","prompt":"what database did we choose for invoices?"}`},
+		{[]string{"search", "--bogus-flag", "x"}, ""},
+	}
+	for _, c := range calls {
+		inPlace := runWith(t, a, c.stdin, nil, c.args...)
+		warm := runWith(t, b, c.stdin, env, c.args...)
+		if c.args[0] == "search" && c.args[1] == "--json" {
+			// the clock moves between the two: recency differs in the
+			// ninth digit
+			inPlace.out, warm.out = ranking(t, inPlace.out), ranking(t, warm.out)
+		}
+		if inPlace != warm {
+			t.Errorf("%v differs:\nin place: exit %d\n%s%s\nwarm: exit %d\n%s%s", c.args, inPlace.code, inPlace.out, inPlace.err, warm.code, warm.out, warm.err)
+		}
+		if c.args[0] == "search" && c.args[1] == "--json" && !strings.Contains(inPlace.out, " 0.") {
+			t.Errorf("%v found nothing:\n%s", c.args, inPlace.out)
+		}
+	}
+	if st := statusOf(t, env); st.Status.Requests < len(calls) {
+		t.Errorf("the daemon served %d requests, want at least %d", st.Status.Requests, len(calls))
+	}
+}
+
+// ranking is a search's JSON as ids and scores to 6 digits, in order.
+func ranking(t *testing.T, out string) string {
+	t.Helper()
+	var hits []struct {
+		ID    string  `json:"id"`
+		Score float64 `json:"score"`
+	}
+	if err := json.Unmarshal([]byte(out), &hits); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var b strings.Builder
+	for _, h := range hits {
+		fmt.Fprintf(&b, "%s %.6f\n", h.ID, h.Score)
+	}
+	return b.String()
+}
+
+// Attacks: kill -9 of the daemon under a request, the socket file it
+// leaves, two daemons racing, another binary's daemon, a socket directory
+// others can open. Every command still answers.
+func TestDaemonAttacks(t *testing.T) {
+	modelHome(t)
+	env := withDaemon(t)
+	dir := testrepo.NewRepo(t)
+	id := save(t, dir, "the sync test is slow because it waits for the fetch timeout", "--type", "issue")
+	found := func(env []string) {
+		t.Helper()
+		if r := runEnv(t, dir, env, "search", "sync test slow"); r.code != 0 || !strings.Contains(r.out, id[:8]) {
+			t.Fatalf("search: exit %d\n%s%s", r.code, r.out, r.err)
+		}
+	}
+	found(env)
+	first := waitDaemon(t, env, true)
+
+	// kill -9 while searches run: each still answers
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(30 * time.Millisecond)
+		syscall.Kill(first.Status.PID, syscall.SIGKILL)
+	}()
+	for range 5 {
+		found(env)
+	}
+	<-done
+	// the socket file it left is replaced by the next daemon
+	found(env)
+	second := waitDaemon(t, env, true)
+	if second.Status.PID == first.Status.PID {
+		t.Fatalf("the killed daemon (pid %d) still answers", first.Status.PID)
+	}
+	found(env)
+
+	// a second daemon racing the first exits cleanly
+	race := exec.Command(bin, "daemon", "run")
+	race.Env = append(os.Environ(), env...)
+	if out, err := race.CombinedOutput(); err != nil {
+		t.Errorf("a second daemon: %v %s", err, out)
+	}
+	if st := statusOf(t, env); st.Status.PID != second.Status.PID {
+		t.Errorf("the racing daemon took over: %+v", st)
+	}
+
+	// another binary (another version) has a daemon of its own
+	other := filepath.Join(t.TempDir(), "git-synaptic")
+	if out, err := exec.Command("cp", bin, other).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	cmd := exec.Command(other, "daemon", "status", "--json")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	var st daemonStatus
+	if err != nil || json.Unmarshal(out, &st) != nil || st.Running {
+		t.Errorf("another binary sees this binary's daemon: %s %v", out, err)
+	}
+
+	// a socket directory others can open: no daemon, commands run in place
+	loose := t.TempDir()
+	if err := os.Mkdir(filepath.Join(loose, "git-synaptic"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Join(loose, "git-synaptic"), 0o777)
+	looseEnv := []string{"GIT_SYNAPTIC_DAEMON=on", "XDG_RUNTIME_DIR=" + loose}
+	found(looseEnv)
+	found(looseEnv)
+	if r := runEnv(t, dir, looseEnv, "daemon", "status"); r.code == 0 || !strings.Contains(r.err, "not private") {
+		t.Errorf("status in a loose directory: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(loose, "git-synaptic", "*.sock")); len(m) > 0 {
+		t.Errorf("a daemon listens in a loose directory: %v", m)
+	}
+
+	// synaptic.daemon false: the running daemon declines, none is started
+	testrepo.Git(t, dir, "config", "synaptic.daemon", "false")
+	before := statusOf(t, env).Status.Requests
+	found(env)
+	if after := statusOf(t, env).Status.Requests; after != before {
+		t.Errorf("the daemon ran a command with synaptic.daemon false (%d → %d)", before, after)
+	}
+}

@@ -1,0 +1,283 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-synaptic/git-synaptic/embed"
+	"github.com/git-synaptic/git-synaptic/internal/agenthook"
+	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/internal/daemon"
+)
+
+// The warm process. One daemon per user and binary serves every
+// repository: what it keeps warm (ONNX Runtime and the model) is the
+// user's, not a repository's, and one process holds it once however many
+// repositories the user works in. Each request opens its repository
+// afresh, exactly as the command run in place would, so that results are
+// the same either way; the daemon only saves the model's start.
+
+// DefaultDaemonIdle is how long the daemon waits for a request before it
+// exits (git config synaptic.daemonIdle).
+const DefaultDaemonIdle = 15 * time.Minute
+
+// warmModels are the embedding models the daemon has loaded, by model
+// directory, weights and runtime.
+type warmModels struct {
+	mu     sync.Mutex
+	loaded map[string]*embed.Model
+}
+
+// get returns the loaded model name (""; the default) for backend, or nil
+// when it cannot be loaded here: the Service then loads it itself and
+// says why it could not.
+func (w *warmModels) get(name, backend string) app.Embedder {
+	if name == "" {
+		name = embed.DefaultModel
+	}
+	m, err := embed.Find(name)
+	if err != nil {
+		return nil
+	}
+	key := m.Dir + "\x00" + m.SHA256 + "\x00" + backend
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if x := w.loaded[key]; x != nil {
+		return x
+	}
+	x, err := embed.Load(m, embed.Options{Backend: backend})
+	if err != nil {
+		return nil
+	}
+	if w.loaded == nil {
+		w.loaded = map[string]*embed.Model{}
+	}
+	w.loaded[key] = x
+	return x
+}
+
+func (w *warmModels) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k, m := range w.loaded {
+		m.Close()
+		delete(w.loaded, k)
+	}
+}
+
+// forwardable reports whether a command line goes to the daemon: the
+// commands that load the model on every prompt or search.
+func forwardable(args []string) bool {
+	switch {
+	case len(args) >= 1 && args[0] == "search":
+		return true
+	case len(args) >= 2 && args[0] == "hook":
+		return agenthook.Names[args[1]]
+	}
+	return false
+}
+
+// viaDaemon runs a forwardable command in the daemon. ok is false when the
+// caller must run it itself (no daemon yet, one of another binary, busy,
+// declined, turned off, or dead under the request); in returns standard
+// input as the command must read it then.
+func viaDaemon(ctx context.Context, args []string, stdio IO) (code int, ok bool, in io.Reader) {
+	in = stdio.In
+	if !forwardable(args) || os.Getenv("GIT_SYNAPTIC_DAEMON") == "off" {
+		return 0, false, in
+	}
+	if _, err := embed.Find(defaultModel()); err != nil {
+		return 0, false, in // no model: nothing to keep warm
+	}
+	dir, err := daemon.SocketDir()
+	if err != nil {
+		return 0, false, in
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return 0, false, in
+	}
+	req := daemon.Request{Args: args, Dir: cwd, Env: os.Environ(), TTY: stdio.TTY}
+	if args[0] == "hook" {
+		if f, isFile := stdio.In.(*os.File); !isFile || !isTerminal(f) {
+			b, _ := io.ReadAll(io.LimitReader(stdio.In, 64<<20))
+			req.Stdin, in = b, bytes.NewReader(b)
+		}
+	}
+	path := daemon.SocketPath(dir, daemon.Key(Version))
+	resp, err := daemon.Call(ctx, path, req)
+	switch {
+	case errors.Is(err, daemon.ErrUnavailable):
+		startDaemon()
+		return 0, false, in
+	case err != nil:
+		return 0, false, in
+	}
+	stdio.Out.Write(resp.Stdout)
+	stdio.Err.Write(resp.Stderr)
+	return resp.Code, true, in
+}
+
+// defaultModel is the model a command would load ($GIT_SYNAPTIC_MODEL).
+func defaultModel() string {
+	if m := os.Getenv("GIT_SYNAPTIC_MODEL"); m != "" {
+		return m
+	}
+	return embed.DefaultModel
+}
+
+// startDaemon starts `git-synaptic daemon run` detached, unless git
+// config synaptic.daemon is false here; it does not wait for it.
+func startDaemon() {
+	if gitConfig("--type=bool", "synaptic.daemon") == "false" {
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	args := []string{"daemon", "run"}
+	if idle := gitConfig("synaptic.daemonIdle"); idle != "" {
+		args = append(args, "--idle", idle)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this command, as git gc --auto does
+	if cmd.Start() == nil {
+		go cmd.Wait() // reaped if this process lives on; it is detached either way
+	}
+}
+
+// gitConfig is git config --get's answer here ("" when unset or on error).
+func gitConfig(args ...string) string {
+	out, err := exec.Command("git", append([]string{"config", "--get"}, args...)...).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// serveRequest runs one request as the client would have: in its
+// directory, with its environment and standard input, with the warm
+// model. The daemon runs one at a time, so the process's directory and
+// environment are the request's while it runs.
+func serveRequest(ctx context.Context, models *warmModels, req daemon.Request) daemon.Response {
+	if !forwardable(req.Args) {
+		return daemon.Response{Declined: "not a command the daemon runs"}
+	}
+	own := os.Environ()
+	defer setEnv(own)
+	if err := os.Chdir(req.Dir); err != nil {
+		return daemon.Response{Declined: err.Error()}
+	}
+	setEnv(req.Env)
+	if gitConfig("--type=bool", "synaptic.daemon") == "false" {
+		return daemon.Response{Declined: "synaptic.daemon is false here"}
+	}
+	var out, errb bytes.Buffer
+	code := run(ctx, req.Args, IO{In: bytes.NewReader(req.Stdin), Out: &out, Err: &errb, TTY: req.TTY}, models)
+	return daemon.Response{Code: code, Stdout: out.Bytes(), Stderr: errb.Bytes()}
+}
+
+// setEnv makes env the process's whole environment.
+func setEnv(env []string) {
+	os.Clearenv()
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			os.Setenv(k, v)
+		}
+	}
+}
+
+type daemonOptions struct {
+	action string
+	idle   time.Duration
+	json   bool
+}
+
+func newDaemon(e *env) *cobra.Command {
+	o := &daemonOptions{}
+	c := &cobra.Command{
+		Use:   "daemon (status|stop|run)",
+		Short: "The warm process that keeps the embedding model loaded for hooks and searches",
+		Long: `Agent hooks (session-start, prompt, ...) and searches ask a warm process
+first, which keeps ONNX Runtime and the embedding model loaded, so that a
+prompt does not pay for loading the model each time. The first such command
+starts it (detached); it serves every repository of this user and binary on
+a unix socket in a private directory ($XDG_RUNTIME_DIR/git-synaptic, else
+git-synaptic-UID in the temporary directory, mode 0700) and exits after
+15 idle minutes (git config synaptic.daemonIdle). When it is absent, busy,
+of another version, or dies, commands do the work themselves; the results
+are the same. git config synaptic.daemon false (or GIT_SYNAPTIC_DAEMON=off)
+turns it off.
+  status   whether it runs, its pid, version, socket and requests served
+  stop     stop it
+  run      serve in the foreground (what the first command starts)`,
+		Example: `  git synaptic daemon status
+  git synaptic daemon stop
+  git config --global synaptic.daemon false`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.action = args[0]
+			return e.run(o, func() error { return runDaemon(e, o) })
+		},
+	}
+	c.Flags().DurationVar(&o.idle, "idle", DefaultDaemonIdle, "run: exit after this long without a request")
+	c.Flags().BoolVar(&o.json, "json", false, "status: print JSON")
+	return c
+}
+
+func runDaemon(e *env, o *daemonOptions) error {
+	dir, err := daemon.SocketDir()
+	if err != nil {
+		return err
+	}
+	path := daemon.SocketPath(dir, daemon.Key(Version))
+	switch o.action {
+	case "run":
+		models := &warmModels{}
+		defer models.close()
+		srv := &daemon.Server{Path: path, Version: Version, Idle: o.idle,
+			Handler: func(ctx context.Context, req daemon.Request) daemon.Response { return serveRequest(ctx, models, req) }}
+		if err := srv.Serve(contextOf(e)); err != nil && !errors.Is(err, daemon.ErrRunning) {
+			return err
+		}
+		return nil // a daemon racing another leaves it the socket
+	case "status", "stop":
+		resp, err := daemon.Call(contextOf(e), path, daemon.Request{Control: o.action})
+		if errors.Is(err, daemon.ErrUnavailable) {
+			if o.json {
+				return writeJSON(e.io.Out, map[string]any{"running": false, "socket": path})
+			}
+			fmt.Fprintf(e.io.Out, "no daemon runs (socket %s)\n", path)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if o.action == "stop" {
+			fmt.Fprintln(e.io.Out, "daemon stopped")
+			return nil
+		}
+		st := resp.Status
+		if st == nil {
+			return fmt.Errorf("the daemon gave no status")
+		}
+		if o.json {
+			return writeJSON(e.io.Out, map[string]any{"running": true, "status": st})
+		}
+		fmt.Fprintf(e.io.Out, "daemon pid %d, version %s, since %s, %d requests served, exits after %s idle\nsocket %s\n", st.PID, st.Version, st.Started, st.Requests, st.IdleExit, st.Socket)
+		return nil
+	}
+	return usagef("daemon: unknown action %q (want status, stop or run)", o.action)
+}

@@ -1,0 +1,201 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// start serves in a private directory of its own with handler and
+// returns the socket; the server is stopped and waited for at the end.
+func start(t *testing.T, idle time.Duration, handler Handler) (string, chan error) {
+	t.Helper()
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	dir, err := SocketDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := SocketPath(dir, "test")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- (&Server{Path: path, Version: "test", Idle: idle, Handler: handler, BusyWait: 100 * time.Millisecond}).Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Error("the server did not stop")
+		}
+	})
+	waitFor(t, func() bool { _, err := os.Stat(path); return err == nil })
+	return path, done
+}
+
+func waitFor(t *testing.T, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+	}
+}
+
+func echo(_ context.Context, req Request) Response {
+	return Response{Code: len(req.Args), Stdout: []byte(strings.Join(req.Args, " ")), Stderr: req.Stdin}
+}
+
+// A request runs once and comes back with its output and code; the
+// socket and its directory are private; status counts it.
+func TestCallRunsTheRequest(t *testing.T) {
+	path, _ := start(t, time.Minute, echo)
+	resp, err := Call(context.Background(), path, Request{Args: []string{"search", "x"}, Stdin: []byte("in")})
+	if err != nil || resp.Code != 2 || string(resp.Stdout) != "search x" || string(resp.Stderr) != "in" {
+		t.Fatalf("%+v %v", resp, err)
+	}
+	for p, want := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v (want %o) %v", p, fi.Mode().Perm(), want, err)
+		}
+	}
+	resp, err = Call(context.Background(), path, Request{Control: "status"})
+	if err != nil || resp.Status == nil || resp.Status.Requests != 1 || resp.Status.PID != os.Getpid() {
+		t.Errorf("status: %+v %v", resp.Status, err)
+	}
+}
+
+// A second daemon racing for the same socket exits with ErrRunning and
+// the first keeps serving.
+func TestSecondDaemonExits(t *testing.T) {
+	path, _ := start(t, time.Minute, echo)
+	err := (&Server{Path: path, Handler: echo}).Serve(context.Background())
+	if !errors.Is(err, ErrRunning) {
+		t.Fatalf("second daemon: %v", err)
+	}
+	if _, err := Call(context.Background(), path, Request{Args: []string{"x"}}); err != nil {
+		t.Fatalf("the first stopped serving: %v", err)
+	}
+}
+
+// A socket file a killed daemon left behind is replaced; a client of a
+// dead socket is told to run the command itself.
+func TestStaleSocketIsReplaced(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	dir, err := SocketDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := SocketPath(dir, "stale")
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close() // as a killed daemon leaves it
+	if _, err := Call(context.Background(), path, Request{Args: []string{"x"}}); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("dead socket: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- (&Server{Path: path, Handler: echo}).Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, func() bool { _, err := Call(context.Background(), path, Request{Args: []string{"x"}}); return err == nil })
+}
+
+// A request that cannot start within the busy wait is declined, not run;
+// the one running is not disturbed.
+func TestBusyIsDeclined(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	ran := 0
+	path, _ := start(t, time.Minute, func(ctx context.Context, req Request) Response {
+		mu.Lock()
+		ran++
+		mu.Unlock()
+		if req.Args[0] == "slow" {
+			<-release
+		}
+		return Response{Code: 7}
+	})
+	slow := make(chan error, 1)
+	go func() {
+		resp, err := Call(context.Background(), path, Request{Args: []string{"slow"}})
+		if err == nil && resp.Code != 7 {
+			err = errors.New("wrong code")
+		}
+		slow <- err
+	}()
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return ran == 1 })
+	if _, err := Call(context.Background(), path, Request{Args: []string{"fast"}}); !errors.Is(err, ErrDeclined) {
+		t.Errorf("a request behind a slow one: %v", err)
+	}
+	close(release)
+	if err := <-slow; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if ran != 1 {
+		t.Errorf("%d commands ran, want 1", ran)
+	}
+}
+
+// The daemon exits by itself once idle, and on stop; either way the
+// socket file goes.
+func TestIdleAndStop(t *testing.T) {
+	path, done := start(t, 50*time.Millisecond, echo)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("an idle daemon did not exit")
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the socket is left: %v", err)
+	}
+	done <- nil // for the cleanup
+	path, done = start(t, time.Minute, echo)
+	if resp, err := Call(context.Background(), path, Request{Control: "stop"}); err != nil || resp.Declined != "stopping" {
+		t.Fatalf("stop: %+v %v", resp, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	done <- nil
+}
+
+// A directory others can open, or a link, is refused: no daemon starts
+// there and SocketDir says why.
+func TestLoosePermissionsAreRefused(t *testing.T) {
+	rt := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", rt)
+	dir := filepath.Join(rt, "git-synaptic")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SocketDir(); !errors.Is(err, ErrUnsafe) {
+		t.Errorf("mode 0755: %v", err)
+	}
+	err := (&Server{Path: SocketPath(dir, "x"), Handler: echo}).Serve(context.Background())
+	if !errors.Is(err, ErrUnsafe) {
+		t.Errorf("serve in a loose directory: %v", err)
+	}
+	os.Remove(dir)
+	other := t.TempDir()
+	if err := os.Symlink(other, dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SocketDir(); !errors.Is(err, ErrUnsafe) {
+		t.Errorf("a link: %v", err)
+	}
+}

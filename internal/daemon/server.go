@@ -1,0 +1,203 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrRunning is returned by Serve when another daemon holds the socket: of
+// two daemons racing to start, the second exits cleanly.
+var ErrRunning = errors.New("another daemon serves this socket")
+
+// Handler runs one request. The server runs one at a time, so a handler
+// may change the process's directory and environment for it.
+type Handler func(ctx context.Context, req Request) Response
+
+// Server serves requests on a unix socket until it is idle for Idle, is
+// told to stop, or its context ends.
+type Server struct {
+	Path    string // the socket, in a private directory (SocketDir)
+	Version string
+	Idle    time.Duration
+	Handler Handler
+	// BusyWait bounds how long a request waits for the one before it;
+	// past it the client is told to run the command itself (0: 1 s).
+	BusyWait time.Duration
+}
+
+// reply is what the server sends: first either Ready (send go) or a
+// final Response, then, after go, the command's Response.
+type reply struct {
+	Ready bool `json:"ready,omitempty"`
+	Response
+}
+
+// proceed is the client's word that it waits for the command to run.
+type proceed struct {
+	Go bool `json:"go"`
+}
+
+// handshakeTimeout bounds each step before a command runs.
+const handshakeTimeout = 5 * time.Second
+
+// Serve takes the socket's lock (ErrRunning if another daemon has it),
+// replaces a socket file a killed daemon left, and serves. It returns
+// once every connection it accepted is done.
+func (s *Server) Serve(ctx context.Context) error {
+	if err := checkPrivate(dirOf(s.Path)); err != nil {
+		return err
+	}
+	lock, err := os.OpenFile(s.Path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("daemon lock: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return ErrRunning
+		}
+		return fmt.Errorf("daemon lock: %w", err)
+	}
+	// The lock is ours: a socket file there is a dead daemon's.
+	if err := os.Remove(s.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("stale socket: %w", err)
+	}
+	l, err := net.Listen("unix", s.Path)
+	if err != nil {
+		return fmt.Errorf("daemon socket: %w", err)
+	}
+	defer os.Remove(s.Path) // before the lock is released (defers run last first)
+	if err := os.Chmod(s.Path, 0o600); err != nil {
+		l.Close()
+		return fmt.Errorf("daemon socket: %w", err)
+	}
+	ctx, stop := context.WithCancel(ctx)
+	st := &state{sem: make(chan struct{}, 1), last: time.Now(), status: Status{PID: os.Getpid(), Version: s.Version, Socket: s.Path,
+		Started: time.Now().UTC().Format(time.RFC3339), IdleExit: s.Idle.String()}}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // close the listener when stopped or idle
+		defer wg.Done()
+		s.watchIdle(ctx, st, stop)
+		l.Close()
+	}()
+	var err2 error
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			if ctx.Err() == nil {
+				err2 = fmt.Errorf("daemon accept: %w", err)
+			}
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer conn.Close()
+			s.handle(ctx, conn, st, stop)
+		}()
+	}
+	stop()
+	wg.Wait()
+	return err2
+}
+
+// state is what the connections share.
+type state struct {
+	sem    chan struct{} // one command at a time
+	mu     sync.Mutex
+	last   time.Time // when the last command ended
+	status Status
+}
+
+func (st *state) touch(done bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.last = time.Now()
+	if done {
+		st.status.Requests++
+	}
+}
+
+// watchIdle returns when ctx ends, or stops the server once no command
+// has run for s.Idle and none is running.
+func (s *Server) watchIdle(ctx context.Context, st *state, stop func()) {
+	tick := time.NewTicker(min(max(s.Idle/4, 10*time.Millisecond), time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			st.mu.Lock()
+			idle := time.Since(st.last)
+			st.mu.Unlock()
+			if s.Idle > 0 && idle > s.Idle && len(st.sem) == 0 {
+				stop()
+				return
+			}
+		}
+	}
+}
+
+func (s *Server) handle(ctx context.Context, conn net.Conn, st *state, stop func()) {
+	if uid, err := peerUID(conn); err != nil || uid != os.Getuid() {
+		return // only this user's processes are served
+	}
+	conn.SetDeadline(time.Now().Add(handshakeTimeout))
+	dec, enc := json.NewDecoder(conn), json.NewEncoder(conn)
+	var req Request
+	if err := dec.Decode(&req); err != nil {
+		return
+	}
+	switch req.Control {
+	case "":
+	case "status":
+		st.mu.Lock()
+		status := st.status
+		st.mu.Unlock()
+		enc.Encode(reply{Response: Response{Status: &status}})
+		return
+	case "stop":
+		enc.Encode(reply{Response: Response{Declined: "stopping"}})
+		stop()
+		return
+	default:
+		enc.Encode(reply{Response: Response{Declined: "unknown control " + req.Control}})
+		return
+	}
+	wait := s.BusyWait
+	if wait <= 0 {
+		wait = time.Second
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case st.sem <- struct{}{}:
+	case <-timer.C:
+		enc.Encode(reply{Response: Response{Declined: "busy"}})
+		return
+	case <-ctx.Done():
+		enc.Encode(reply{Response: Response{Declined: "stopping"}})
+		return
+	}
+	defer func() { <-st.sem }()
+	// Run only once the client has said it waits: a client that gave up
+	// runs the command itself, and it must not run twice.
+	var p proceed
+	if enc.Encode(reply{Ready: true}) != nil || dec.Decode(&p) != nil || !p.Go {
+		return
+	}
+	conn.SetDeadline(time.Time{})
+	st.touch(false)
+	resp := s.Handler(ctx, req)
+	st.touch(resp.Declined == "")
+	enc.Encode(reply{Response: resp})
+}
