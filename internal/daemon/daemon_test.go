@@ -24,7 +24,9 @@ func start(t *testing.T, idle time.Duration, handler Handler) (string, chan erro
 	path := SocketPath(dir, "test")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- (&Server{Path: path, Version: "test", Idle: idle, Handler: handler, BusyWait: 100 * time.Millisecond}).Serve(ctx) }()
+	go func() {
+		done <- (&Server{Path: path, Version: "test", Idle: idle, Handler: handler, BusyWait: 100 * time.Millisecond}).Serve(ctx)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -104,7 +106,10 @@ func TestStaleSocketIsReplaced(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- (&Server{Path: path, Handler: echo}).Serve(ctx) }()
 	defer func() { cancel(); <-done }()
-	waitFor(t, func() bool { _, err := Call(context.Background(), path, Request{Args: []string{"x"}}); return err == nil })
+	waitFor(t, func() bool {
+		_, err := Call(context.Background(), path, Request{Args: []string{"x"}})
+		return err == nil
+	})
 }
 
 // A request that cannot start within the busy wait is declined, not run;
