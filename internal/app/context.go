@@ -209,15 +209,12 @@ func (w *contextWriter) predictive() {
 		}
 	}
 	seen := map[string]bool{}
-	// A file's name is a word to look up: a hook does not load the model
-	// (about 300 ms) for it.
-	mode := "bm25"
-	if s.emb != nil {
-		mode = "auto"
-	}
+	// A file's name is a word to look up, not a meaning: words only,
+	// whether or not a model is loaded (the warm process has one), so
+	// that the session start is the same either way.
 	for _, f := range files {
 		// scored, not shown to anyone yet: not a use
-		hits, _, err := s.search(ctx, strings.TrimSuffix(path.Base(f), path.Ext(f)), Filter{Limit: 2, Types: []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue, notes.TypeReference, notes.TypeRule, notes.TypeNote}}, mode, false)
+		hits, _, err := s.search(ctx, strings.TrimSuffix(path.Base(f), path.Ext(f)), Filter{Limit: 2, Types: []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue, notes.TypeReference, notes.TypeRule, notes.TypeNote}}, "bm25", forHook)
 		if err != nil {
 			continue
 		}

@@ -183,7 +183,7 @@ type ProjectsInfo struct {
 // skipped.
 func (s *Recall) SearchProjects(ctx context.Context, query string, filter Filter, mode string) ([]ProjectHit, ProjectsInfo, error) {
 	var info ProjectsInfo
-	hits, si, err := s.search(ctx, query, filter, mode, true)
+	hits, si, err := s.search(ctx, query, filter, mode, forReader)
 	if err != nil {
 		return nil, info, err
 	}
@@ -208,7 +208,7 @@ func (s *Recall) SearchProjects(ctx context.Context, query string, filter Filter
 		}
 		other, pi := s.other(p)
 		if other != nil {
-			found, _, err := other.search(ctx, query, filter, mode, true)
+			found, _, err := other.search(ctx, query, filter, mode, forReader)
 			if err != nil && ctx.Err() != nil {
 				return nil, info, ctx.Err()
 			}

@@ -120,7 +120,7 @@ func (s *Agent) warm(ctx context.Context, prompt string, seen map[string]bool) (
 	if !hasCues(prompt) || len(q) == 0 {
 		return nil, nil
 	}
-	hits, info, err := s.search(ctx, prompt, Filter{Types: append(promptTypes, notes.TypeNote), Limit: 10}, "auto", false)
+	hits, info, err := s.search(ctx, prompt, Filter{Types: append(promptTypes, notes.TypeNote), Limit: 10}, "auto", forHook)
 	if err != nil && err != cache.ErrNoWords {
 		return nil, err
 	}

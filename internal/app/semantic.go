@@ -45,6 +45,10 @@ func (s *core) embedder() (Embedder, error) {
 	if s.emb != nil || s.embErr != nil {
 		return s.emb, s.embErr
 	}
+	if s.loadEmb != nil {
+		s.emb, s.embErr = s.loadEmb(s.embModel, s.backend)
+		return s.emb, s.embErr
+	}
 	m, err := embed.Find(s.embModel)
 	if err == nil {
 		var loaded *embed.Model
@@ -173,12 +177,23 @@ func searchEmbedBudget(backend string) int {
 // there is one), since the user or agent who searched sees them all; it
 // does not raise the entry's rank (rank.Priors counts reads, not hits).
 func (s *Recall) SearchWith(ctx context.Context, query string, filter Filter, mode string) ([]Hit, SearchInfo, error) {
-	return s.search(ctx, query, filter, mode, true)
+	return s.search(ctx, query, filter, mode, forReader)
 }
 
-// search is SearchWith; countUse says whether the hits count as uses. The
-// hooks' searches score more than they show, so they count what they show.
-func (s *core) search(ctx context.Context, query string, filter Filter, mode string, countUse bool) ([]Hit, SearchInfo, error) {
+// searchFor says who a search's results are for.
+type searchFor int
+
+const (
+	// forReader: a person or an agent reads the results (CLI, MCP, web):
+	// each counts as a use, and issues carry their recurring pattern.
+	forReader searchFor = iota
+	// forHook: a hook scores more than it shows; it counts what it shows
+	// itself and shows no pattern labels.
+	forHook
+)
+
+// search is SearchWith for a reader or a hook.
+func (s *core) search(ctx context.Context, query string, filter Filter, mode string, who searchFor) ([]Hit, SearchInfo, error) {
 	f := cache.Filter(filter)
 	info := SearchInfo{Mode: ModeBM25}
 	var m Embedder
@@ -238,11 +253,11 @@ func (s *core) search(ctx context.Context, query string, filter Filter, mode str
 			vector := q.wait
 			found, err = c.SemanticSearch(ctx, cache.SemanticQuery{Text: query, VectorFunc: vector, Mode: cache.Mode(info.Mode), Weights: !s.rawScores, Now: s.now(), TimeAnchor: s.queryAnchor(), MinCosine: minCosine(s.rawScores), Time: span}, f)
 			hits = hitsOf(found)
-			if err == nil {
+			if err == nil && who == forReader {
 				s.annotatePatterns(ctx, c, hits)
 			}
 		}
-		if err == nil && countUse {
+		if err == nil && who == forReader {
 			ids := make([]string, len(hits))
 			for i, h := range hits {
 				ids[i] = h.ID

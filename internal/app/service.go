@@ -73,6 +73,11 @@ type Options struct {
 	// Embedder, if set, is used instead of loading Model: a fake in tests.
 	// The Service does not close it.
 	Embedder Embedder
+	// LoadEmbedder, if set, is called instead of loading Model when the
+	// Service first needs the model, at the same moment it would load it:
+	// the warm process hands out the model it keeps loaded. The Service
+	// does not close what it returns.
+	LoadEmbedder func(model, backend string) (Embedder, error)
 	// Projects is the user's project list (registry.DefaultPath, which the
 	// front ends give): init registers the repository there, and searches
 	// across projects read it. Empty: no list.
@@ -107,6 +112,7 @@ type core struct {
 	emb       Embedder
 	ownEmb    bool // loaded here, so closed here
 	embErr    error
+	loadEmb   func(model, backend string) (Embedder, error) // Options.LoadEmbedder
 	rawScores bool
 	longLived bool
 	recent    map[string]*recentSet // recentVectors' answers, when longLived
@@ -127,7 +133,7 @@ func Open(dir string, opts Options) (*Service, error) {
 // newService is Open for a repository already opened.
 func newService(repo *gitstore.Repo, opts Options) *Service {
 	s := &core{repo: repo, now: opts.Now, asOf: opts.AsOf, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores, longLived: opts.LongLived,
-		session: opts.Session, agentID: opts.Agent, followAgent: opts.FollowAgentSession, defaultSession: opts.DefaultSession, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder, projects: opts.Projects}
+		session: opts.Session, agentID: opts.Agent, followAgent: opts.FollowAgentSession, defaultSession: opts.DefaultSession, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder, loadEmb: opts.LoadEmbedder, projects: opts.Projects}
 	if s.embModel == "" {
 		s.embModel = embed.DefaultModel
 	}

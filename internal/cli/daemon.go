@@ -39,32 +39,28 @@ type warmModels struct {
 	loaded map[string]*embed.Model
 }
 
-// get returns the loaded model name (""; the default) for backend, or nil
-// when it cannot be loaded here: the Service then loads it itself and
-// says why it could not.
-func (w *warmModels) get(name, backend string) app.Embedder {
-	if name == "" {
-		name = embed.DefaultModel
-	}
+// get returns model name for backend, loaded once: the Service's
+// LoadEmbedder, with the errors loading it in place would give.
+func (w *warmModels) get(name, backend string) (app.Embedder, error) {
 	m, err := embed.Find(name)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	key := m.Dir + "\x00" + m.SHA256 + "\x00" + backend
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if x := w.loaded[key]; x != nil {
-		return x
+		return x, nil
 	}
 	x, err := embed.Load(m, embed.Options{Backend: backend})
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	if w.loaded == nil {
 		w.loaded = map[string]*embed.Model{}
 	}
 	w.loaded[key] = x
-	return x
+	return x, nil
 }
 
 func (w *warmModels) close() {
@@ -76,14 +72,15 @@ func (w *warmModels) close() {
 	}
 }
 
-// forwardable reports whether a command line goes to the daemon: the
-// commands that load the model on every prompt or search.
+// forwardable reports whether a command line goes to the daemon: searches
+// and the agent hooks, which may load the model on every prompt; not the
+// tool hook, which never does and may carry a whole file on stdin.
 func forwardable(args []string) bool {
 	switch {
 	case len(args) >= 1 && args[0] == "search":
 		return true
 	case len(args) >= 2 && args[0] == "hook":
-		return agenthook.Names[args[1]]
+		return agenthook.Names[args[1]] && args[1] != "tool"
 	}
 	return false
 }

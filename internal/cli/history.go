@@ -402,7 +402,7 @@ versions, index new commits) and by coding agents:
                   --format markdown prints the context alone.
   prompt          with the agent's prompt (hook JSON "prompt" on stdin): the
                   memory of the last 24 hours (at most 5) and, when the
-                  prompt asks something, at most 2 matching entries; each
+                  prompt asks something, at most 3 strong matches; each
                   at most 500 characters, shown in full 3 times per
                   session (once if unused for a week), then as a digest,
                   then as a stub; all within a

@@ -67,7 +67,7 @@ func (e *env) open() (*app.Service, error) { return e.openAt(e.dir) }
 func (e *env) openAt(dir string) (*app.Service, error) {
 	opts := ConfigFromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory"), AsOf: e.asOf})
 	if e.models != nil {
-		opts.Embedder = e.models.get(opts.Model, opts.EmbedBackend)
+		opts.LoadEmbedder = e.models.get
 	}
 	return app.Open(dir, opts)
 }
