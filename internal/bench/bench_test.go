@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -54,17 +53,7 @@ func scale(n int) int {
 
 func run(b *testing.B, dir string, args ...string) (string, time.Duration) {
 	b.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	start := time.Now()
-	err := cmd.Run()
-	d := time.Since(start)
-	if err != nil {
-		b.Fatalf("git-synaptic %s: %v\n%s", strings.Join(args, " "), err, errb.String())
-	}
-	return out.String(), d
+	return runEnvB(b, dir, nil, "", args...)
 }
 
 func median(ds []time.Duration) time.Duration {
