@@ -108,7 +108,15 @@ func Open(path string, busy time.Duration) (c *Cache, rebuilt bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, false, fmt.Errorf("cache dir: %w", err)
 	}
-	c, err = open(path, busy)
+	// SQLite's busy handler does not cover every lock a new connection
+	// meets (a WAL database that the last connection of another process
+	// is checkpointing as it closes answers busy at once): wait for those
+	// too, up to busy.
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		if c, err = open(path, busy); !IsBusy(err) || time.Since(start) > busy {
+			break
+		}
+	}
 	if err == nil {
 		return c, false, nil
 	}

@@ -3,9 +3,11 @@
 // there before (kept as <name>.pre-synaptic), never fail or block git, and
 // can be removed again, restoring what was there.
 //
-// No hook runs on commit, merge or checkout: starting any program there
-// costs git tens of milliseconds, so commands index new commits when they
-// next need them instead (see app.Service.Index).
+// post-commit and post-merge hand the new HEAD to the warm process
+// (git synaptic daemon) and return at once: the program runs detached from
+// git, as git gc --auto does, so git waits only for the shell. Where no
+// daemon runs, the next command indexes the new commits instead (the
+// lazy catch-up, app.Service.Index).
 package hooks
 
 import (
@@ -17,14 +19,14 @@ import (
 )
 
 // Version is the version of the scripts this build installs.
-const Version = 3
+const Version = 4
 
 // Names are the git hooks git-synaptic uses.
-var Names = []string{"post-rewrite", "pre-push"}
+var Names = []string{"post-rewrite", "pre-push", "post-commit", "post-merge"}
 
 // Retired are hooks earlier versions installed: install and uninstall
 // remove them, restoring the hooks they chained.
-var Retired = []string{"post-commit", "post-merge", "post-checkout"}
+var Retired = []string{"post-checkout"}
 
 const marker = "# git-synaptic hook"
 
@@ -41,6 +43,10 @@ func Script(name string) string {
 	when := ""
 	what := "keeps git-synaptic's index of this repository current"
 	switch name {
+	case "post-commit", "post-merge":
+		// detached: git does not wait for the program to start
+		ours = "(git-synaptic hook " + name + ` "$@" </dev/null >/dev/null 2>&1 &)`
+		what = "hands the new commits to git-synaptic's warm process, detached"
 	case "post-rewrite":
 		stdin = "input=$(cat)\n"
 		feedPrev = `printf '%s\n' "$input" | `

@@ -212,3 +212,65 @@ func TestDaemonAttacks(t *testing.T) {
 		t.Errorf("the daemon ran a command with synaptic.daemon false (%d → %d)", before, after)
 	}
 }
+
+// gitWith runs git in dir with extra environment (the hooks it runs get it).
+func gitWith(t *testing.T, dir string, env []string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// After init, a commit and a pull hand their work to the warm process:
+// the commit is indexed and the memory the pull fetched is merged before
+// any git-synaptic command runs. A user's own post-commit hook still runs.
+func TestCommitHooksHandOffToTheDaemon(t *testing.T) {
+	modelHome(t)
+	env := withDaemon(t)
+	clones, _ := testrepo.NewReposAndRemote(t, 2)
+	a, b := clones[0], clones[1]
+	userHook := "#!/bin/sh\necho ran >> \"$(git rev-parse --git-dir)/user-commit-hook-ran\"\n"
+	os.WriteFile(filepath.Join(b, ".git", "hooks", "post-commit"), []byte(userHook), 0o755)
+	for _, d := range []string{a, b} {
+		runEnv(t, d, env, "init")
+	}
+	runEnv(t, b, env, "index")
+	runEnv(t, b, env, "search", "warm up")
+	before := waitDaemon(t, env, true).Status.Requests
+
+	os.WriteFile(filepath.Join(b, "frob.go"), []byte("package frob\n"), 0o644)
+	testrepo.Git(t, b, "add", "frob.go")
+	gitWith(t, b, env, "commit", "-q", "-m", "add the frobnicator")
+	if got, _ := os.ReadFile(filepath.Join(b, ".git", "user-commit-hook-ran")); !strings.Contains(string(got), "ran") {
+		t.Error("the user's post-commit hook did not run")
+	}
+	for deadline := time.Now().Add(20 * time.Second); statusOf(t, env).Status.Requests <= before; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the post-commit hook did not reach the daemon")
+		}
+	}
+	var hits []row
+	json.Unmarshal([]byte(runEnv(t, b, []string{"GIT_SYNAPTIC_DAEMON=off"}, "search", "frobnicator", "--type", "git_commit", "--json").out), &hits)
+	if len(hits) == 0 || hits[0].ID != testrepo.Git(t, b, "rev-parse", "HEAD") {
+		t.Fatalf("the commit is not searchable: %+v", hits)
+	}
+
+	// a teammate's memory and commit arrive with a pull: post-merge merges the memory
+	id := save(t, a, "the frobnicator needs a warm cache", "--type", "insight")
+	commitFiles(t, a, "teammate's change", "other.go")
+	testrepo.Git(t, a, "push", "-q", "origin", "main")
+	before = statusOf(t, env).Status.Requests
+	gitWith(t, b, env, "pull", "-q", "--no-rebase")
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		tree, _ := exec.Command("git", "-C", b, "ls-tree", "-r", "--name-only", "refs/synaptic/memory").Output()
+		if statusOf(t, env).Status.Requests > before && strings.Contains(string(tree), id) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the pull's memory was not merged by the post-merge hook")
+		}
+	}
+}

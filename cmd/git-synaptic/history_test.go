@@ -43,11 +43,15 @@ func TestHooksChainIndexAndUninstallRestores(t *testing.T) {
 	if again := ok(t, dir, "init"); !strings.Contains(again, "already set up") {
 		t.Fatalf("second init:\n%s", again)
 	}
-	// Nothing runs on commit: the next command indexes it.
-	for _, n := range []string{"post-commit", "post-merge", "post-checkout"} {
-		if _, err := os.Stat(filepath.Join(hookDir, n)); err == nil {
-			t.Fatalf("init installed a %s hook", n)
+	// post-commit and post-merge hand commits to the warm process (off
+	// in tests): the next command indexes them.
+	for _, n := range []string{"post-commit", "post-merge"} {
+		if b, err := os.ReadFile(filepath.Join(hookDir, n)); err != nil || !strings.Contains(string(b), "&)") {
+			t.Fatalf("init did not install a detached %s hook: %v\n%s", n, err, b)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(hookDir, "post-checkout")); err == nil {
+		t.Fatal("init installed a post-checkout hook")
 	}
 	ok(t, dir, "index")
 	commitFiles(t, dir, "add the frobnicator", "frob.go")
@@ -82,16 +86,16 @@ func TestHooksChainIndexAndUninstallRestores(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(hookDir, "pre-push")); err == nil {
 		t.Fatal("pre-push left behind")
 	}
-	// An older version's post-commit hook, chaining the user's, goes on
+	// An older version's post-checkout hook, chaining the user's, goes on
 	// install and the user's comes back.
-	userCommit := "#!/bin/sh\nexit 0\n"
-	os.WriteFile(filepath.Join(hookDir, "post-commit.pre-synaptic"), []byte(userCommit), 0o755)
-	os.WriteFile(filepath.Join(hookDir, "post-commit"), []byte("#!/bin/sh\n# git-synaptic hook v2 (post-commit)\ngit-synaptic hook post-commit\n"), 0o755)
-	if out := ok(t, dir, "hooks", "install"); !strings.Contains(out, "post-commit") || !strings.Contains(out, "previous hook restored") {
-		t.Fatalf("install did not retire the old post-commit hook:\n%s", out)
+	userCheckout := "#!/bin/sh\nexit 0\n"
+	os.WriteFile(filepath.Join(hookDir, "post-checkout.pre-synaptic"), []byte(userCheckout), 0o755)
+	os.WriteFile(filepath.Join(hookDir, "post-checkout"), []byte("#!/bin/sh\n# git-synaptic hook v2 (post-checkout)\ngit-synaptic hook post-checkout\n"), 0o755)
+	if out := ok(t, dir, "hooks", "install"); !strings.Contains(out, "post-checkout") || !strings.Contains(out, "previous hook restored") {
+		t.Fatalf("install did not retire the old post-checkout hook:\n%s", out)
 	}
-	if b, _ := os.ReadFile(filepath.Join(hookDir, "post-commit")); string(b) != userCommit {
-		t.Fatalf("the user's post-commit hook was not restored:\n%s", b)
+	if b, _ := os.ReadFile(filepath.Join(hookDir, "post-checkout")); string(b) != userCheckout {
+		t.Fatalf("the user's post-checkout hook was not restored:\n%s", b)
 	}
 	// A failing git-synaptic never fails git: break the cache dir, amend.
 	os.RemoveAll(filepath.Join(dir, ".git", "synaptic"))

@@ -23,9 +23,13 @@ func (s *Code) Hook(ctx context.Context, name string, args []string, stdin strin
 		}
 		_, err := s.sharing().PrePush(ctx, args[0])
 		return err
-	case "post-commit", "post-merge", "post-checkout":
-		// Hooks of earlier versions: the next command catches up anyway.
+	case "post-commit", "post-checkout":
+		// (post-checkout: a hook of earlier versions)
 		return s.catchUp(ctx)
+	case "post-merge":
+		// memory a pull fetched is merged, and the commits indexed
+		_, err := s.ready(ctx)
+		return err
 	case "post-rewrite":
 		var olds, news []string
 		for _, line := range strings.Split(stdin, "\n") {

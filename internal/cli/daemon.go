@@ -80,9 +80,16 @@ func forwardable(args []string) bool {
 	case len(args) >= 1 && args[0] == "search":
 		return true
 	case len(args) >= 2 && args[0] == "hook":
-		return agenthook.Names[args[1]] && args[1] != "tool"
+		return agenthook.Names[args[1]] && args[1] != "tool" || gitHandoff(args)
 	}
 	return false
+}
+
+// gitHandoff reports whether a command line is a git hook that hands its
+// work to the daemon and never does it in place (the next command's
+// catch-up does).
+func gitHandoff(args []string) bool {
+	return len(args) >= 2 && args[0] == "hook" && (args[1] == "post-commit" || args[1] == "post-merge")
 }
 
 // viaDaemon runs a forwardable command in the daemon. ok is false when the
@@ -91,6 +98,18 @@ func forwardable(args []string) bool {
 // input as the command must read it then.
 func viaDaemon(ctx context.Context, args []string, stdio IO) (code int, ok bool, in io.Reader) {
 	in = stdio.In
+	if gitHandoff(args) {
+		// git waits for nothing here: hand over if a daemon is free, else
+		// leave the commits to the next command
+		if os.Getenv("GIT_SYNAPTIC_DAEMON") != "off" {
+			if dir, err := daemon.SocketDir(); err == nil {
+				if cwd, err := os.Getwd(); err == nil {
+					daemon.Notify(ctx, daemon.SocketPath(dir, daemon.Key(Version)), daemon.Request{Args: args, Dir: cwd, Env: os.Environ()})
+				}
+			}
+		}
+		return 0, true, in
+	}
 	if !forwardable(args) || os.Getenv("GIT_SYNAPTIC_DAEMON") == "off" {
 		return 0, false, in
 	}

@@ -21,8 +21,22 @@ var (
 // dialTimeout bounds connecting to the socket.
 const dialTimeout = 200 * time.Millisecond
 
+// Notify asks the daemon at path to run req and returns once it has
+// started, without its output: for git hooks, which must not hold git up.
+// It waits for nothing: a daemon that is busy, or none, is an error and
+// nothing runs.
+func Notify(ctx context.Context, path string, req Request) error {
+	req.NoWait = true
+	_, err := call(ctx, path, req, false)
+	return err
+}
+
 // Call asks the daemon at path to run req and returns its response.
 func Call(ctx context.Context, path string, req Request) (Response, error) {
+	return call(ctx, path, req, true)
+}
+
+func call(ctx context.Context, path string, req Request, await bool) (Response, error) {
 	d := net.Dialer{Timeout: dialTimeout}
 	conn, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
@@ -48,6 +62,9 @@ func Call(ctx context.Context, path string, req Request) (Response, error) {
 	}
 	if err := enc.Encode(proceed{Go: true}); err != nil {
 		return Response{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if !await {
+		return Response{}, nil
 	}
 	conn.SetDeadline(time.Time{})
 	if err := dec.Decode(&r); err != nil {

@@ -31,6 +31,8 @@ type Request struct {
 	TTY   bool     `json:"tty,omitempty"` // the client's stdout is a terminal
 	// Control, instead of a command: "status" or "stop".
 	Control string `json:"control,omitempty"`
+	// NoWait: run only if the daemon is free now (Notify).
+	NoWait bool `json:"no_wait,omitempty"`
 }
 
 // Response is what the command printed and its exit code.

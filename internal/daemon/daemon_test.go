@@ -204,3 +204,31 @@ func TestLoosePermissionsAreRefused(t *testing.T) {
 		t.Errorf("a link: %v", err)
 	}
 }
+
+// Notify returns once the command started, without waiting for it; a
+// busy daemon runs nothing and says so at once.
+func TestNotify(t *testing.T) {
+	release := make(chan struct{})
+	ran := make(chan string, 4)
+	path, _ := start(t, time.Minute, func(ctx context.Context, req Request) Response {
+		ran <- req.Args[0]
+		<-release
+		return Response{}
+	})
+	if err := Notify(context.Background(), path, Request{Args: []string{"post-commit"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-ran; got != "post-commit" {
+		t.Fatalf("ran %q", got)
+	}
+	begun := time.Now()
+	if err := Notify(context.Background(), path, Request{Args: []string{"second"}}); !errors.Is(err, ErrDeclined) || time.Since(begun) > 500*time.Millisecond {
+		t.Errorf("a notification to a busy daemon: %v after %v", err, time.Since(begun))
+	}
+	close(release)
+	select {
+	case got := <-ran:
+		t.Errorf("the declined notification ran: %q", got)
+	case <-time.After(50 * time.Millisecond):
+	}
+}

@@ -174,7 +174,10 @@ func (s *Server) handle(ctx context.Context, conn net.Conn, st *state, stop func
 		return
 	}
 	wait := s.BusyWait
-	if wait <= 0 {
+	switch {
+	case req.NoWait:
+		wait = time.Millisecond
+	case wait <= 0:
 		wait = time.Second
 	}
 	timer := time.NewTimer(wait)
