@@ -155,9 +155,13 @@ const (
 	RecencyHalfLife = 30 * 24 * time.Hour // time for recency to fall half-way to its floor
 	RecencyFloor    = 0.75                // the recency prior of old memory
 	// CommitPrior weighs indexed commits against memory: a commit message
-	// must match twice as well as a memory entry to rank above it, since
-	// thousands of them would otherwise crowd the memory out.
-	CommitPrior = 0.5
+	// must match three times as well as a memory entry to rank above it.
+	// Commits are many and short, so BM25 scores a one-word match of a
+	// commit message highest of all: on a clone of tmux/tmux, with every
+	// entry embedded, a prior of 0.5 put "Add DECRPM test" (one shared
+	// word) above a saved issue that answers "why is the sync test slow"
+	// by meaning (cosine 0.48), and 1/3 puts it below.
+	CommitPrior = 1.0 / 3
 )
 
 // Prior is an entry's standing as factors of its score; Weight is their
