@@ -22,6 +22,19 @@ func withDaemon(t *testing.T) []string {
 	t.Cleanup(func() {
 		runEnv(t, os.TempDir(), env, "daemon", "stop")
 		waitDaemon(t, env, false)
+		// the socket goes once the daemon's last work (a request or a
+		// piece of background embedding in this test's repositories) ended
+		var st struct{ Socket string }
+		json.Unmarshal([]byte(runEnv(t, os.TempDir(), env, "daemon", "status", "--json").out), &st)
+		for deadline := time.Now().Add(20 * time.Second); st.Socket != ""; time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(st.Socket); os.IsNotExist(err) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Error("the stopped daemon did not finish")
+				break
+			}
+		}
 	})
 	return env
 }
@@ -271,6 +284,37 @@ func TestCommitHooksHandOffToTheDaemon(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the pull's memory was not merged by the post-merge hook")
+		}
+	}
+}
+
+// Entries a search leaves without vectors are embedded by the warm
+// process between requests; the search says so meanwhile.
+func TestDaemonEmbedsInTheBackground(t *testing.T) {
+	modelHome(t)
+	env := withDaemon(t)
+	dir := testrepo.NewRepo(t)
+	var lines strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&lines, `{"content": "release %d: the parser handles case %d", "type": "progress"}`+"\n", i, i)
+	}
+	if r := runWith(t, dir, lines.String(), nil, "import", "-"); r.code != 0 {
+		t.Fatalf("import: %+v", r)
+	}
+	r := runEnv(t, dir, env, "search", "parser release")
+	if r.code != 0 || !strings.Contains(r.err, "not embedded yet") || !strings.Contains(r.err, "background") {
+		t.Fatalf("the first search does not say embedding goes on: exit %d\n%s", r.code, r.err)
+	}
+	waitDaemon(t, env, true)
+	runEnv(t, dir, env, "search", "parser release") // through the daemon: it takes over
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var st struct{ Embedded, Entries int }
+		json.Unmarshal([]byte(runEnv(t, dir, []string{"GIT_SYNAPTIC_DAEMON=off"}, "model", "status", "--json").out), &st)
+		if st.Entries == 300 && st.Embedded == st.Entries {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon did not embed the rest: %+v", st)
 		}
 	}
 }

@@ -158,15 +158,30 @@ func (s *Recall) Embed(ctx context.Context, progress func(done, total int)) (Mod
 	return s.VectorStatus(ctx)
 }
 
+// EmbedSome embeds up to n entries that have no vector and returns how
+// many are left: the warm process's background work, a piece at a time.
+func (s *Recall) EmbedSome(ctx context.Context, n int) (left int, err error) {
+	m, err := s.embedder()
+	if err != nil {
+		return 0, err
+	}
+	err = s.withCache(ctx, func(c *cache.Cache) error {
+		left, err = s.embedPending(ctx, c, m, n, nil)
+		return err
+	})
+	return left, err
+}
+
 // searchEmbedBudget bounds the entries a search (or an agent hook) embeds
-// before it runs, about half a second of work: the rest stay BM25-only
-// until 'git synaptic embed' or later searches. Only the pure-Go runtime
-// ("go") is that slow.
+// before it runs: a handful (about 40 ms with ONNX Runtime), so that a
+// search after indexing thousands of commits still answers at once. The
+// rest stay BM25-only until the warm process embeds them in the
+// background, or 'git synaptic embed'. The pure-Go runtime is slower.
 func searchEmbedBudget(backend string) int {
 	if backend == "go" {
-		return 8
+		return 4
 	}
-	return 128
+	return 16
 }
 
 // SearchWith searches in mode ("auto", "hybrid", "vector" or "bm25"). Auto

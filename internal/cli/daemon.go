@@ -187,7 +187,7 @@ func gitConfig(args ...string) string {
 // directory, with its environment and standard input, with the warm
 // model. The daemon runs one at a time, so the process's directory and
 // environment are the request's while it runs.
-func serveRequest(ctx context.Context, models *warmModels, req daemon.Request) daemon.Response {
+func serveRequest(ctx context.Context, models *warmModels, jobs *backgroundJobs, req daemon.Request) daemon.Response {
 	if !forwardable(req.Args) {
 		return daemon.Response{Declined: "not a command the daemon runs"}
 	}
@@ -202,6 +202,7 @@ func serveRequest(ctx context.Context, models *warmModels, req daemon.Request) d
 	}
 	var out, errb bytes.Buffer
 	code := run(ctx, req.Args, IO{In: bytes.NewReader(req.Stdin), Out: &out, Err: &errb, TTY: req.TTY}, models)
+	jobs.add(req.Dir, req.Env) // entries a search left unembedded: between requests
 	return daemon.Response{Code: code, Stdout: out.Bytes(), Stderr: errb.Bytes()}
 }
 
@@ -213,6 +214,54 @@ func setEnv(env []string) {
 			os.Setenv(k, v)
 		}
 	}
+}
+
+// backgroundJobs are the repositories whose entries the daemon embeds
+// between requests, with the environment of the request that named them.
+type backgroundJobs struct {
+	dirs []string
+	env  map[string][]string
+}
+
+// add queues dir (again: with the newer environment).
+func (j *backgroundJobs) add(dir string, env []string) {
+	if j.env == nil {
+		j.env = map[string][]string{}
+	}
+	if _, ok := j.env[dir]; !ok {
+		j.dirs = append(j.dirs, dir)
+	}
+	j.env[dir] = env
+}
+
+// backgroundPiece is how many entries the daemon embeds between requests
+// at a time (about 150 ms with ONNX Runtime on one core): a request waits
+// for one piece at most.
+const backgroundPiece = 64
+
+// step embeds a piece of the first queued repository's pending entries,
+// as a command run there would (its directory and environment), and
+// reports whether any work is left.
+func (j *backgroundJobs) step(ctx context.Context, models *warmModels) bool {
+	if len(j.dirs) == 0 {
+		return false
+	}
+	dir := j.dirs[0]
+	own := os.Environ()
+	defer setEnv(own)
+	left := 0
+	if os.Chdir(dir) == nil {
+		setEnv(j.env[dir])
+		if s, err := app.Open(".", ConfigFromEnv(app.Options{Warn: io.Discard, BusyTimeout: time.Second, LoadEmbedder: models.get})); err == nil {
+			left, _ = s.Recall().EmbedSome(ctx, backgroundPiece)
+			s.Close()
+		}
+	}
+	if left == 0 {
+		j.dirs = j.dirs[1:]
+		delete(j.env, dir)
+	}
+	return len(j.dirs) > 0
 }
 
 type daemonOptions struct {
@@ -261,10 +310,13 @@ func runDaemon(e *env, o *daemonOptions) error {
 	path := daemon.SocketPath(dir, daemon.Key(Version))
 	switch o.action {
 	case "run":
-		models := &warmModels{}
+		models, jobs := &warmModels{}, &backgroundJobs{}
 		defer models.close()
+		// Handler and Background never run at once (daemon.Server), so
+		// they share jobs, the directory and the environment unlocked.
 		srv := &daemon.Server{Path: path, Version: Version, Idle: o.idle,
-			Handler: func(ctx context.Context, req daemon.Request) daemon.Response { return serveRequest(ctx, models, req) }}
+			Handler:    func(ctx context.Context, req daemon.Request) daemon.Response { return serveRequest(ctx, models, jobs, req) },
+			Background: func(ctx context.Context) bool { return jobs.step(ctx, models) }}
 		if err := srv.Serve(contextOf(e)); err != nil && !errors.Is(err, daemon.ErrRunning) {
 			return err
 		}

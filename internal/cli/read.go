@@ -358,6 +358,9 @@ func runSearch(e *env, o *searchOptions) error {
 		if info.Fallback != "" {
 			fmt.Fprintln(e.io.Err, "note: "+info.Fallback)
 		}
+		if info.Pending > 0 {
+			fmt.Fprintf(e.io.Err, "note: %d entries are not embedded yet and were matched by their words only; the warm process embeds them in the background ('git synaptic embed' does it now)\n", info.Pending)
+		}
 		if o.json {
 			return writeJSON(e.io.Out, nonNil(hits))
 		}
@@ -427,7 +430,7 @@ func explainHeader(info app.SearchInfo) string {
 		s = fmt.Sprintf("mode %s, model %s (%s runtime)", info.Mode, info.Model, info.Backend)
 	}
 	if info.Pending > 0 {
-		s += fmt.Sprintf(", %d entries not embedded yet (run 'git synaptic embed')", info.Pending)
+		s += fmt.Sprintf(", %d entries not embedded yet", info.Pending)
 	}
 	if info.Time != "" {
 		s += "; time " + info.Time

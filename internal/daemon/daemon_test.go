@@ -232,3 +232,49 @@ func TestNotify(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 }
+
+// Background work runs after a request, a piece at a time, until it
+// reports no more; a request that comes meanwhile is served, not declined.
+func TestBackgroundRunsBetweenRequests(t *testing.T) {
+	var mu sync.Mutex
+	pieces := 0
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	dir, err := SocketDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := SocketPath(dir, "bg")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	srv := &Server{Path: path, Idle: time.Minute, Handler: echo, BusyWait: 2 * time.Second,
+		Background: func(ctx context.Context) bool {
+			time.Sleep(20 * time.Millisecond) // a piece of work
+			mu.Lock()
+			defer mu.Unlock()
+			pieces++
+			return pieces < 20
+		}}
+	go func() { done <- srv.Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, func() bool { _, err := os.Stat(path); return err == nil })
+	count := func() int { mu.Lock(); defer mu.Unlock(); return pieces }
+	time.Sleep(50 * time.Millisecond)
+	if n := count(); n != 0 {
+		t.Fatalf("background work before any request: %d pieces", n)
+	}
+	if _, err := Call(context.Background(), path, Request{Args: []string{"a"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return count() >= 3 })
+	if resp, err := Call(context.Background(), path, Request{Args: []string{"b", "c"}}); err != nil || resp.Code != 2 {
+		t.Fatalf("a request during background work: %+v %v", resp, err)
+	}
+	// the second request woke it once more: it may look again once
+	waitFor(t, func() bool { return count() >= 20 })
+	time.Sleep(100 * time.Millisecond)
+	settled := count()
+	time.Sleep(100 * time.Millisecond)
+	if n := count(); n > 21 || n != settled {
+		t.Errorf("background work went on after it said no more: %d pieces, then %d", settled, n)
+	}
+}

@@ -30,6 +30,11 @@ type Server struct {
 	// BusyWait bounds how long a request waits for the one before it;
 	// past it the client is told to run the command itself (0: 1 s).
 	BusyWait time.Duration
+	// Background, if set, does one short piece of background work and
+	// reports whether more is left. It runs between requests, never
+	// beside one (a request waits for at most one piece), after each
+	// request until it reports no more.
+	Background func(ctx context.Context) (more bool)
 }
 
 // reply is what the server sends: first either Ready (send go) or a
@@ -79,9 +84,16 @@ func (s *Server) Serve(ctx context.Context) error {
 		return fmt.Errorf("daemon socket: %w", err)
 	}
 	ctx, stop := context.WithCancel(ctx)
-	st := &state{sem: make(chan struct{}, 1), last: time.Now(), status: Status{PID: os.Getpid(), Version: s.Version, Socket: s.Path,
+	st := &state{sem: make(chan struct{}, 1), wake: make(chan struct{}, 1), last: time.Now(), status: Status{PID: os.Getpid(), Version: s.Version, Socket: s.Path,
 		Started: time.Now().UTC().Format(time.RFC3339), IdleExit: s.Idle.String()}}
 	var wg sync.WaitGroup
+	if s.Background != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.background(ctx, st)
+		}()
+	}
 	wg.Add(1)
 	go func() { // close the listener when stopped or idle
 		defer wg.Done()
@@ -109,9 +121,37 @@ func (s *Server) Serve(ctx context.Context) error {
 	return err2
 }
 
+// background runs s.Background between requests, woken by each request,
+// until ctx ends.
+func (s *Server) background(ctx context.Context, st *state) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-st.wake:
+		}
+		for more := true; more; {
+			select {
+			case st.sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			more = s.Background(ctx)
+			<-st.sem
+			// a request waiting for the semaphore goes first
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+}
+
 // state is what the connections share.
 type state struct {
 	sem    chan struct{} // one command at a time
+	wake   chan struct{} // a request ended: background work may follow
 	mu     sync.Mutex
 	last   time.Time // when the last command ended
 	status Status
@@ -202,5 +242,9 @@ func (s *Server) handle(ctx context.Context, conn net.Conn, st *state, stop func
 	st.touch(false)
 	resp := s.Handler(ctx, req)
 	st.touch(resp.Declined == "")
+	select {
+	case st.wake <- struct{}{}:
+	default:
+	}
 	enc.Encode(reply{Response: resp})
 }
