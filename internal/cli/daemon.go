@@ -315,7 +315,9 @@ func runDaemon(e *env, o *daemonOptions) error {
 		// Handler and Background never run at once (daemon.Server), so
 		// they share jobs, the directory and the environment unlocked.
 		srv := &daemon.Server{Path: path, Version: Version, Idle: o.idle,
-			Handler:    func(ctx context.Context, req daemon.Request) daemon.Response { return serveRequest(ctx, models, jobs, req) },
+			Handler: func(ctx context.Context, req daemon.Request) daemon.Response {
+				return serveRequest(ctx, models, jobs, req)
+			},
 			Background: func(ctx context.Context) bool { return jobs.step(ctx, models) }}
 		if err := srv.Serve(contextOf(e)); err != nil && !errors.Is(err, daemon.ErrRunning) {
 			return err
