@@ -301,8 +301,9 @@ or "lately" favours the newest. Relative times are read against today, or
 time was read.
 
 Without an installed model ('git synaptic model install') search falls back to
-BM25 alone and says so. Entries saved since the last search are embedded first
-(a bounded number per search; 'git synaptic embed' does all of them).
+BM25 alone and says so. Entries saved since the last search are embedded first,
+at most 16 per search; the warm process (git synaptic daemon) embeds the rest
+between requests, and 'git synaptic embed' does all of them at once.
 
 --all-projects also searches every repository in your projects ('git
 synaptic projects'), private memory included since it is yours, and ranks
