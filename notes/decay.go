@@ -54,26 +54,31 @@ func demoteAfter(accesses int) time.Duration {
 }
 
 // Decay computes an entry's tier and archive state at now. Pinned entries
-// and entries with an explicit tier keep what people set. Otherwise:
+// keep what people set and never expire. Otherwise:
 //   - the tier starts from the type (an indexed commit is working for its
-//     first 7 days, ephemeral after);
+//     first 7 days, ephemeral after), or from the tier a person set, which
+//     is neither promoted nor demoted;
+//   - ephemeral entries, by type (handoffs, progress, captures) or set so,
+//     idle for 3/7/14 days (0, 1-2, 3+ uses) are archived, however often
+//     they were shown: use does not promote them;
 //   - decisions and insights older than 7 days are promoted to longterm;
-//   - ephemeral entries used 3 or more times are promoted to working;
-//   - working entries idle for 15/30/60 days (0, 1-2, 3+ accesses) drop to
-//     ephemeral;
-//   - entries ephemeral by type (handoffs, progress) idle for 3/7/14 days
-//     are archived. Demoted working entries are not archived (demotion only
-//     lowers their weight), nor are indexed commits (the history is theirs).
+//   - indexed commits used 3 or more times stay working;
+//   - working entries idle for 15/30/60 days drop to ephemeral. Demoted
+//     working entries are not archived (demotion only lowers their
+//     weight), nor are indexed commits (the history is theirs).
 //
 // Idle time counts from the last authored change or access, whichever is
 // later.
 func Decay(u Usage, now time.Time) Verdict {
-	if u.Pinned || u.TierExplicit {
+	if u.Pinned {
 		return Verdict{Tier: u.Tier}
 	}
 	base := DefaultTier(u.Type)
 	if u.Type == TypeGitCommit && now.Sub(u.Created) >= 7*Day {
 		base = TierEphemeral
+	}
+	if u.TierExplicit {
+		base = u.Tier
 	}
 	last := u.Updated
 	if u.Created.After(last) {
@@ -83,16 +88,18 @@ func Decay(u Usage, now time.Time) Verdict {
 		last = u.LastAccess
 	}
 	idle := now.Sub(last)
+	expires := base == TierEphemeral && u.Type != TypeGitCommit && (u.TierExplicit || DefaultTier(u.Type) == TierEphemeral)
 	v := Verdict{Tier: base}
 	switch {
+	case expires && idle > archiveAfter(u.Accesses):
+		v = Verdict{Tier: TierEphemeral, Archived: true, Reason: fmt.Sprintf("ephemeral, idle %d days with %d uses", int(idle/Day), u.Accesses)}
+	case expires || u.TierExplicit:
 	case (u.Type == TypeDecision || u.Type == TypeInsight) && now.Sub(u.Created) > 7*Day:
 		v = Verdict{Tier: TierLongterm, Reason: "decision or insight older than 7 days"}
 	case base == TierEphemeral && u.Accesses >= 3:
 		v = Verdict{Tier: TierWorking, Reason: fmt.Sprintf("ephemeral but used %d times", u.Accesses)}
 	case base == TierWorking && idle > demoteAfter(u.Accesses):
 		v = Verdict{Tier: TierEphemeral, Reason: fmt.Sprintf("working, idle %d days with %d uses", int(idle/Day), u.Accesses)}
-	case base == TierEphemeral && u.Type != TypeGitCommit && idle > archiveAfter(u.Accesses):
-		v = Verdict{Tier: TierEphemeral, Archived: true, Reason: fmt.Sprintf("ephemeral, idle %d days with %d uses", int(idle/Day), u.Accesses)}
 	}
 	return v
 }

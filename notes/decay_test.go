@@ -17,7 +17,13 @@ func TestDecayRules(t *testing.T) {
 		{"unused handoff archived after 3 days", Usage{Type: TypeHandoff, Created: ago(3.5)}, Verdict{Tier: TierEphemeral, Archived: true}},
 		{"handoff used twice survives 5 days", Usage{Type: TypeHandoff, Created: ago(10), Accesses: 2, LastAccess: ago(5)}, Verdict{Tier: TierEphemeral}},
 		{"handoff used twice archived after 7 idle days", Usage{Type: TypeHandoff, Created: ago(10), Accesses: 2, LastAccess: ago(8)}, Verdict{Tier: TierEphemeral, Archived: true}},
-		{"progress used 3 times promoted", Usage{Type: TypeProgress, Created: ago(30), Accesses: 3, LastAccess: ago(20)}, Verdict{Tier: TierWorking}},
+		{"progress used 3 times is not promoted", Usage{Type: TypeProgress, Created: ago(30), Accesses: 3, LastAccess: ago(2)}, Verdict{Tier: TierEphemeral}},
+		{"progress used 3 times expires after 14 idle days", Usage{Type: TypeProgress, Created: ago(30), Accesses: 3, LastAccess: ago(20)}, Verdict{Tier: TierEphemeral, Archived: true}},
+		{"a 200-day-old handoff shown 6 times expires", Usage{Type: TypeHandoff, Created: ago(200), Accesses: 6, LastAccess: ago(150)}, Verdict{Tier: TierEphemeral, Archived: true}},
+		{"explicit ephemeral expires", Usage{Type: TypeDecision, Created: ago(10), TierExplicit: true, Tier: TierEphemeral}, Verdict{Tier: TierEphemeral, Archived: true}},
+		{"explicit ephemeral, used lately, kept", Usage{Type: TypeDecision, Created: ago(10), TierExplicit: true, Tier: TierEphemeral, Accesses: 1, LastAccess: ago(1)}, Verdict{Tier: TierEphemeral}},
+		{"explicit longterm never demoted", Usage{Type: TypeIssue, Created: ago(300), TierExplicit: true, Tier: TierLongterm}, Verdict{Tier: TierLongterm}},
+		{"old commit used 3 times stays working", Usage{Type: TypeGitCommit, Created: ago(100), Accesses: 3, LastAccess: ago(1)}, Verdict{Tier: TierWorking}},
 		{"idle issue demoted after 15 days", Usage{Type: TypeIssue, Created: ago(16)}, Verdict{Tier: TierEphemeral}},
 		{"used issue kept 30 days", Usage{Type: TypeIssue, Created: ago(40), Accesses: 1, LastAccess: ago(25)}, Verdict{Tier: TierWorking}},
 		{"edited issue is not idle", Usage{Type: TypeIssue, Created: ago(100), Updated: ago(2)}, Verdict{Tier: TierWorking}},
@@ -34,7 +40,7 @@ func TestDecayRules(t *testing.T) {
 		if got.Tier != c.want.Tier || got.Archived != c.want.Archived {
 			t.Errorf("%s: got %+v, want tier %s archived %v", c.name, got, c.want.Tier, c.want.Archived)
 		}
-		if (got.Tier != DefaultTier(c.u.Type) || got.Archived) && got.Reason == "" && !c.u.Pinned && !c.u.TierExplicit && c.u.Type != TypeGitCommit {
+		if (got.Tier != DefaultTier(c.u.Type) || got.Archived) && got.Reason == "" && !c.u.Pinned && !(c.u.TierExplicit && !got.Archived) && c.u.Type != TypeGitCommit {
 			t.Errorf("%s: a change without a reason", c.name)
 		}
 	}
