@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
@@ -156,5 +157,38 @@ func TestLastAssistantText(t *testing.T) {
 	}
 	if tu := toolUse("Weird", json.RawMessage(`[1,2]`)); tu.Tool != "Weird" || tu.Files != nil {
 		t.Errorf("odd input: %+v", tu)
+	}
+}
+
+// A handoff the prompt hook showed in three sessions is not promoted by
+// that use: once idle for its window it expires like any other.
+func TestUsedHandoffExpires(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	s, err := app.Open(testrepo.NewRepo(t), app.Options{Warn: os.Stderr, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h, err := s.Memory().Save(ctx, app.SaveRequest{Content: "handoff: the migration is half done, resume at step 4", Type: notes.TypeHandoff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, sess := range []string{"a", "b", "c"} {
+		var out bytes.Buffer
+		if err := Run(ctx, s.Agent(), Request{Name: "prompt", Input: Input{SessionID: sess, Prompt: "what is left of the migration?"}, Format: Markdown}, &out); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), app.ShortID(h.ID)) {
+			t.Fatalf("prompt %d did not show the handoff:\n%s", i, out.String())
+		}
+	}
+	now = now.AddDate(0, 0, 20) // idle past the 14-day window of 3+ uses
+	var out bytes.Buffer
+	if err := Run(ctx, s.Agent(), Request{Name: "session-start", Input: Input{SessionID: "d"}, Format: Markdown}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "1 archived") || strings.Contains(out.String(), app.ShortID(h.ID)) {
+		t.Errorf("the used handoff did not expire:\n%s", out.String())
 	}
 }
