@@ -243,6 +243,11 @@ func TestPromptBringsUpToThreeStrongMatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// every entry with its vector, as the warm process leaves them (a
+	// search embeds only a handful in passing)
+	if _, err := s.Recall().Embed(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
 	md, err := s.Agent().PromptContext(ctx, "sess-warm", "how do billing retries of a declined card back off?", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -38,6 +38,11 @@ func TestSearchOverTwoYearsOfMemory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if name == "hybrid" { // every vector there, as the warm process leaves them
+				if _, err := s.Recall().Embed(ctx, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
 			strongOld, weakNew, olderTwin, newerTwin := ents[0].ID, ents[1].ID, ents[2].ID, ents[3].ID
 			hits, _, err := s.Recall().SearchWith(ctx, "how do billing retries back off", Filter{Limit: 5}, "auto")
 			if err != nil || len(hits) < 2 {
@@ -108,6 +113,11 @@ func TestCommitsDoNotCrowdOutMemory(t *testing.T) {
 			issue, err := s.Memory().Save(ctx, SaveRequest{Content: "The sync test is slow because it waits for the fetch timeout of 30 seconds.", Type: notes.TypeIssue})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if name == "hybrid" { // every commit embedded too: the hard case
+				if _, err := s.Recall().Embed(ctx, nil); err != nil {
+					t.Fatal(err)
+				}
 			}
 			hits, _, err := s.Recall().SearchWith(ctx, "why is the sync test slow", Filter{Limit: 5}, "auto")
 			if err != nil || len(hits) == 0 {
