@@ -114,7 +114,8 @@ var promptTypes = []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.Type
 // feedback): a match must be similar enough (warmSimilarity: cosine or
 // the share of the prompt's words it holds, whichever is higher; without
 // a model, the share of words) and score at least warmRelative of the
-// best match's.
+// first result's (the search's best match; the places after it are in
+// score order).
 func (s *Agent) warm(ctx context.Context, prompt string, seen map[string]bool) ([]Entry, error) {
 	q := contentWords(prompt)
 	if !hasCues(prompt) || len(q) == 0 {

@@ -243,12 +243,9 @@ func (s *core) search(ctx context.Context, query string, filter Filter, mode str
 	}
 	var hits []Hit
 	err := s.withCache(ctx, func(c *cache.Cache) error {
-		var found []cache.Hit
 		var err error
-		if m == nil {
-			found, err = c.SemanticSearch(ctx, cache.SemanticQuery{Text: query, Mode: cache.ModeBM25, Weights: !s.rawScores, Now: s.now(), TimeAnchor: s.queryAnchor(), Time: span}, f)
-			hits = hitsOf(found)
-		} else {
+		sq := cache.SemanticQuery{Text: query, Mode: cache.Mode(info.Mode), Weights: !s.rawScores, Now: s.now(), TimeAnchor: s.queryAnchor(), Time: span}
+		if m != nil {
 			info.Model, info.Backend = m.ModelID(), m.Backend()
 			// ONNX Runtime sessions run concurrently: embed the query while
 			// SQLite does the rest (about 2 ms of a warm search). Whatever
@@ -265,12 +262,12 @@ func (s *core) search(ctx context.Context, query string, filter Filter, mode str
 			if q == nil {
 				q = embedQuery(ctx, m, query, false)
 			}
-			vector := q.wait
-			found, err = c.SemanticSearch(ctx, cache.SemanticQuery{Text: query, VectorFunc: vector, Mode: cache.Mode(info.Mode), Weights: !s.rawScores, Now: s.now(), TimeAnchor: s.queryAnchor(), MinCosine: minCosine(s.rawScores), Time: span}, f)
-			hits = hitsOf(found)
-			if err == nil && who == forReader {
-				s.annotatePatterns(ctx, c, hits)
-			}
+			sq.VectorFunc, sq.MinCosine = q.wait, minCosine(s.rawScores)
+		}
+		found, err := c.SemanticSearch(ctx, sq, f)
+		hits = hitsOf(found)
+		if err == nil && m != nil && who == forReader {
+			s.annotatePatterns(ctx, c, hits) // patterns are found by meaning
 		}
 		if err == nil && who == forReader {
 			ids := make([]string, len(hits))
