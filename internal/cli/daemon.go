@@ -102,9 +102,9 @@ func viaDaemon(ctx context.Context, args []string, stdio IO) (code int, ok bool,
 		// git waits for nothing here: hand over if a daemon is free, else
 		// leave the commits to the next command
 		if os.Getenv("GIT_SYNAPTIC_DAEMON") != "off" {
-			if dir, err := daemon.SocketDir(); err == nil {
+			if path, err := socketPath(); err == nil {
 				if cwd, err := os.Getwd(); err == nil {
-					daemon.Notify(ctx, daemon.SocketPath(dir, daemon.Key(Version)), daemon.Request{Args: args, Dir: cwd, Env: os.Environ()})
+					daemon.Notify(ctx, path, daemon.Request{Args: args, Dir: cwd, Env: os.Environ()})
 				}
 			}
 		}
@@ -116,7 +116,7 @@ func viaDaemon(ctx context.Context, args []string, stdio IO) (code int, ok bool,
 	if _, err := embed.Find(defaultModel()); err != nil {
 		return 0, false, in // no model: nothing to keep warm
 	}
-	dir, err := daemon.SocketDir()
+	path, err := socketPath()
 	if err != nil {
 		return 0, false, in
 	}
@@ -131,7 +131,6 @@ func viaDaemon(ctx context.Context, args []string, stdio IO) (code int, ok bool,
 			req.Stdin, in = b, bytes.NewReader(b)
 		}
 	}
-	path := daemon.SocketPath(dir, daemon.Key(Version))
 	resp, err := daemon.Call(ctx, path, req)
 	switch {
 	case errors.Is(err, daemon.ErrUnavailable):
@@ -191,19 +190,44 @@ func serveRequest(ctx context.Context, models *warmModels, jobs *backgroundJobs,
 	if !forwardable(req.Args) {
 		return daemon.Response{Declined: "not a command the daemon runs"}
 	}
-	own := os.Environ()
-	defer setEnv(own)
-	if err := os.Chdir(req.Dir); err != nil {
+	resp := daemon.Response{Declined: "synaptic.daemon is false here"}
+	err := asCaller(req.Dir, req.Env, func() {
+		if gitConfig("--type=bool", "synaptic.daemon") == "false" {
+			return
+		}
+		var out, errb bytes.Buffer
+		code := run(ctx, req.Args, IO{In: bytes.NewReader(req.Stdin), Out: &out, Err: &errb, TTY: req.TTY}, models)
+		resp = daemon.Response{Code: code, Stdout: out.Bytes(), Stderr: errb.Bytes()}
+		jobs.add(req.Dir, req.Env) // entries a search left unembedded: between requests
+	})
+	if err != nil {
 		return daemon.Response{Declined: err.Error()}
 	}
-	setEnv(req.Env)
-	if gitConfig("--type=bool", "synaptic.daemon") == "false" {
-		return daemon.Response{Declined: "synaptic.daemon is false here"}
+	return resp
+}
+
+// socketPath is the socket of this binary's daemon.
+func socketPath() (string, error) {
+	dir, err := daemon.SocketDir()
+	if err != nil {
+		return "", err
 	}
-	var out, errb bytes.Buffer
-	code := run(ctx, req.Args, IO{In: bytes.NewReader(req.Stdin), Out: &out, Err: &errb, TTY: req.TTY}, models)
-	jobs.add(req.Dir, req.Env) // entries a search left unembedded: between requests
-	return daemon.Response{Code: code, Stdout: out.Bytes(), Stderr: errb.Bytes()}
+	return daemon.SocketPath(dir, daemon.Key(Version)), nil
+}
+
+// asCaller runs f in dir with env as the whole environment, then puts the
+// daemon's own environment back and leaves dir, so that the daemon holds
+// no user's directory while it waits. Only one runs at a time.
+func asCaller(dir string, env []string, f func()) error {
+	own := os.Environ()
+	defer setEnv(own)
+	defer os.Chdir("/")
+	if err := os.Chdir(dir); err != nil {
+		return err
+	}
+	setEnv(env)
+	f()
+	return nil
 }
 
 // setEnv makes env the process's whole environment.
@@ -247,16 +271,15 @@ func (j *backgroundJobs) step(ctx context.Context, models *warmModels) bool {
 		return false
 	}
 	dir := j.dirs[0]
-	own := os.Environ()
-	defer setEnv(own)
 	left := 0
-	if os.Chdir(dir) == nil {
-		setEnv(j.env[dir])
-		if s, err := app.Open(".", ConfigFromEnv(app.Options{Warn: io.Discard, BusyTimeout: time.Second, LoadEmbedder: models.get})); err == nil {
+	asCaller(dir, j.env[dir], func() {
+		// opened as a command would open it, its warnings dropped
+		e := &env{ctx: ctx, io: IO{Out: io.Discard, Err: io.Discard}, dir: ".", busy: time.Second, models: models}
+		if s, err := e.open(); err == nil {
 			left, _ = s.Recall().EmbedSome(ctx, backgroundPiece)
 			s.Close()
 		}
-	}
+	})
 	if left == 0 {
 		j.dirs = j.dirs[1:]
 		delete(j.env, dir)
@@ -303,13 +326,13 @@ turns it off.
 }
 
 func runDaemon(e *env, o *daemonOptions) error {
-	dir, err := daemon.SocketDir()
+	path, err := socketPath()
 	if err != nil {
 		return err
 	}
-	path := daemon.SocketPath(dir, daemon.Key(Version))
 	switch o.action {
 	case "run":
+		os.Chdir("/") // hold no user's directory while waiting
 		models, jobs := &warmModels{}, &backgroundJobs{}
 		defer models.close()
 		// Handler and Background never run at once (daemon.Server), so
