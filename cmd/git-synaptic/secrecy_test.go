@@ -104,3 +104,61 @@ func TestNothingPrivateOrSecretReachesTheRemote(t *testing.T) {
 		t.Fatalf("rule from a private correction: %+v", rows)
 	}
 }
+
+// Tags and labels are lower-cased when stored, and content can carry a
+// credential encoded or glued to a name; each way in is refused (exit 4)
+// and nothing of the key reaches the remote, in any case.
+func TestSecretsAreScannedAsGivenAndDecoded(t *testing.T) {
+	clones, remote := testrepo.NewReposAndRemote(t, 1)
+	a := clones[0]
+	ok(t, a, "init")
+	const key = "AKIAQYLPMN5HHHFPZAM2"
+	shared := save(t, a, "an ordinary shared decision")
+	corr := save(t, a, "from now on always use the blue runbook", "--tag", "correction")
+	jsonl := writeJSONL(t, `{"content":"imported","tags":["`+key+`"]}`)
+	for _, args := range [][]string{
+		{"save", "tagged", "--tag", key},
+		{"edit", shared, "--add-tag", key},
+		{"rules", "accept", corr, "--label", key},
+		{"import", jsonl},
+		{"save", "a signed URL https://s3.example.com/b?key%3D" + key + "&x=1"},
+		{"save", "an encoded token access_token%3Dghp_4fT9kL2mQ8xR7vB1nC3dE5gH6jK0pW2sY9zA"},
+		{"save", "glued to a digit: 0" + key},
+		{"save", "export DB_PASSWORD=Xk9mQ2vL7pR4wZ"},
+		{"save", "DATABASE_PASSWORD: Xk9mQ2vL7pR4wZ"},
+		{"save", "MYSQL_PWD=Xk9mQ2vL7pR4wZ mysql -u root"},
+		{"save", "STRIPE_API_KEY=sk_test_4eC39HqLyjWDarjtT1zdp7dc"},
+		{"save", "curl -H 'Authorization: Bearer Zq8Lm3Np7Rt2Vx9Ky4Bw6Cd1Fg5Hj0Ks' https://api.example.com"},
+	} {
+		r := run(t, a, "", args...)
+		if r.code != 4 || !strings.Contains(r.err, "looks like a secret") {
+			t.Errorf("%v: exit %d, stderr %q; want a refusal (exit 4)", args, r.code, r.err)
+		}
+	}
+	// MCP tags and rule labels too.
+	c := startMCP(t, a)
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"context_save", map[string]any{"content": "tagged over MCP", "tags": []string{key}}},
+		{"context_save_rule", map[string]any{"content": "a rule", "label": key}},
+	} {
+		if r := c.tool(call.tool, call.args); !r.IsError || !strings.Contains(r.Content[0].Text, "looks like a secret") {
+			t.Errorf("%s: %+v; want a refusal", call.tool, r)
+		}
+	}
+	// A private entry may carry the tag: it is never pushed.
+	save(t, a, "private and tagged", "--private", "--tag", key)
+
+	ok(t, a, "sync")
+	pushed := strings.ToLower(remoteMemory(t, remote))
+	for _, leak := range []string{strings.ToLower(key), "ghp_", "xk9mq2vl7pr4wz", "4ec39hqlyjwdarjtt1zdp7dc", "zq8lm3np7rt2vx9ky4bw6cd1fg5hj0ks"} {
+		if strings.Contains(pushed, leak) {
+			t.Errorf("the remote holds %q", leak)
+		}
+	}
+	if !strings.Contains(pushed, "an ordinary shared decision") {
+		t.Fatalf("the remote lacks the shared entry:\n%s", pushed)
+	}
+}

@@ -81,6 +81,11 @@ func (s *Agent) SaveRule(ctx context.Context, req RuleRequest) (Rule, error) {
 		save.Tags = append(save.Tags, "from-correction")
 		save.Related, save.Private = []string{corr.ID}, corr.Private
 	}
+	if !save.Private && req.Label != "" {
+		if err := s.checkAsGiven("label", []string{req.Label}, false); err != nil {
+			return Rule{}, err
+		}
+	}
 	e, err := s.memory().Save(ctx, save)
 	if err != nil {
 		return Rule{}, err

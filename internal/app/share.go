@@ -63,6 +63,17 @@ func (s *core) checkShareable(fields []secrets.Field, allowSecret bool, hint str
 	return nil
 }
 
+// checkAsGiven scans names (tags, labels) as the user gave them, before
+// lower-casing hides a credential's pattern (AKIA… becomes akia…, which
+// the scan of the stored document no longer recognises).
+func (s *core) checkAsGiven(field string, values []string, allowSecret bool) error {
+	fields := make([]secrets.Field, len(values))
+	for i, v := range values {
+		fields[i] = secrets.Field{Name: field, Text: v}
+	}
+	return s.checkShareable(fields, allowSecret, "a "+field+" is a label pushed with the entry; leave the credential out, or pass --allow-secret if it is not a real credential")
+}
+
 // documentFields lists every string in the documents by field name, and
 // the entry ids they link to.
 func documentFields(files []gitstore.File) (fields []secrets.Field, related []string, err error) {

@@ -96,6 +96,11 @@ func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, b
 	if err := notes.ValidateContent(req.Content); err != nil {
 		return notes.Entry{}, err
 	}
+	if !req.Private {
+		if err := s.checkAsGiven("tag", req.Tags, req.AllowSecret); err != nil {
+			return notes.Entry{}, err
+		}
+	}
 	tags, err := notes.NormalizeTags(req.Tags)
 	if err != nil {
 		return notes.Entry{}, err
@@ -293,7 +298,12 @@ func (s *Memory) Edit(ctx context.Context, idPrefix string, req EditRequest) (no
 			return op, err
 		}
 	}
-	return s.record(ctx, idPrefix, op, req.AllowSecret)
+	return s.recordIf(ctx, idPrefix, op, req.AllowSecret, func(e Entry) error {
+		if e.Private {
+			return nil
+		}
+		return s.checkAsGiven("tag", req.AddTags, req.AllowSecret)
+	})
 }
 
 // SetPinned pins or unpins an entry.
