@@ -15,11 +15,17 @@ func TestBadInputIsRefusedClearly(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "in.jsonl")
 
 	// Dates the cache cannot hold are refused on import, not shown as "197y ago".
-	for _, date := range []string{"1500-01-01T00:00:00Z", "2300-01-01T00:00:00Z"} {
+	for date, want := range map[string]string{"1500-01-01T00:00:00Z": "between 1678 and 2261", "2300-01-01T00:00:00Z": "between 1678 and 2261", "0001-01-01T00:00:00Z": "not a date an entry can have"} {
 		os.WriteFile(f, []byte(`{"content":"old","created":"`+date+`"}`+"\n"), 0o644)
-		if r := run(t, dir, "", "import", f); r.code != 4 || !strings.Contains(r.err, "between 1678 and 2261") {
+		if r := run(t, dir, "", "import", f); r.code != 4 || !strings.Contains(r.err, want) {
 			t.Errorf("import created %s: %+v", date, r)
 		}
+	}
+	// One import is one commit built in memory: past the cap it is refused
+	// before anything is written, saying how to split it.
+	os.WriteFile(f, []byte(strings.Repeat(`{"content":"x"}`+"\n", 100_001)), 0o644)
+	if r := run(t, dir, "", "import", f); r.code != 4 || !strings.Contains(r.err, "split the file") {
+		t.Errorf("import of 100,001 lines: %+v", r)
 	}
 	// A line over the limit says which line and what the limit is.
 	os.WriteFile(f, []byte(`{"content":"`+strings.Repeat("x", 2<<20)+`"}`+"\n"), 0o644)

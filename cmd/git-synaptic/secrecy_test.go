@@ -162,3 +162,28 @@ func TestSecretsAreScannedAsGivenAndDecoded(t *testing.T) {
 		t.Fatalf("the remote lacks the shared entry:\n%s", pushed)
 	}
 }
+
+// A line exported with "private": true stays private on import, beside a
+// shared line of the same file; only the shared one reaches the remote.
+func TestImportKeepsPrivateLinesPrivate(t *testing.T) {
+	clones, remote := testrepo.NewReposAndRemote(t, 1)
+	a := clones[0]
+	ok(t, a, "init")
+	ok(t, a, "import", writeJSONL(t,
+		`{"content":"the private plan is codenamed velvet-lynx","private":true,"tags":["plan"]}`,
+		`{"content":"we ship the shared plan on fridays","private":false}`))
+	rows := listJSON(t, a)
+	if len(rows) != 2 {
+		t.Fatalf("rows: %+v", rows)
+	}
+	for _, r := range rows {
+		if r.Private != strings.Contains(r.Content, "velvet-lynx") {
+			t.Errorf("imported %q with private=%v", r.Content, r.Private)
+		}
+	}
+	ok(t, a, "sync")
+	pushed := remoteMemory(t, remote)
+	if strings.Contains(pushed, "velvet-lynx") || !strings.Contains(pushed, "fridays") {
+		t.Fatalf("the remote holds:\n%s", pushed)
+	}
+}

@@ -25,7 +25,7 @@ func TestMaintenanceWithAControlledClock(t *testing.T) {
 		{Content: "progress note people keep reading", Type: notes.TypeProgress, Created: days(2)},
 		{Content: "pinned handoff", Type: notes.TypeHandoff, Created: days(100), Pinned: true},
 		{Content: "fresh handoff", Type: notes.TypeHandoff, Created: days(1)},
-	}, false)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestSessionStartReportsMaintenance(t *testing.T) {
 		{Content: "handoff from last week", Type: notes.TypeHandoff, Created: now.AddDate(0, 0, -10)},
 		{Content: "decision from last month", Type: notes.TypeDecision, Created: now.AddDate(0, 0, -30)},
 		{Content: "issue nobody looked at", Type: notes.TypeIssue, Created: now.AddDate(0, 0, -20)},
-	}, false); err != nil {
+	}); err != nil {
 		t.Fatal(err)
 	}
 	md, err := s.Agent().SessionContext(ctx, 0)

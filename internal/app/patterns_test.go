@@ -27,7 +27,7 @@ func TestPatternsConsolidationAndRules(t *testing.T) {
 		{Content: "stop running go vet before committing, it is too slow", Type: notes.TypeInsight, Tags: []string{TagCorrection}, Created: days(1)},
 		{Content: "Never push directly to the main branch.", Type: notes.TypeInsight, Created: days(1)},
 		{Content: "we looked at the logs", Type: notes.TypeInsight, Created: days(1)},
-	}, false)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func TestPromptCountsWhatItShowsOncePerSession(t *testing.T) {
 		reqs = append(reqs, SaveRequest{Content: c, Type: notes.TypeInsight, Created: old})
 	}
 	reqs = append(reqs, SaveRequest{Content: "deployed the new billing worker", Type: notes.TypeProgress, Created: now.Add(-time.Hour)})
-	ents, err := s.Memory().Import(ctx, reqs, false)
+	ents, err := s.Memory().Import(ctx, reqs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestPromptInjectionIsBounded(t *testing.T) {
 	ents, err := s.Memory().Import(ctx, []SaveRequest{
 		{Content: huge, Type: notes.TypeReference, Created: now.Add(-time.Hour)},
 		{Content: "billing retries back off exponentially", Type: notes.TypeDecision, Created: now.AddDate(0, 0, -30)},
-	}, false)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestStaleEntriesCollapseFaster(t *testing.T) {
 	ents, err := s.Memory().Import(ctx, []SaveRequest{
 		{Content: "Billing retries back off exponentially, one second, then four, then sixteen, for three tries. The card network rate-limits faster retries.", Type: notes.TypeDecision, Created: now.AddDate(0, 0, -30)},
 		{Content: "Billing retries are logged at warn level with the charge id and the attempt number in every line. The dashboard counts them.", Type: notes.TypeInsight, Created: now.AddDate(0, 0, -30)},
-	}, false)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestPromptBringsUpToThreeStrongMatches(t *testing.T) {
 	for i := range 30 { // the rest of the project's memory
 		reqs = append(reqs, SaveRequest{Content: fmt.Sprintf("Parser release %d handles case %d.", i, i), Type: notes.TypeProgress, Created: now.AddDate(0, -i, -4)})
 	}
-	ents, err := s.Memory().Import(ctx, reqs, false)
+	ents, err := s.Memory().Import(ctx, reqs)
 	if err != nil {
 		t.Fatal(err)
 	}

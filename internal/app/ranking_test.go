@@ -34,7 +34,7 @@ func TestSearchOverTwoYearsOfMemory(t *testing.T) {
 			for i := range 60 {
 				reqs = append(reqs, SaveRequest{Content: fmt.Sprintf("Release %d notes: the parser handles case %d.", i, i), Type: notes.TypeProgress, Created: now.AddDate(0, 0, -12*i)})
 			}
-			ents, err := s.Memory().Import(ctx, reqs, false)
+			ents, err := s.Memory().Import(ctx, reqs)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -28,7 +28,7 @@ func TestSearchReadsTimeInTheQuery(t *testing.T) {
 				{Content: "cache decision: keep the cache in the git dir", Type: notes.TypeDecision, Created: time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)},
 				{Content: "cache decision: the cache moves to tmpfs on CI", Type: notes.TypeDecision, Created: now.AddDate(0, 0, -4)},
 				{Content: "Yesterday we made a cache decision: drop the cache warmup", Type: notes.TypeDecision, Created: time.Date(2026, 8, 15, 9, 0, 0, 0, time.UTC)},
-			}, false)
+			})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -179,19 +179,20 @@ func (s *core) prepare(ctx context.Context, req SaveRequest) (e notes.Entry, doc
 	return e, doc, author, err
 }
 
-// ImportRequest saves many entries in one commit (bulk load, benchmarks,
-// evaluation corpora). Every entry is validated and secret-checked first;
-// nothing is written unless all pass.
-func (s *Memory) Import(ctx context.Context, reqs []SaveRequest, private bool) ([]notes.Entry, error) {
+// Import saves many entries (bulk load, benchmarks, evaluation
+// corpora): the shared ones in one commit, the private ones (req.Private)
+// in another. Every entry is validated and the shared ones are
+// secret-checked first; nothing is written unless all pass. The shared
+// commit comes first, so a refusal there writes nothing at all.
+func (s *Memory) Import(ctx context.Context, reqs []SaveRequest) ([]notes.Entry, error) {
 	author, err := s.author(ctx)
 	if err != nil {
 		return nil, err
 	}
 	project, branch := s.project(ctx), s.repo.CurrentBranch()
-	files := make([]gitstore.File, 0, len(reqs))
+	var shared, private importBatch
 	entries := make([]notes.Entry, 0, len(reqs))
 	for i, req := range reqs {
-		req.Private = private
 		e, err := s.newEntry(ctx, req, author, project, branch)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
@@ -200,33 +201,57 @@ func (s *Memory) Import(ctx context.Context, reqs []SaveRequest, private bool) (
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
-		files = append(files, gitstore.File{Path: notes.EntryPath(e.ID), Data: doc})
+		b := &shared
+		if req.Private {
+			b = &private
+		}
+		b.add(e, doc, req.AllowSecret)
 		entries = append(entries, e)
 	}
-	if len(files) == 0 {
-		return nil, nil
-	}
-	ref := SharedRef
-	if private {
-		ref = PrivateRef
-	}
-	allow := len(reqs) > 0 && reqs[0].AllowSecret
-	for _, r := range reqs {
-		allow = allow && r.AllowSecret
-	}
-	commit, parent, err := s.appendDocs(ctx, ref, files, author, fmt.Sprintf("import %d entries", len(files)), allow)
-	if err != nil {
+	if err := s.importBatch(ctx, SharedRef, &shared, author); err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}
+	if err := s.importBatch(ctx, PrivateRef, &private, author); err != nil {
+		if len(shared.files) > 0 {
+			return nil, fmt.Errorf("import: the %d shared entries were imported, the %d private ones were not: %w", len(shared.files), len(private.files), err)
+		}
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	return entries, nil
+}
+
+// importBatch is the part of an import bound for one ref.
+type importBatch struct {
+	files   []gitstore.File
+	entries []notes.Entry
+	allow   bool // every entry allows secrets
+}
+
+func (b *importBatch) add(e notes.Entry, doc []byte, allowSecret bool) {
+	b.allow = allowSecret && (b.allow || len(b.files) == 0)
+	b.files = append(b.files, gitstore.File{Path: notes.EntryPath(e.ID), Data: doc})
+	b.entries = append(b.entries, e)
+}
+
+// importBatch writes b to ref in one commit and indexes it.
+func (s *Memory) importBatch(ctx context.Context, ref string, b *importBatch, author string) error {
+	if len(b.files) == 0 {
+		return nil
+	}
+	commit, parent, err := s.appendDocs(ctx, ref, b.files, author, fmt.Sprintf("import %d entries", len(b.files)), b.allow)
+	if err != nil {
+		return err
+	}
+	private := ref == PrivateRef
 	s.indexWritten(ctx, ref, parent, commit, func(tx *cache.Tx) error {
-		for i, e := range entries {
-			if err := tx.PutEntry(e, ref, private, files[i].Data); err != nil {
+		for i, e := range b.entries {
+			if err := tx.PutEntry(e, ref, private, b.files[i].Data); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	return entries, nil
+	return nil
 }
 
 // indexWritten indexes what this process just wrote as commit (on parent)

@@ -144,7 +144,7 @@ func (cv *conversation) importInProcess(ctx context.Context, reqs []app.SaveRequ
 		return err
 	}
 	defer s.Close()
-	ents, err := s.Memory().Import(ctx, reqs, false)
+	ents, err := s.Memory().Import(ctx, reqs)
 	if err != nil {
 		return err
 	}
