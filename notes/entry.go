@@ -200,6 +200,22 @@ func NormalizeTags(tags []string) ([]string, error) {
 	return out, nil
 }
 
+// ValidName reports whether s can name a session or an agent: valid
+// UTF-8, at most 256 bytes, no control characters (a NUL breaks every
+// later write, an escape sequence would drive the terminal of whoever
+// lists the entry).
+func ValidName(s string) bool {
+	if len(s) > 256 || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
+
 // ValidateContent checks entry text: valid UTF-8, not blank, within
 // MaxContentBytes, and free of control characters other than tab and newline.
 func ValidateContent(s string) error {

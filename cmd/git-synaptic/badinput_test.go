@@ -67,3 +67,46 @@ func TestBadInputIsRefusedClearly(t *testing.T) {
 		t.Errorf("suggest in a bare repository: %+v", r)
 	}
 }
+
+// A session id with a NUL or an escape is refused where it enters (the
+// hook, --session), so it is never recorded and later saves keep working;
+// an author name with escapes (from git, or a teammate) is printed with
+// its control characters visible, as git prints a remote's messages.
+func TestControlCharactersInNamesAreRefusedOrShownVisibly(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	ok(t, dir, "init")
+	for _, id := range []string{"abc\u0000def", "x\u001b[31mred"} {
+		in := `{"session_id":"` + strings.NewReplacer("\u0000", `\u0000`, "\u001b", `\u001b`).Replace(id) + `","hook_event_name":"SessionStart"}`
+		// A hook never fails the agent: it says why and exits 0.
+		if r := run(t, dir, in, "hook", "session-start"); r.code != 0 || !strings.Contains(r.err, "session_id") {
+			t.Errorf("session-start with %q: %+v", id, r)
+		}
+		if strings.Contains(id, "\u0000") {
+			continue // an argument cannot hold a NUL
+		}
+		if r := run(t, dir, "", "save", "with a bad session", "--session", id); r.code != 4 || !strings.Contains(r.err, "session id") {
+			t.Errorf("save --session %q: %+v", id, r)
+		}
+	}
+	// Nothing was recorded: an MCP save still works.
+	c := startMCP(t, dir)
+	if r := c.tool("context_save", map[string]any{"content": "saved over MCP after the bad hook"}); r.IsError {
+		t.Fatalf("context_save after a bad session start: %+v", r)
+	}
+
+	evil := "Eve\u001b]0;pwned\u0007\u001b[2J"
+	r := runEnv(t, dir, []string{"GIT_AUTHOR_NAME=" + evil, "GIT_COMMITTER_NAME=" + evil}, "save", "saved by a strange name")
+	id := strings.TrimSpace(r.out)
+	if r.code != 0 || len(id) != 32 {
+		t.Fatalf("save by %q: %+v", evil, r)
+	}
+	for _, args := range [][]string{{"show", id}, {"log"}, {"list"}} {
+		out := ok(t, dir, args...)
+		if strings.ContainsAny(out, "\u001b\u0007") {
+			t.Errorf("%v printed raw control characters: %q", args, out)
+		}
+		if args[0] == "show" && !strings.Contains(out, "Eve^[]0;pwned^G^[[2J") {
+			t.Errorf("%v: the name is not shown visibly: %q", args, out)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"regexp"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/notes"
 )
 
 // Names are the hooks an agent calls, by the name the CLI takes.
@@ -88,6 +89,9 @@ func Run(ctx context.Context, a *app.Agent, req Request, out io.Writer) error {
 	// exportErr and captureErr are told after the context is written.
 	var err, exportErr, captureErr error
 	in := req.Input
+	if !notes.ValidName(in.SessionID) {
+		return fmt.Errorf("%w: the hook's session_id %q must be a line of at most 256 bytes without control characters", notes.ErrInvalid, in.SessionID)
+	}
 	switch req.Name {
 	case "tool":
 		return a.CaptureTool(ctx, in.SessionID, toolUse(in.ToolName, in.ToolInput))

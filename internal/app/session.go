@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/git-synaptic/git-synaptic/notes"
 )
 
 // agentSessionFile is where the agent hooks record the agent's current
@@ -18,7 +20,7 @@ func (s *core) agentSessionFile() string {
 // into the same session as the hooks. It writes only when the id changes.
 func (s *core) recordAgentSession(id string) {
 	id = strings.TrimSpace(id)
-	if id == "" || len(id) > 200 || strings.ContainsAny(id, "\n\r") || s.readAgentSession() == id {
+	if id == "" || len(id) > 200 || !notes.ValidName(id) || s.readAgentSession() == id {
 		return
 	}
 	p := s.agentSessionFile()
@@ -44,10 +46,11 @@ func (s *core) recordAgentSession(id string) {
 // worktree, or "".
 func (s *core) readAgentSession() string {
 	b, err := os.ReadFile(s.agentSessionFile())
-	if err != nil || len(b) > 256 {
+	id := strings.TrimSpace(string(b))
+	if err != nil || !notes.ValidName(id) {
 		return ""
 	}
-	return strings.TrimSpace(string(b))
+	return id
 }
 
 // sessionID is the session a save carries when its request names none:

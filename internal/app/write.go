@@ -96,6 +96,11 @@ func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, b
 	if err := notes.ValidateContent(req.Content); err != nil {
 		return notes.Entry{}, err
 	}
+	for _, f := range []struct{ name, v string }{{"session id", req.SessionID}, {"agent id", req.AgentID}} {
+		if !notes.ValidName(f.v) {
+			return notes.Entry{}, fmt.Errorf("%w: %s %q must be a line of at most 256 bytes without control characters", notes.ErrInvalid, f.name, f.v)
+		}
+	}
 	if !req.Private {
 		if err := s.checkAsGiven("tag", req.Tags, req.AllowSecret); err != nil {
 			return notes.Entry{}, err

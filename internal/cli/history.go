@@ -19,7 +19,7 @@ import (
 
 // progress draws "label: done/total" on stderr when it is a terminal.
 func progress(e *env, label string) func(done, total int) {
-	f, ok := e.io.Err.(*os.File)
+	f, ok := unwrapped(e.io.Err).(*os.File)
 	if !ok || !isTerminal(f) {
 		return nil
 	}
@@ -33,9 +33,9 @@ func progress(e *env, label string) func(done, total int) {
 		if total > 0 {
 			pct = done * 100 / total
 		}
-		fmt.Fprintf(e.io.Err, "\r%s: %d/%d (%d%%)", label, done, total, pct)
+		fmt.Fprintf(f, "\r%s: %d/%d (%d%%)", label, done, total, pct)
 		if done >= total {
-			fmt.Fprintln(e.io.Err)
+			fmt.Fprintln(f)
 		}
 	}
 }

@@ -36,7 +36,7 @@ func pager(ctx context.Context, s *app.Service, stdio IO, disabled bool) (io.Wri
 		return stdio.Out, func() {}
 	}
 	cmd := exec.Command("sh", "-c", p)
-	cmd.Stdout, cmd.Stderr = stdio.Out, stdio.Err
+	cmd.Stdout, cmd.Stderr = unwrapped(stdio.Out), unwrapped(stdio.Err)
 	cmd.Env = os.Environ()
 	if os.Getenv("LESS") == "" {
 		cmd.Env = append(cmd.Env, "LESS=FRX")
@@ -48,7 +48,7 @@ func pager(ctx context.Context, s *app.Service, stdio IO, disabled bool) (io.Wri
 	if err := cmd.Start(); err != nil {
 		return stdio.Out, func() {}
 	}
-	return in, func() { in.Close(); cmd.Wait() }
+	return visible{in}, func() { in.Close(); cmd.Wait() }
 }
 
 const (

@@ -119,6 +119,7 @@ func Run(ctx context.Context, args []string, stdio IO) int { return run(ctx, arg
 
 // run is Run with the daemon's warm models (nil: load what is needed).
 func run(ctx context.Context, args []string, stdio IO, models *warmModels) int {
+	stdio.Out, stdio.Err = visible{stdio.Out}, visible{stdio.Err}
 	e := &env{ctx: ctx, io: stdio, dir: ".", models: models}
 	root := newRoot(e)
 	root.SetArgs(args)

@@ -326,7 +326,7 @@ func editInEditor(e *env, ed, content string) (string, error) {
 		return "", err
 	}
 	cmd := exec.Command("sh", "-c", ed+` "$@"`, ed, p)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, e.io.Out, e.io.Err
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, unwrapped(e.io.Out), unwrapped(e.io.Err)
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("editor %q failed: %w", ed, err)
 	}
