@@ -15,7 +15,12 @@ import (
 	"sort"
 	"syscall"
 	"time"
+
+	"github.com/git-synaptic/git-synaptic/internal/regular"
 )
+
+// maxRegistry bounds the file read: a list of paths, some kilobytes.
+const maxRegistry = 16 << 20
 
 // Project is one registered repository.
 type Project struct {
@@ -57,7 +62,7 @@ type document struct {
 
 // List returns the registered projects, sorted by path.
 func (f *File) List() ([]Project, error) {
-	b, err := os.ReadFile(f.path)
+	b, err := regular.ReadFile(f.path, maxRegistry)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -305,3 +305,61 @@ func TestGarbageInMemoryRefsIsReportedAndSkipped(t *testing.T) {
 		t.Fatalf("teammate sees %d entries, want 2", n)
 	}
 }
+
+// A FIFO where a hook or a search expects a file (the transcript, the
+// project list) is refused at once instead of blocking for good, and
+// SIGTERM ends a command that does block (an import reading a FIFO
+// nobody writes).
+func TestFIFOsDoNotHangAndSIGTERMEndsACommand(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	ok(t, dir, "init")
+	save(t, dir, "the cache lives in the git dir")
+	tmp := t.TempDir()
+	fifo := filepath.Join(tmp, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"GIT_SYNAPTIC_PROJECTS=" + fifo}
+	for _, c := range []struct {
+		stdin string
+		args  []string
+	}{
+		{`{"session_id":"s1","hook_event_name":"Stop","transcript_path":"` + fifo + `"}`, []string{"hook", "stop"}},
+		{`{"session_id":"s1","hook_event_name":"SessionStart"}`, []string{"hook", "session-start"}},
+		{"", []string{"search", "--all-projects", "cache"}},
+	} {
+		start := time.Now()
+		r := runWith(t, dir, c.stdin, env, c.args...)
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("%v took %v", c.args, d)
+		}
+		if c.args[0] == "hook" && r.code != 0 {
+			t.Errorf("%v: %+v", c.args, r)
+		}
+		if c.args[0] == "search" && (r.code == 0 || !strings.Contains(r.err, "not a regular file")) {
+			t.Errorf("%v with a FIFO as the project list: %+v", c.args, r)
+		}
+	}
+
+	cmd := exec.Command(bin, "import", fifo)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_SYNAPTIC_DAEMON=off")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("SIGTERM took %v to end the import", d)
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("SIGTERM did not end an import blocked on a FIFO")
+	}
+}

@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
+
+	"github.com/git-synaptic/git-synaptic/internal/regular"
 )
 
 // toolUse reads a Claude Code tool call (PostToolUse's tool_name and
@@ -47,12 +48,12 @@ func lastAssistantText(path string) string {
 	if path == "" {
 		return ""
 	}
-	f, err := os.Open(path)
+	f, err := regular.Open(path) // a FIFO would block for good
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	if fi, err := f.Stat(); err != nil {
 		return ""
 	} else if fi.Size() > maxTranscriptTail {
 		if _, err := f.Seek(fi.Size()-maxTranscriptTail, io.SeekStart); err != nil {

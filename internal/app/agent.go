@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 
 	"github.com/git-synaptic/git-synaptic/notes"
+
+	"github.com/git-synaptic/git-synaptic/internal/regular"
 )
 
 // mcpServerEntry is how an MCP client starts git-synaptic's server.
@@ -72,12 +74,15 @@ func (s *Agent) ConfigureAgent(ctx context.Context, agent string) ([]string, err
 		DistillLabel, ShortID(rule.ID), ShortID(rule.ID), ShortID(rule.ID))), nil
 }
 
+// maxSettings bounds an agent's settings file read by init.
+const maxSettings = 16 << 20
+
 // mergeJSONFile applies merge to the JSON object in path (created if
 // missing) and writes it back atomically when it changed. A file that is
 // not a JSON object is reported and left untouched.
 func mergeJSONFile(path string, merge func(map[string]any) (bool, error)) (bool, error) {
 	doc := map[string]any{}
-	b, err := os.ReadFile(path)
+	b, err := regular.ReadFile(path, maxSettings)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:

@@ -19,6 +19,8 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/internal/secrets"
 	"github.com/git-synaptic/git-synaptic/notes"
+
+	"github.com/git-synaptic/git-synaptic/internal/regular"
 )
 
 // Automatic capture keeps a short private record of each agent exchange:
@@ -47,10 +49,11 @@ var changingTools = map[string]bool{"Write": true, "Edit": true, "MultiEdit": tr
 
 // Capture limits: what one buffer line and one entry may hold.
 const (
-	maxCaptureText  = 1000    // a prompt or an outcome, in the buffer
-	maxCaptureWhat  = 160     // a command's description
-	maxCaptureBytes = 1 << 20 // the buffer; later tool calls are dropped
-	maxCaptureFiles = 20      // files named in an entry
+	maxCaptureText  = 1000                // a prompt or an outcome, in the buffer
+	maxCaptureWhat  = 160                 // a command's description
+	maxCaptureBytes = 1 << 20             // the buffer; later tool calls are dropped
+	maxCaptureFile  = 2 * maxCaptureBytes // what is read back (the last line may pass the limit)
+	maxCaptureFiles = 20                  // files named in an entry
 	staleCapture    = 7 * 24 * time.Hour
 )
 
@@ -279,7 +282,7 @@ func (s *core) pruneCaptures() {
 // readCapture reads a buffer; lines that do not parse (a torn write) are
 // skipped.
 func readCapture(path string) ([]captureLine, error) {
-	b, err := os.ReadFile(path)
+	b, err := regular.ReadFile(path, maxCaptureFile)
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/cochange"
 	"github.com/git-synaptic/git-synaptic/notes"
+
+	"github.com/git-synaptic/git-synaptic/internal/regular"
 )
 
 // snapshotFile holds the co-change model beside the cache, so that a
@@ -94,7 +96,7 @@ func snapshotKey(opt cochange.Options) string {
 // loadSnapshot reads the model snapshot at path if it was made with key,
 // and the commits state it covers; nil when there is none to use.
 func loadSnapshot(path, key string) (*cochange.Model, string) {
-	b, err := os.ReadFile(path)
+	b, err := regular.ReadFile(path, 1<<30)
 	if err != nil {
 		return nil, ""
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/notes"
 	"github.com/git-synaptic/git-synaptic/registry"
+
+	"github.com/git-synaptic/git-synaptic/internal/regular"
 )
 
 // The session start's "From other projects": rules and longterm insights
@@ -268,7 +270,7 @@ func stackNames(dir string) []string {
 			names = append(names, lang)
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && len(b) < 1<<20 {
+	if b, err := regular.ReadFile(filepath.Join(dir, "go.mod"), 1<<20); err == nil {
 		for _, m := range goRequireRE.FindAllStringSubmatch(string(b), 200) {
 			parts := strings.Split(m[1], "/")
 			name := parts[len(parts)-1]
@@ -280,7 +282,7 @@ func stackNames(dir string) []string {
 			}
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "package.json")); err == nil && len(b) < 1<<20 {
+	if b, err := regular.ReadFile(filepath.Join(dir, "package.json"), 1<<20); err == nil {
 		var pkg struct{ Dependencies, DevDependencies map[string]any }
 		if json.Unmarshal(b, &pkg) == nil {
 			for _, deps := range []map[string]any{pkg.Dependencies, pkg.DevDependencies} {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/git-synaptic/git-synaptic/notes"
+
+	"github.com/git-synaptic/git-synaptic/internal/regular"
 )
 
 // agentSessionFile is where the agent hooks record the agent's current
@@ -45,7 +47,7 @@ func (s *core) recordAgentSession(id string) {
 // readAgentSession is the session the agent hooks last recorded for this
 // worktree, or "".
 func (s *core) readAgentSession() string {
-	b, err := os.ReadFile(s.agentSessionFile())
+	b, err := regular.ReadFile(s.agentSessionFile(), 256)
 	id := strings.TrimSpace(string(b))
 	if err != nil || !notes.ValidName(id) {
 		return ""

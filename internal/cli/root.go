@@ -98,6 +98,7 @@ func ConfigFromEnv(opts app.Options) app.Options {
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer exitAfterSignal(signalGrace)()
 	// GIT_SYNAPTIC_CPUPROFILE=file writes a Go CPU profile (for performance work).
 	if p := os.Getenv("GIT_SYNAPTIC_CPUPROFILE"); p != "" {
 		if f, err := os.Create(p); err == nil {
@@ -112,6 +113,35 @@ func Main() int {
 	}
 	stdio.In = in
 	return Run(ctx, os.Args[1:], stdio)
+}
+
+// signalGrace is how long a command may take to stop after SIGTERM or
+// an interrupt cancels its context. Work that cannot see the context (a
+// blocking read) must not keep the process alive: memory writes are
+// atomic ref updates, so exiting mid-way is as safe as kill -9.
+const signalGrace = 2 * time.Second
+
+// exitAfterSignal ends the process (status 143, as a shell reports
+// SIGTERM) signalGrace after the first signal; the returned function
+// stops watching.
+func exitAfterSignal(grace time.Duration) func() {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sig:
+		case <-done:
+			return
+		}
+		select {
+		case <-time.After(grace):
+			fmt.Fprintln(os.Stderr, "git-synaptic: stopped by a signal")
+			os.Exit(143)
+		case <-done:
+		}
+	}()
+	return func() { signal.Stop(sig); close(done) }
 }
 
 // Run runs the CLI with args and returns the exit code.
