@@ -3,6 +3,7 @@ package embed
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -33,7 +34,15 @@ func initORT(lib string) error {
 	}
 	ortInit.lib = lib
 	ort.SetSharedLibraryPath(lib)
-	ortInit.err = ort.InitializeEnvironment(ort.WithLogLevelError())
+	// The official Linux builds send telemetry (1DS) since 1.24: each
+	// process left /tmp/mat-debug-PID.log, a device id and an event
+	// database under ~/.cache/Microsoft. The runtime reads this switch
+	// before it initialises; nothing is then created or sent.
+	os.Setenv("ORT_DISABLE_TELEMETRY", "1")
+	if ortInit.err = ort.InitializeEnvironment(ort.WithLogLevelError()); ortInit.err != nil {
+		return ortInit.err
+	}
+	ortInit.err = ort.DisableTelemetry()
 	return ortInit.err
 }
 

@@ -192,3 +192,26 @@ func TestIntelligenceCommands(t *testing.T) {
 		t.Fatalf("patterns without a model: exit %d %s", r.code, r.err)
 	}
 }
+
+// A search that loads ONNX Runtime writes nothing outside the git dir and
+// the model home: no telemetry database or device id under the home
+// directory, no /tmp/mat-debug-PID.log (TMPDIR is where the runtime
+// writes it).
+func TestModelLoadWritesNothingOutside(t *testing.T) {
+	modelHome(t)
+	dir := testrepo.NewRepo(t)
+	save(t, dir, "the cache lives in the git dir")
+	home, tmp := t.TempDir(), t.TempDir()
+	env := []string{"HOME=" + home, "TMPDIR=" + tmp, "XDG_CACHE_HOME=", "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
+	if r := runEnv(t, dir, env, "search", "where is the cache"); r.code != 0 || !strings.Contains(r.out, "git dir") || !strings.Contains(ok(t, dir, "model", "status"), "ort") {
+		t.Fatalf("search: %+v", r)
+	}
+	for _, d := range []string{home, tmp} {
+		filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {
+			if err == nil && !e.IsDir() {
+				t.Errorf("the search wrote %s", p)
+			}
+			return nil
+		})
+	}
+}
