@@ -27,6 +27,20 @@ func (r *Repo) IsAncestor(ctx context.Context, a, b Hash) (bool, error) {
 	return false, err
 }
 
+// SharesHistory reports whether commits a and b have a common ancestor.
+func (r *Repo) SharesHistory(ctx context.Context, a, b Hash) (bool, error) {
+	_, err := r.run(ctx, nil, nil, "merge-base", a.String(), b.String())
+	if err == nil {
+		return true, nil
+	}
+	var ge *GitError
+	var ee *exec.ExitError
+	if errors.As(err, &ge) && errors.As(ge.Err, &ee) && ee.ExitCode() == 1 {
+		return false, nil
+	}
+	return false, err
+}
+
 // MergeResult says what MergeInto did.
 type MergeResult string
 

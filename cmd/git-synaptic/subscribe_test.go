@@ -269,3 +269,35 @@ func TestConcurrentSavesToASubscription(t *testing.T) {
 		}
 	}
 }
+
+// The project's own memory under another spelling (file://, a trailing
+// slash, a symbolic link) or in a mirror (another URL, shared history)
+// is refused, and leaves no refs or config behind.
+func TestSubscribingToOwnMemoryIsRefused(t *testing.T) {
+	clones, remote := testrepo.NewReposAndRemote(t, 1)
+	a := clones[0]
+	ok(t, a, "init")
+	save(t, a, "the project's own decision")
+	ok(t, a, "sync")
+	mirror := filepath.Join(t.TempDir(), "mirror.git")
+	testrepo.Git(t, a, "clone", "-q", "--mirror", remote, mirror)
+	link := filepath.Join(t.TempDir(), "link.git")
+	if err := os.Symlink(remote, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, url := range []string{"file://" + remote, remote + "/", link, mirror} {
+		r := run(t, a, "", "subscribe", "own", url)
+		if r.code != 4 || !(strings.Contains(r.err, "already shares") || strings.Contains(r.err, "own memory")) {
+			t.Errorf("subscribe %s: %+v", url, r)
+		}
+	}
+	if refs := testrepo.Git(t, a, "for-each-ref", "refs/synaptic-sub/"); refs != "" {
+		t.Errorf("refs left behind: %s", refs)
+	}
+	if out := ok(t, a, "subscriptions"); strings.Contains(out, "own") {
+		t.Errorf("subscriptions: %s", out)
+	}
+	if out := ok(t, a, "status"); !strings.Contains(out, "consistent") {
+		t.Errorf("status: %s", out)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -143,6 +144,10 @@ func (s *Sharing) Subscribe(ctx context.Context, name, url string) (Subscription
 		s.dropSubscriptionRefs(ctx, name)
 		return Subscription{}, fmt.Errorf("subscribe %s: %w", name, err)
 	}
+	if err := s.refuseOwnMemory(ctx, name, url); err != nil {
+		s.dropSubscriptionRefs(ctx, name)
+		return Subscription{}, err
+	}
 	if _, err := s.repo.ConfigSet(ctx, subSection+"."+name+".url", url); err != nil {
 		s.dropSubscriptionRefs(ctx, name)
 		return Subscription{}, err
@@ -163,12 +168,18 @@ func (s *core) checkSubscriptionURL(ctx context.Context, url string) (string, er
 	if url == "" || strings.HasPrefix(url, "-") || strings.ContainsAny(url, "\n\x00") {
 		return "", fmt.Errorf("%w: %q is not a repository URL or path", notes.ErrInvalid, url)
 	}
-	if _, err := os.Stat(url); err == nil {
-		abs, err := filepath.Abs(url)
+	local, isFileURL := strings.CutPrefix(url, "file://")
+	if un, err := neturl.PathUnescape(local); isFileURL && err == nil {
+		local = un
+	}
+	if _, err := os.Stat(local); err == nil {
+		abs, err := filepath.Abs(local)
 		if err != nil {
 			return "", err
 		}
-		url = abs
+		if !isFileURL {
+			url = abs
+		}
 		if same(abs, s.repo.CommonDir()) || same(abs, s.repo.WorkTree()) {
 			return "", fmt.Errorf("%w: %s is this repository", notes.ErrInvalid, url)
 		}
@@ -179,11 +190,79 @@ func (s *core) checkSubscriptionURL(ctx context.Context, url string) (string, er
 	}
 	for _, r := range remotes {
 		ru := s.repo.RemoteURL(r)
-		if ru == url || (ru != "" && same(ru, url)) {
+		if ru == "" {
+			continue
+		}
+		if ru == url || same(ru, local) || canonicalURL(ru, s.repo.WorkTree()) == canonicalURL(url, s.repo.WorkTree()) {
 			return "", fmt.Errorf("%w: %s is this repository's remote %q, whose memory 'git synaptic sync %s' already shares", notes.ErrInvalid, url, r, r)
 		}
 	}
 	return url, nil
+}
+
+// refuseOwnMemory fails when the memory just fetched for subscription
+// name shares history with this repository's own: whatever its URL says,
+// it is this project's memory (its origin under another spelling, or a
+// mirror), which sync already shares, and subscribing would make the
+// project's own entries read-only.
+func (s *core) refuseOwnMemory(ctx context.Context, name, url string) error {
+	own, err := s.repo.Tip(SharedRef)
+	if err != nil || own.IsZero() {
+		return nil
+	}
+	theirs, err := s.repo.Tip(subPrefix + name + "/memory")
+	if err != nil || theirs.IsZero() {
+		return nil
+	}
+	shared, err := s.repo.SharesHistory(ctx, own, theirs)
+	if err != nil {
+		return err
+	}
+	if shared {
+		return fmt.Errorf("%w: %s holds this project's own memory (it shares its history), which 'git synaptic sync' already shares; subscribe to another project's or the org's memory", notes.ErrInvalid, url)
+	}
+	return nil
+}
+
+// canonicalURL spells a repository URL one way, so that equivalent
+// spellings compare equal: file:// URLs and relative paths become
+// absolute paths (relative to dir) without symbolic links, a worktree and
+// its .git the same; scp-like addresses become ssh URLs, and the scheme
+// and host are lower-cased, the user, a trailing slash and ".git" dropped.
+func canonicalURL(u, dir string) string {
+	u = strings.TrimSpace(u)
+	if p, ok := strings.CutPrefix(u, "file://"); ok {
+		if un, err := neturl.PathUnescape(p); err == nil {
+			p = un
+		}
+		u = p
+	}
+	if !strings.Contains(u, "://") {
+		if i := strings.Index(u, ":"); i > 0 && !strings.Contains(u[:i], "/") {
+			u = "ssh://" + u[:i] + "/" + strings.TrimPrefix(u[i+1:], "/") // user@host:path
+		} else {
+			if !filepath.IsAbs(u) {
+				u = filepath.Join(dir, u)
+			}
+			if r, err := filepath.EvalSymlinks(u); err == nil {
+				u = r
+			}
+			return strings.TrimSuffix(filepath.Clean(u), "/.git")
+		}
+	}
+	p, err := neturl.Parse(u)
+	if err != nil {
+		return u
+	}
+	path := strings.TrimSuffix(strings.TrimSuffix(p.Path, "/"), ".git")
+	return strings.ToLower(p.Scheme) + "://" + strings.ToLower(p.Hostname()) + portOf(p) + path
+}
+
+func portOf(p *neturl.URL) string {
+	if port := p.Port(); port != "" && !(p.Scheme == "ssh" && port == "22" || p.Scheme == "https" && port == "443") {
+		return ":" + port
+	}
+	return ""
 }
 
 // same reports whether two paths name the same existing file.
