@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrPushRejected is returned when the remote refused a non-fast-forward push.
@@ -85,11 +86,52 @@ func (r *Repo) ConfigSet(ctx context.Context, key, value string) (bool, error) {
 	return err == nil, err
 }
 
+// DefaultNetworkTimeout bounds one fetch or push when the git config
+// synaptic.networkTimeout does not: memory refs are small, so a step
+// that takes longer has a server that accepted and went silent.
+const DefaultNetworkTimeout = 2 * time.Minute
+
+// NetworkTimeoutKey is the git config key for the network timeout (a Go
+// duration such as 30s, or seconds).
+const NetworkTimeoutKey = "synaptic.networkTimeout"
+
+// ErrNetworkTimeout is returned when a fetch or push got no answer in time.
+var ErrNetworkTimeout = errors.New("no answer in time")
+
+// networkTimeout is the configured bound on one fetch or push.
+func (r *Repo) networkTimeout(ctx context.Context) time.Duration {
+	vals, _ := r.ConfigGetAll(ctx, NetworkTimeoutKey)
+	if len(vals) == 0 {
+		return DefaultNetworkTimeout
+	}
+	v := strings.TrimSpace(vals[len(vals)-1])
+	if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		return d
+	}
+	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+		return time.Duration(n) * time.Second
+	}
+	return DefaultNetworkTimeout
+}
+
+// network runs git with args against a remote, within the network
+// timeout, and says so when that ran out.
+func (r *Repo) network(ctx context.Context, args ...string) (string, error) {
+	d := r.networkTimeout(ctx)
+	nctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	out, err := r.run(nctx, nil, nil, args...)
+	if err != nil && ctx.Err() == nil && errors.Is(nctx.Err(), context.DeadlineExceeded) {
+		return out, fmt.Errorf("%w: nothing within %s (git config %s changes it)", ErrNetworkTimeout, d, NetworkTimeoutKey)
+	}
+	return out, err
+}
+
 // Fetch runs git fetch with explicit refspecs. Progress goes to stderr when
 // it is a terminal.
 func (r *Repo) Fetch(ctx context.Context, remote string, refspecs ...string) error {
 	args := append([]string{"fetch", "--no-tags", "--no-write-fetch-head", "--quiet", remote}, refspecs...)
-	if _, err := r.run(ctx, nil, nil, args...); err != nil {
+	if _, err := r.network(ctx, args...); err != nil {
 		return fmt.Errorf("fetch memory from %s: %w", remote, err)
 	}
 	// go-git lists pack files once; a fetch may have added one.
@@ -102,7 +144,7 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refspecs ...string) err
 // ErrPushRejected when the remote moved ahead or another push held the ref.
 func (r *Repo) Push(ctx context.Context, remote string, refspecs ...string) error {
 	args := append([]string{"push", "--quiet", "--porcelain", "--no-verify", remote}, refspecs...)
-	out, err := r.run(ctx, nil, nil, args...)
+	out, err := r.network(ctx, args...)
 	if err != nil {
 		var ge *GitError
 		if errors.As(err, &ge) && rejected(out+ge.Stderr) {
@@ -325,7 +367,7 @@ func (r *Repo) Mirror(ctx context.Context, url string, refspecs ...string) error
 		return fmt.Errorf("%q is not a repository URL", url)
 	}
 	args := append([]string{"fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--prune", "--", url}, refspecs...)
-	if _, err := r.run(ctx, nil, nil, args...); err != nil {
+	if _, err := r.network(ctx, args...); err != nil {
 		return fmt.Errorf("fetch memory from %s: %w", url, err)
 	}
 	r.st.rescan()

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/config"
@@ -180,6 +181,9 @@ func (r *Repo) run(ctx context.Context, stdin []byte, env []string, args ...stri
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	// When ctx ends, git is killed; a helper it started (ssh,
+	// git-remote-https) may still hold the pipes, and must not hold us.
+	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Run(); err != nil {
 		return out.String(), &GitError{Args: args, Stderr: errb.String(), Err: err}
 	}

@@ -3,11 +3,14 @@ package main_test
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
@@ -299,5 +302,55 @@ func TestSubscribingToOwnMemoryIsRefused(t *testing.T) {
 	}
 	if out := ok(t, a, "status"); !strings.Contains(out, "consistent") {
 		t.Errorf("status: %s", out)
+	}
+}
+
+// A subscription whose server accepts the connection and then says
+// nothing fails after synaptic.networkTimeout, named, while the project's
+// own memory still syncs.
+func TestSilentServerDoesNotHangSync(t *testing.T) {
+	clones, remote := testrepo.NewReposAndRemote(t, 1)
+	a := clones[0]
+	ok(t, a, "init")
+	save(t, a, "the project's own decision")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var conns []net.Conn
+	var mu sync.Mutex
+	wg.Add(1)
+	go func() { // accept, read nothing, answer nothing
+		defer wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		l.Close()
+		wg.Wait()
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	testrepo.Git(t, a, "config", "synaptic-subscription.silent.url", "git://"+l.Addr().String()+"/org.git")
+	testrepo.Git(t, a, "config", "synaptic.networkTimeout", "2s")
+	start := time.Now()
+	r := run(t, a, "", "sync")
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("sync took %v", d)
+	}
+	if r.code != 1 || !strings.Contains(r.err, "silent") || !strings.Contains(r.err, "nothing within 2s") {
+		t.Fatalf("sync with a silent subscription: %+v", r)
+	}
+	if !strings.Contains(remoteMemory(t, remote), "the project's own decision") {
+		t.Fatal("the project's own memory did not reach its remote")
 	}
 }
