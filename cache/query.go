@@ -430,3 +430,39 @@ func (c *Cache) WithAllWords(ctx context.Context, words []string, limit int) ([]
 	return c.queryRows(ctx, "search", `SELECT `+rowCols+` FROM entries e WHERE e.rowid IN (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?) AND NOT `+effArchived,
 		strings.Join(q, " AND "), limit)
 }
+
+// Doc is a memory document the cache holds, at its path in a memory tree.
+type Doc struct {
+	Path string
+	Data []byte
+}
+
+// Documents returns the entry and operation documents indexed from ref,
+// byte for byte as they were read: what repair writes back when git lost
+// the objects.
+func (c *Cache) Documents(ctx context.Context, ref string) ([]Doc, error) {
+	rows, err := c.db.QueryContext(ctx, `SELECT id, doc, 0 FROM entries WHERE source=? AND length(doc)>0
+		UNION ALL SELECT o.id, o.doc, 1 FROM ops o JOIN entries e ON e.id=o.entry WHERE e.source=?`, ref, ref)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Doc
+	for rows.Next() {
+		var id string
+		var doc []byte
+		var op bool
+		if err := rows.Scan(&id, &doc, &op); err != nil {
+			return nil, err
+		}
+		if !notes.ValidID(id) {
+			continue
+		}
+		p := notes.EntryPath(id)
+		if op {
+			p = notes.OpPath(id)
+		}
+		out = append(out, Doc{Path: p, Data: doc})
+	}
+	return out, rows.Err()
+}

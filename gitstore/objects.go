@@ -420,7 +420,13 @@ func (r *Repo) Append(ctx context.Context, ref string, files []File, sig Signatu
 		commit, parent = c, tip
 		return nil
 	})
-	return commit, parent, err
+	if err != nil {
+		return commit, parent, err
+	}
+	if err := r.heal(ctx, commit, parent, files, sig, msg); err != nil {
+		return commit, parent, fmt.Errorf("%s moved to %s, but: %w", ref, commit, err)
+	}
+	return commit, parent, nil
 }
 
 // commitOnto writes a commit whose tree is parent's (empty when parent is

@@ -3,7 +3,8 @@
 #
 # Phase 1: STRESS_WRITERS writers × STRESS_SAVES saves each, while a search
 # loop, a sync loop (to a bare remote) and `git repack -a -d` every second
-# run beside them. Phase 2: STRESS_KILLS commands (save, import, sync,
+# run beside them. Phase 1b: two writers with `git gc --prune=now` every
+# second; status must not find memory damaged. Phase 2: STRESS_KILLS commands (save, import, sync,
 # reindex) killed with SIGKILL at a random instant. Then: every id a save
 # printed must be in the ref, the cache must equal the ref, git fsck must be
 # clean, and no command may have failed on its own.
@@ -64,6 +65,29 @@ touch "$root/stop"
 wait "${bg[@]}"
 bg=()
 echo "  took $(($(date +%s) - start)) s; $(cat "$root"/ids.* | wc -l) saves printed an id"
+
+echo "phase 1b: 2 writers × $((N / 4)) saves with git gc --prune=now every second"
+writers=()
+for w in 1 2; do
+	(
+		for i in $(seq $((N / 4))); do
+			if out=$("$bin" save "pruned writer $w entry $i" 2>>"$root/err.save"); then
+				echo "$out" >>"$root/ids.prune$w"
+			else
+				echo "save beside gc --prune=now $w/$i exited $?" >>"$fail"
+			fi
+		done
+	) &
+	writers+=($!)
+done
+loop gc 1 git gc --prune=now -q &
+bg+=($!)
+wait "${writers[@]}"
+touch "$root/stop"
+wait "${bg[@]}"
+bg=()
+rm -f "$root/stop"
+"$bin" status >"$root/status.prune" 2>&1 || { echo "status after gc --prune=now exited $?:" >>"$fail"; grep DAMAGED "$root/status.prune" >>"$fail"; }
 
 echo "phase 2: $K commands killed with SIGKILL at a random instant"
 printf '{"content":"imported entry %s"}\n' $(seq 200) >"$root/import.jsonl"

@@ -363,3 +363,105 @@ func TestFIFOsDoNotHangAndSIGTERMEndsACommand(t *testing.T) {
 		t.Fatal("SIGTERM did not end an import blocked on a FIFO")
 	}
 }
+
+// git gc --prune=now beside two writers: every save that printed an id
+// has its entry in the ref, git fsck is clean, and status reports the
+// memory complete (it used to lose blobs and trees, leave the ref at a
+// missing tree so every later save failed, and still call the cache
+// consistent).
+func TestPruneNowBesideWritersLosesNothing(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	ok(t, dir, "init")
+	stop := make(chan struct{})
+	var gcs sync.WaitGroup
+	gcs.Add(1)
+	go func() {
+		defer gcs.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			exec.Command("git", "-C", dir, "gc", "--prune=now", "--quiet").Run()
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	var mu sync.Mutex
+	var printed []string
+	var writers sync.WaitGroup
+	for w := 0; w < 2; w++ {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			for i := 0; i < 40; i++ {
+				r := run(t, dir, "", "save", fmt.Sprintf("writer %d entry %d beside git gc", w, i))
+				if r.code != 0 {
+					t.Errorf("save: %+v", r)
+					continue
+				}
+				mu.Lock()
+				printed = append(printed, strings.TrimSpace(r.out))
+				mu.Unlock()
+			}
+		}()
+	}
+	writers.Wait()
+	close(stop)
+	gcs.Wait()
+	tree := testrepo.Git(t, dir, "ls-tree", "-r", "--name-only", "refs/synaptic/memory")
+	for _, id := range printed {
+		if !strings.Contains(tree, id+".json") {
+			t.Errorf("save printed %s, but the ref lacks it", id)
+		}
+	}
+	if out, err := exec.Command("git", "-C", dir, "fsck", "--no-progress").CombinedOutput(); err != nil {
+		t.Errorf("git fsck: %v\n%s", err, out)
+	}
+	if out := ok(t, dir, "status"); strings.Contains(out, "DAMAGED") {
+		t.Errorf("status: %s", out)
+	}
+}
+
+// A ref under refs/synaptic/ whose commit is gone blocks plain git fetch,
+// and a lost blob leaves memory incomplete: status says DAMAGED and exits
+// 1, sync repairs before it fetches (the lost entry comes back from the
+// cache), pushes only memory (not a code commit parked under
+// refs/synaptic/), and git fetch works again.
+func TestDamagedRefsAreReportedAndRepaired(t *testing.T) {
+	clones, remote := testrepo.NewReposAndRemote(t, 1)
+	a := clones[0]
+	ok(t, a, "init")
+	save(t, a, "first entry")
+	ok(t, a, "sync")
+	os.WriteFile(filepath.Join(a, ".git", "refs", "synaptic", "missing"), []byte("1234567890123456789012345678901234567890\n"), 0o644)
+	os.WriteFile(filepath.Join(a, "code.c"), []byte("int main;\n"), 0o644)
+	testrepo.Git(t, a, "add", "code.c")
+	testrepo.Git(t, a, "commit", "-q", "-m", "code")
+	testrepo.Git(t, a, "update-ref", "refs/synaptic/code", "HEAD")
+	lost := save(t, a, "the entry whose blob is lost")
+	blob := strings.TrimSpace(testrepo.Git(t, a, "rev-parse", "refs/synaptic/memory:entries/"+lost[:2]+"/"+lost+".json"))
+	if err := os.Remove(filepath.Join(a, ".git", "objects", blob[:2], blob[2:])); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, a, "", "status"); r.code != 1 || !strings.Contains(r.out, "DAMAGED refs/synaptic/memory") || !strings.Contains(r.out, "DAMAGED refs/synaptic/missing") || strings.Contains(r.out, "consistent") {
+		t.Fatalf("status of damaged memory: %+v", r)
+	}
+	r := run(t, a, "", "sync")
+	if r.code != 0 || !strings.Contains(r.err, "repaired refs/synaptic/memory") || !strings.Contains(r.err, "not pushing refs/synaptic/code") {
+		t.Fatalf("sync: %+v", r)
+	}
+	if out := testrepo.Git(t, a, "ls-remote", remote); strings.Contains(out, "refs/synaptic/code") || !strings.Contains(out, "refs/synaptic/memory") {
+		t.Errorf("the remote holds:\n%s", out)
+	}
+	testrepo.Git(t, a, "fetch", "-q")
+	if out := ok(t, a, "show", lost); !strings.Contains(out, "whose blob is lost") {
+		t.Errorf("show %s: %s", lost, out)
+	}
+	if out := ok(t, a, "repair"); !strings.Contains(out, "nothing to repair") {
+		t.Errorf("repair after sync: %s", out)
+	}
+	if out := ok(t, a, "status"); strings.Contains(out, "DAMAGED") || !strings.Contains(out, "consistent") {
+		t.Errorf("status after repair: %s", out)
+	}
+}

@@ -65,6 +65,9 @@ type Status struct {
 	ActivePatterns *int `json:"active_patterns,omitempty"`
 	// Subscriptions are the repositories whose memory this one follows.
 	Subscriptions []Subscription `json:"subscriptions,omitempty"`
+	// Damaged lists memory refs whose history lacks objects ('git
+	// synaptic repair' mends them); empty when all are complete.
+	Damaged []Damage `json:"damaged,omitempty"`
 }
 
 // Status reports counts, cache state, ref tips and remote sync state.
@@ -79,6 +82,9 @@ func (s *Service) Status(ctx context.Context) (Status, error) {
 	}
 	if wal, err := os.Stat(s.cachePath() + "-wal"); err == nil {
 		st.CacheBytes += wal.Size()
+	}
+	if st.Damaged, err = s.damaged(ctx); err != nil {
+		return st, err
 	}
 	if st.Repaired, err = s.verifyIndex(ctx); err != nil {
 		return st, err

@@ -94,6 +94,16 @@ func (s *Sharing) Sync(ctx context.Context, remote string) (SyncReport, error) {
 		return SyncReport{}, err
 	}
 	rep := SyncReport{Remote: remote, Merged: map[string]string{}}
+	// git fetch refuses to run while any ref points at a missing object.
+	if damage, err := s.damaged(ctx); err == nil && len(damage) > 0 {
+		fixed, err := s.memory().Repair(ctx)
+		for _, r := range fixed {
+			s.warnf("repaired %s before syncing: %s (%d objects were missing, %d documents recovered; see 'git synaptic repair')", r.Ref, r.Action, r.Missing, r.Recovered)
+		}
+		if err != nil {
+			return rep, err
+		}
+	}
 	if st, err := s.stats(ctx); err == nil {
 		rep.Before = st.Total
 	}
@@ -243,6 +253,30 @@ func (s *core) pushable(ctx context.Context, remote string) ([]string, error) {
 	return specs, err
 }
 
+// memoryDirs are the names a memory tree may hold at its root.
+var memoryDirs = map[string]bool{notes.EntriesDir: true, notes.OpsDir: true, notes.PurgedDir: true}
+
+// looksLikeMemory refuses a commit under refs/synaptic/ whose tree is not
+// memory (a branch pushed there by mistake): sync pushes only memory.
+func looksLikeMemory(repo *gitstore.Repo, ref string, h gitstore.Hash) error {
+	if ref == gitstore.NotesRef {
+		return nil
+	}
+	names, err := repo.TopNames(h)
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("its tree is empty, not memory; remove it with git update-ref -d %s", ref)
+	}
+	for _, n := range names {
+		if !memoryDirs[n] {
+			return fmt.Errorf("its tree is not memory (it holds %q); remove it with git update-ref -d %s", n, ref)
+		}
+	}
+	return nil
+}
+
 // unpushed lists push refspecs for the local memory refs whose tips differ
 // from what remote was last seen to hold, and apart the refs that do not
 // point at a readable commit, with the reason.
@@ -258,6 +292,10 @@ func (s *core) unpushed(remote string) (specs []string, bad map[string]error, er
 			continue
 		}
 		if _, err := s.repo.CommitTree(h); err != nil {
+			bad[ref] = err
+			continue
+		}
+		if err := looksLikeMemory(s.repo, ref, h); err != nil {
 			bad[ref] = err
 			continue
 		}

@@ -90,6 +90,54 @@ func newStatus(e *env) *cobra.Command {
 	return c
 }
 
+type repairOptions struct{ json bool }
+
+func newRepair(e *env) *cobra.Command {
+	o := &repairOptions{}
+	c := &cobra.Command{
+		Use:   "repair",
+		Short: "Mend memory refs that lack objects (after git gc --prune=now, a disk error)",
+		Long: `Check every memory ref for missing objects and mend those that lack any:
+refs/synaptic/memory, the private ref and the notes ref move back to their
+newest complete commit, and the entries and operations git lost are written
+again from the local cache; a remote-tracking or subscription ref is removed
+(the next sync fetches it again), and so is any other ref under
+refs/synaptic/ whose commit is gone (it blocks git fetch). What was done is
+printed and appended to .git/synaptic/repair.log. git synaptic status says
+when a repair is needed; sync repairs before it fetches.`,
+		Example: `  git synaptic status     # says DAMAGED when a ref lacks objects
+  git synaptic repair
+  git synaptic repair --json`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error { return e.run(o, func() error { return runRepair(e, o) }) },
+	}
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	return c
+}
+
+func runRepair(e *env, o *repairOptions) error {
+	return e.withService(func(s *app.Service) error {
+		done, err := s.Memory().Repair(contextOf(e))
+		if o.json {
+			if jerr := writeJSON(e.io.Out, map[string]any{"repaired": nonNil(done)}); err == nil {
+				err = jerr
+			}
+			return err
+		}
+		for _, r := range done {
+			to := "removed"
+			if r.To != "" {
+				to = app.ShortID(r.To)
+			}
+			fmt.Fprintf(e.io.Out, "%s: %s -> %s: %s (%d objects were missing, %d documents written again from the cache)\n", r.Ref, app.ShortID(r.From), to, r.Action, r.Missing, r.Recovered)
+		}
+		if err == nil && len(done) == 0 {
+			fmt.Fprintln(e.io.Out, "every memory ref is complete; nothing to repair")
+		}
+		return err
+	})
+}
+
 func runStatus(e *env, o *statusOptions) error {
 	return e.withService(func(s *app.Service) error {
 		st, err := s.Status(contextOf(e))
@@ -97,7 +145,10 @@ func runStatus(e *env, o *statusOptions) error {
 			return err
 		}
 		if o.json {
-			return writeJSON(e.io.Out, st)
+			if err := writeJSON(e.io.Out, st); err != nil || len(st.Damaged) == 0 {
+				return err
+			}
+			return fmt.Errorf("memory is damaged: run 'git synaptic repair'")
 		}
 		w := e.io.Out
 		fmt.Fprintf(w, "project %s: %d entries (%d archived, %d pinned, %d private), %d indexed commits\n", st.Project, st.Stats.Total, st.Stats.Archived, st.Stats.Pinned, st.Stats.Private, st.Stats.Commits)
@@ -155,6 +206,16 @@ func runStatus(e *env, o *statusOptions) error {
 		}
 		for _, r := range st.Repaired {
 			fmt.Fprintf(w, "cache repaired: %s; rebuilt from the refs\n", r)
+		}
+		for _, d := range st.Damaged {
+			what := fmt.Sprintf("%d objects missing", d.Missing)
+			if d.Dangling {
+				what = "its commit is missing"
+			}
+			fmt.Fprintf(w, "DAMAGED %s at %s: %s (git gc --prune=now beside a writer, or a disk error)\n", d.Ref, app.ShortID(d.Tip), what)
+		}
+		if len(st.Damaged) > 0 {
+			return fmt.Errorf("memory is damaged: run 'git synaptic repair' to move the refs back to complete commits and write lost entries again from the cache")
 		}
 		if len(st.Repaired) == 0 {
 			fmt.Fprintln(w, "cache consistent with the refs")

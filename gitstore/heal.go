@@ -1,0 +1,198 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// git gc --prune=now beside a writer can delete what the writer has just
+// written: gc marks what the refs reach when it starts, and a commit the
+// writer's ref points at a moment later is, to it, unreachable and loose.
+// git documents --prune=now as unsafe beside writers; memory must not
+// report success for data it lost. So after moving a ref, Append waits
+// for a gc that was running to end, checks that every object the new
+// commit added is present, and writes again (the same content gives the
+// same hashes) whatever was pruned.
+
+// gcWait bounds how long a write waits for a running gc to end.
+const gcWait = 30 * time.Second
+
+// ErrIncomplete is returned when a memory commit lacks objects.
+var ErrIncomplete = errors.New("memory commit is incomplete (objects missing, e.g. pruned by git gc --prune=now)")
+
+// awaitGC waits while gc.pid says a git gc is running here, up to gcWait.
+func (r *Repo) awaitGC(ctx context.Context) {
+	pid := filepath.Join(r.commonDir, "gc.pid")
+	deadline := time.Now().Add(gcWait)
+	for time.Now().Before(deadline) {
+		fi, err := os.Stat(pid)
+		if err != nil || time.Since(fi.ModTime()) > 12*time.Hour { // git's own staleness rule
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Missing lists the objects commit adds over base (ZeroHash: all of them)
+// that this repository lacks: the commit itself, then trees and blobs.
+// Subtrees equal to base's are not entered, so the cost follows the size
+// of the change.
+func (r *Repo) Missing(commit, base Hash) ([]Hash, error) {
+	if r.st.HasEncodedObject(commit) != nil {
+		return []Hash{commit}, nil
+	}
+	nt, err := r.CommitTree(commit)
+	if err != nil {
+		return nil, err
+	}
+	var ot Hash
+	if !base.IsZero() {
+		if ot, err = r.CommitTree(base); err != nil {
+			ot = ZeroHash // base unreadable: check everything
+		}
+	}
+	var missing []Hash
+	err = r.missingTrees(ot, nt, &missing)
+	return missing, err
+}
+
+func (r *Repo) missingTrees(old, tree Hash, missing *[]Hash) error {
+	if old == tree {
+		return nil
+	}
+	if r.st.HasEncodedObject(tree) != nil {
+		*missing = append(*missing, tree)
+		return nil
+	}
+	entries, err := r.readTree(tree)
+	if err != nil {
+		return err
+	}
+	var before map[string]Hash
+	if !old.IsZero() {
+		if oe, err := r.readTree(old); err == nil {
+			before = make(map[string]Hash, len(oe))
+			for _, e := range oe {
+				before[e.Name] = e.Hash
+			}
+		}
+	}
+	for _, e := range entries {
+		prev := before[e.Name]
+		if prev == e.Hash {
+			continue
+		}
+		if e.Mode == filemode.Dir {
+			if err := r.missingTrees(prev, e.Hash, missing); err != nil {
+				return err
+			}
+			continue
+		}
+		if r.st.HasEncodedObject(e.Hash) != nil {
+			*missing = append(*missing, e.Hash)
+		}
+	}
+	return nil
+}
+
+// heal makes sure commit (written onto parent from files) is complete
+// once any gc running now has ended, writing again what was pruned.
+func (r *Repo) heal(ctx context.Context, commit, parent Hash, files []File, sig Signature, msg string) error {
+	for try := 0; try < 3; try++ {
+		r.awaitGC(ctx)
+		missing, err := r.Missing(commit, parent)
+		if err == nil && len(missing) == 0 {
+			return nil
+		}
+		blobs, release, err := r.writeBlobs(files)
+		if err != nil {
+			return fmt.Errorf("write again what git gc pruned: %w", err)
+		}
+		again, err := r.commitOnto(parent, blobs, sig, msg)
+		release()
+		if err != nil {
+			return fmt.Errorf("write again what git gc pruned: %w", err)
+		}
+		if again != commit {
+			return fmt.Errorf("%w: %s rebuilt as %s", ErrIncomplete, commit, again)
+		}
+	}
+	missing, err := r.Missing(commit, parent)
+	if err == nil && len(missing) > 0 {
+		err = fmt.Errorf("%w: %d objects of %s", ErrIncomplete, len(missing), commit)
+	}
+	return err
+}
+
+// MissingSince lists the objects reachable from tip but not from base
+// (ZeroHash: the whole history) that this repository lacks, tip itself
+// when it is gone. A base that is itself damaged is ignored.
+func (r *Repo) MissingSince(ctx context.Context, tip, base Hash) ([]Hash, error) {
+	if r.st.HasEncodedObject(tip) != nil {
+		return []Hash{tip}, nil
+	}
+	args := []string{"rev-list", "--objects", "--missing=print", tip.String()}
+	if !base.IsZero() && r.st.HasEncodedObject(base) == nil {
+		args = append(args, "^"+base.String())
+	}
+	out, err := r.run(ctx, nil, nil, args...)
+	if err != nil {
+		// rev-list stops at the first commit it cannot read: the history
+		// from tip is broken somewhere.
+		var ge *GitError
+		if errors.As(err, &ge) && ctx.Err() == nil {
+			return []Hash{tip}, nil
+		}
+		return nil, err
+	}
+	var missing []Hash
+	for _, line := range strings.Split(out, "\n") {
+		if h, ok := strings.CutPrefix(line, "?"); ok && len(strings.TrimSpace(h)) == 40 {
+			missing = append(missing, NewHash(strings.TrimSpace(h)))
+		}
+	}
+	return missing, nil
+}
+
+// Parents returns commit's parents.
+func (r *Repo) Parents(commit Hash) ([]Hash, error) {
+	obj, err := r.st.EncodedObject(plumbing.CommitObject, commit)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", commit, err)
+	}
+	c, err := object.DecodeCommit(r.st, obj)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", commit, err)
+	}
+	return c.ParentHashes, nil
+}
+
+// TopNames lists the names at the root of commit's tree.
+func (r *Repo) TopNames(commit Hash) ([]string, error) {
+	t, err := r.CommitTree(commit)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := r.readTree(t)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name
+	}
+	return names, nil
+}
