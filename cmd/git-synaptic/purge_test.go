@@ -125,3 +125,42 @@ func TestPurgeCoversEditsFromClonesThatHadNotSeenIt(t *testing.T) {
 		testrepo.Git(t, remote, "fsck", "--no-progress")
 	}
 }
+
+// A session handoff quotes the session's learnings ("- [id] text"), and a
+// rule accepted from a correction keeps its wording: purging the entry
+// purges them too, so its text is neither on the remote nor found by
+// search after sync.
+func TestPurgeReachesHandoffsAndRulesThatQuoteIt(t *testing.T) {
+	clones, remote := testrepo.NewReposAndRemote(t, 1)
+	a := clones[0]
+	ok(t, a, "init")
+	const leak = "the staging database listens on port 6543 behind the amber-gate proxy"
+	bad := save(t, a, leak, "--session", "s1", "--type", "insight")
+	keep := save(t, a, "we decided to keep the cache in the git dir", "--session", "s1", "--type", "decision")
+	runWith(t, a, `{"session_id":"s1","hook_event_name":"Stop"}`, nil, "hook", "stop")
+	handoffs := listJSON(t, a, "--type", "handoff")
+	if len(handoffs) != 1 || !strings.Contains(handoffs[0].Content, "amber-gate") {
+		t.Fatalf("handoff: %+v", handoffs)
+	}
+	const corrText = "from now on never route through the violet-gate proxy"
+	corr := save(t, a, corrText, "--tag", "correction")
+	ok(t, a, "rules", "accept", corr)
+	ok(t, a, "sync")
+
+	out := ok(t, a, "delete", "--purge", bad[:8], corr[:8])
+	if !strings.Contains(out, handoffs[0].ID[:8]) {
+		t.Errorf("purge did not name the handoff it took along: %s", out)
+	}
+	ok(t, a, "sync")
+	for _, text := range []string{"amber-gate", "violet-gate"} {
+		if memoryHistoryHolds(t, remote, text) || memoryHistoryHolds(t, a, text) {
+			t.Errorf("%q is still in memory history", text)
+		}
+		if s := ok(t, a, "search", text, "--mode", "bm25"); strings.Contains(s, text) {
+			t.Errorf("search %s still finds: %s", text, s)
+		}
+	}
+	if l := ok(t, a, "list"); !strings.Contains(l, keep[:8]) {
+		t.Errorf("the unrelated decision went too:\n%s", l)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,9 +22,16 @@ import (
 // Objects stay in .git/objects until git gc prunes them. Use archive
 // (delete) for anything that may stay in history; purge is for content
 // that must not.
+//
+// Entries derived from a purged one go with it, since they carry its
+// text: a session handoff that quotes it among its learnings (in any
+// version), and a rule accepted from it as a correction that kept its
+// wording.
 func (s *Memory) Purge(ctx context.Context, idPrefixes []string) ([]notes.Tombstone, error) {
 	byRef := map[string][]notes.Tombstone{}
 	by := s.identity(ctx)
+	var details []Detail
+	seen := map[string]bool{}
 	for _, p := range idPrefixes {
 		var d Detail
 		err := s.withCache(ctx, func(c *cache.Cache) error {
@@ -34,6 +42,22 @@ func (s *Memory) Purge(ctx context.Context, idPrefixes []string) ([]notes.Tombst
 		if err != nil {
 			return nil, err
 		}
+		if !seen[d.ID] {
+			seen[d.ID] = true
+			details = append(details, d)
+		}
+	}
+	derived, err := s.quoting(ctx, details)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range derived {
+		if !seen[d.ID] {
+			seen[d.ID] = true
+			details = append(details, d)
+		}
+	}
+	for _, d := range details {
 		id, row, ops := d.ID, d.Entry, d.Ops
 		if row.Source != SharedRef && row.Source != PrivateRef {
 			return nil, fmt.Errorf("%w: %s is %s, not a memory entry (purge removes saved entries)", notes.ErrInvalid, ShortID(id), row.Source)
@@ -72,8 +96,78 @@ func (s *Memory) Purge(ctx context.Context, idPrefixes []string) ([]notes.Tombst
 		out = append(out, byRef[ref]...)
 	}
 	s.fresh = false
-	_, err := s.ready(ctx) // re-index now: the entries leave the cache
+	_, err = s.ready(ctx) // re-index now: the entries leave the cache
 	return out, err
+}
+
+// quoting lists the entries that carry the text of one of purged: session
+// handoffs naming it among their learnings ("- [id] ..."), now or in an
+// earlier version, and rules accepted from it that kept its wording.
+func (s *Memory) quoting(ctx context.Context, purged []Detail) ([]Detail, error) {
+	if len(purged) == 0 {
+		return nil, nil
+	}
+	rows, err := s.recall().List(ctx, Filter{Types: []notes.Type{notes.TypeHandoff, notes.TypeRule}, IncludeArchived: true})
+	if err != nil {
+		return nil, err
+	}
+	var out []Detail
+	for _, r := range rows {
+		var d Detail
+		if err := s.withCache(ctx, func(c *cache.Cache) error {
+			var err error
+			d, err = detailIn(ctx, c, r.ID)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		texts := []string{d.Content}
+		if orig, err := s.original(ctx, d.ID); err == nil {
+			texts = append(texts, orig)
+		}
+		for _, o := range d.Ops {
+			if o.Content != nil {
+				texts = append(texts, *o.Content)
+			}
+		}
+		for _, p := range purged {
+			if p.ID != d.ID && quotes(d, texts, p) {
+				out = append(out, d)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// quotes reports whether derived entry d (its texts, every version)
+// carries purged entry p's text.
+func quotes(d Detail, texts []string, p Detail) bool {
+	first := FirstLine(p.Content, 160)
+	for _, t := range texts {
+		switch d.Type {
+		case notes.TypeHandoff:
+			if strings.Contains(t, "["+ShortID(p.ID)+"]") {
+				return true
+			}
+		case notes.TypeRule:
+			if slices.Contains(d.RelatedIDs, p.ID) && first != "" && strings.Contains(t, first) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// original is entry id's content as first saved, before any edit.
+func (s *core) original(ctx context.Context, id string) (string, error) {
+	var e notes.Entry
+	err := s.withCache(ctx, func(c *cache.Cache) error {
+		var err error
+		e, err = c.Original(ctx, id)
+		return err
+	})
+	return e.Content, err
 }
 
 // applyTombstones cuts what the tombstones in ref's tree cover out of
