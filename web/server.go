@@ -81,6 +81,17 @@ func New(svc *app.Service, token, addr string) (*Server, error) {
 	return s, nil
 }
 
+// samePath reports whether back is a path on this server. Browsers read
+// a backslash as a slash, so /\evil.com is //evil.com, another site; so
+// are a scheme, a host and control characters.
+func samePath(back string) bool {
+	if !strings.HasPrefix(back, "/") || strings.HasPrefix(back, "//") || strings.ContainsAny(back, "\\\r\n\t") {
+		return false
+	}
+	u, err := url.Parse(back)
+	return err == nil && u.Scheme == "" && u.Host == "" && u.User == nil
+}
+
 // cookieName is per port: cookies do not tell ports apart, and two
 // servers (two repositories) may run at once.
 func (s *Server) cookieName(r *http.Request) string {
@@ -208,7 +219,7 @@ func (s *Server) write(fn func(*http.Request) (string, error)) http.HandlerFunc 
 			return
 		}
 		back := r.PostForm.Get("back")
-		if !strings.HasPrefix(back, "/") || strings.HasPrefix(back, "//") {
+		if !samePath(back) {
 			back = "/rules"
 		}
 		sep := "?"

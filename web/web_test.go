@@ -325,3 +325,23 @@ func TestServeStopsWithItsContext(t *testing.T) {
 		t.Fatal("Serve did not stop")
 	}
 }
+
+// The form's back field only redirects within this server: browsers read
+// /\evil.com as //evil.com.
+func TestBackRedirectsOnlyWithinTheServer(t *testing.T) {
+	for back, ok := range map[string]bool{
+		"/rules":               true,
+		"/search?q=cache":      true,
+		"/\\evil.com":          false,
+		"//evil.com":           false,
+		"/\\/evil.com":         false,
+		"https://evil.com/":    false,
+		"/\t/evil.com":         false,
+		"evil.com":             false,
+		"/entry/3f2a?x=1#frag": true,
+	} {
+		if got := samePath(back); got != ok {
+			t.Errorf("samePath(%q) = %v, want %v", back, got, ok)
+		}
+	}
+}
