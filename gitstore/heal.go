@@ -137,10 +137,16 @@ func (r *Repo) heal(ctx context.Context, commit, parent Hash, files []File, sig 
 	return err
 }
 
-// MissingSince lists the objects reachable from tip but not from base
-// (ZeroHash: the whole history) that this repository lacks, tip itself
-// when it is gone. A base that is itself damaged is ignored.
-func (r *Repo) MissingSince(ctx context.Context, tip, base Hash) ([]Hash, error) {
+// MissingSince lists the objects reachable from ref's commit tip but not
+// from base (ZeroHash: the whole history) that the repository holding ref
+// lacks, tip itself when it is gone. A base that is itself damaged is
+// ignored.
+func (r *Repo) MissingSince(ctx context.Context, ref string, tip, base Hash) ([]Hash, error) {
+	if s, err := r.side(ref, false); err != nil || s == nil {
+		return []Hash{tip}, err
+	} else if s != r {
+		return s.MissingSince(ctx, ref, tip, base)
+	}
 	if r.st.HasEncodedObject(tip) != nil {
 		return []Hash{tip}, nil
 	}

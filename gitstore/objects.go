@@ -311,6 +311,12 @@ func (r *Repo) writeCommit(tree Hash, parents []Hash, sig Signature, msg string)
 // value, never a torn one; and it costs no git process, which dominated a
 // save.
 func (r *Repo) CompareAndSwap(ctx context.Context, ref string, newHash, old Hash) error {
+	if s, err := r.side(ref, true); err != nil || s != r {
+		if err != nil {
+			return err
+		}
+		return s.CompareAndSwap(ctx, ref, newHash, old)
+	}
 	if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
 		return fmt.Errorf("refusing to update %q: not a ref name", ref)
 	}
@@ -400,6 +406,12 @@ func casRetry(ctx context.Context, what string, attempt func() error) error {
 // commit and its parent (ZeroHash for the first). Files already present at
 // the same path are replaced.
 func (r *Repo) Append(ctx context.Context, ref string, files []File, sig Signature, msg string) (commit, parent Hash, err error) {
+	if s, err := r.side(ref, true); err != nil || s != r {
+		if err != nil {
+			return ZeroHash, ZeroHash, err
+		}
+		return s.Append(ctx, ref, files, sig, msg)
+	}
 	blobs, release, err := r.writeBlobs(files)
 	if err != nil {
 		return ZeroHash, ZeroHash, err
@@ -544,6 +556,12 @@ func (r *Repo) CommitInfo(c Hash) (string, time.Time, error) {
 
 // SetRef points ref at h unconditionally (for remote-tracking refs only).
 func (r *Repo) SetRef(ctx context.Context, ref string, h Hash) error {
+	if s, err := r.side(ref, true); err != nil || s != r {
+		if err != nil {
+			return err
+		}
+		return s.SetRef(ctx, ref, h)
+	}
 	_, err := r.run(ctx, nil, nil, "update-ref", ref, h.String())
 	return err
 }

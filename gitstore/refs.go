@@ -22,6 +22,13 @@ import (
 
 // Tip returns the commit a ref points at, or ZeroHash when it does not exist.
 func (r *Repo) Tip(ref string) (Hash, error) {
+	if r.priv != nil && isPrivateRef(ref) {
+		p, err := r.privateRepo(false)
+		if err != nil || p == nil {
+			return ZeroHash, err
+		}
+		return p.Tip(ref)
+	}
 	h, ok, err := r.readLoose(ref)
 	if err != nil || ok {
 		return h, err
@@ -98,8 +105,25 @@ func (r *Repo) packedRefs() (map[string]Hash, error) {
 // Refs lists the refs under any of the prefixes with their targets. A
 // prefix ending in "/" names a directory of refs (e.g. "refs/synaptic/");
 // any other names one ref. Loose refs win over packed ones, as in git;
-// lock files, symbolic refs and unreadable ref files are skipped.
+// lock files, symbolic refs and unreadable ref files are skipped. Private
+// refs come from the private repository.
 func (r *Repo) Refs(prefixes ...string) (map[string]Hash, error) {
+	out, err := r.ownRefs(prefixes...)
+	if err != nil {
+		return nil, err
+	}
+	priv, err := r.privateRefs(prefixes)
+	if err != nil {
+		return nil, err
+	}
+	for name, h := range priv {
+		out[name] = h
+	}
+	return out, nil
+}
+
+// ownRefs is Refs in this repository's own files.
+func (r *Repo) ownRefs(prefixes ...string) (map[string]Hash, error) {
 	out := map[string]Hash{}
 	for _, p := range prefixes {
 		if !strings.HasSuffix(p, "/") {
@@ -198,6 +222,19 @@ const staleLockAge = 10 * time.Second
 // Refs) that are older than a live process would hold them.
 func (r *Repo) StaleLocks(prefixes ...string) []Lock {
 	var out []Lock
+	if r.priv != nil {
+		if p, _ := r.privateRepo(false); p != nil {
+			var mine []string
+			for _, x := range prefixes {
+				if isPrivateRef(x) {
+					mine = append(mine, x)
+				}
+			}
+			if len(mine) > 0 {
+				out = p.StaleLocks(mine...)
+			}
+		}
+	}
 	check := func(path string) {
 		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
 			if age := time.Since(fi.ModTime()); age > staleLockAge {

@@ -231,6 +231,15 @@ func (r *Repo) identityEnv(ctx context.Context) []string {
 func (r *Repo) ExpireReflogs(ctx context.Context, refs ...string) error {
 	var logged []string // git refuses refs that have no reflog
 	for _, ref := range refs {
+		if s, err := r.side(ref, false); err != nil || s != r {
+			if err == nil && s != nil {
+				err = s.ExpireReflogs(ctx, ref)
+			}
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		if exists(filepath.Join(r.commonDir, "logs", filepath.FromSlash(ref))) {
 			logged = append(logged, ref)
 		}
@@ -378,6 +387,11 @@ func (r *Repo) Mirror(ctx context.Context, url string, refspecs ...string) error
 func (r *Repo) DeleteRef(ctx context.Context, ref string) error {
 	if !strings.HasPrefix(ref, "refs/") {
 		return fmt.Errorf("refusing to delete %q: not a ref name", ref)
+	}
+	if s, err := r.side(ref, false); err != nil || s == nil {
+		return err
+	} else if s != r {
+		return s.DeleteRef(ctx, ref)
 	}
 	_, err := r.run(ctx, nil, nil, "update-ref", "-d", ref)
 	return err

@@ -38,6 +38,7 @@ type Repo struct {
 	commonDir string // shared by all worktrees: objects, refs, our cache
 	workTree  string // empty for a bare repository
 	st        *objectStore
+	priv      *privateSide // where private refs live; nil in the private repository itself
 }
 
 // Open finds the repository containing dir (honouring GIT_DIR and
@@ -56,7 +57,7 @@ func Open(dir string) (*Repo, error) {
 		commonDir = filepath.Clean(c)
 	}
 	st := filesystem.NewStorageWithOptions(osfs.New(commonDir), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
-	return &Repo{gitDir: gitDir, commonDir: commonDir, workTree: workTree, st: &objectStore{Storage: st}}, nil
+	return &Repo{gitDir: gitDir, commonDir: commonDir, workTree: workTree, st: &objectStore{Storage: st}, priv: &privateSide{}}, nil
 }
 
 func discover(dir string) (gitDir, workTree string, err error) {

@@ -18,6 +18,12 @@ import (
 // are kept; messages pass through scrub when it is not nil. It returns the
 // old and new tips.
 func (r *Repo) Rewrite(ctx context.Context, ref string, drop map[string]bool, scrub func(string) string, add []File, sig Signature, msg string) (old, tip Hash, err error) {
+	if s, err := r.side(ref, true); err != nil || s != r {
+		if err != nil {
+			return ZeroHash, ZeroHash, err
+		}
+		return s.Rewrite(ctx, ref, drop, scrub, add, sig, msg)
+	}
 	err = casRetry(ctx, "rewrite "+ref, func() error {
 		if old, err = r.Tip(ref); err != nil {
 			return err

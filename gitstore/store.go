@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"io/fs"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -19,6 +20,18 @@ import (
 // racing a repack both see the repository as it is now.
 type objectStore struct {
 	*filesystem.Storage
+	// alt is the private repository's store, read after a miss here
+	// (nil until the private repository is opened).
+	alt atomic.Pointer[objectStore]
+}
+
+// both reads from this store, then from alt after a miss.
+func (s *objectStore) both(read func(*filesystem.Storage) error) error {
+	err := read(s.Storage)
+	if alt := s.alt.Load(); alt != nil && IsMissing(err) {
+		err = read(alt.Storage)
+	}
+	return err
 }
 
 // IsMissing reports whether err says an object (or the pack that held it)
@@ -32,6 +45,10 @@ func IsMissing(err error) bool {
 func (s *objectStore) rescan() {
 	s.Storage.Close()
 	s.Storage.Reindex()
+	if alt := s.alt.Load(); alt != nil {
+		alt.Storage.Close()
+		alt.Storage.Reindex()
+	}
 }
 
 // missRetries are the pauses before each new look after a miss: a repack
@@ -58,22 +75,28 @@ func (s *objectStore) retry(read func() error) error {
 // EncodedObject reads object h, looking again after a miss.
 func (s *objectStore) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (o plumbing.EncodedObject, err error) {
 	err = s.retry(func() error {
-		o, err = s.Storage.EncodedObject(t, h)
-		return err
+		return s.both(func(st *filesystem.Storage) error {
+			o, err = st.EncodedObject(t, h)
+			return err
+		})
 	})
 	return o, err
 }
 
 // HasEncodedObject reports (nil) whether h is present, looking again after a miss.
 func (s *objectStore) HasEncodedObject(h plumbing.Hash) error {
-	return s.retry(func() error { return s.Storage.HasEncodedObject(h) })
+	return s.retry(func() error {
+		return s.both(func(st *filesystem.Storage) error { return st.HasEncodedObject(h) })
+	})
 }
 
 // EncodedObjectSize is the size of object h, looking again after a miss.
 func (s *objectStore) EncodedObjectSize(h plumbing.Hash) (n int64, err error) {
 	err = s.retry(func() error {
-		n, err = s.Storage.EncodedObjectSize(h)
-		return err
+		return s.both(func(st *filesystem.Storage) error {
+			n, err = st.EncodedObjectSize(h)
+			return err
+		})
 	})
 	return n, err
 }

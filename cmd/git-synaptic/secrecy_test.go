@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -185,5 +186,56 @@ func TestImportKeepsPrivateLinesPrivate(t *testing.T) {
 	pushed := remoteMemory(t, remote)
 	if strings.Contains(pushed, "velvet-lynx") || !strings.Contains(pushed, "fridays") {
 		t.Fatalf("the remote holds:\n%s", pushed)
+	}
+}
+
+// Private memory lives in a repository of its own inside the git dir, so
+// even git push --mirror (every ref) cannot publish it; a worktree shares
+// it; and a clone that kept it in refs/synaptic-local/memory (before this
+// layout) has it moved out of the shared repository on the next command.
+func TestPrivateMemoryIsOutOfReachOfAnyPush(t *testing.T) {
+	clones, _ := testrepo.NewReposAndRemote(t, 1)
+	a := clones[0]
+	ok(t, a, "init")
+	save(t, a, "the shared plan ships on fridays")
+
+	// The layout of earlier versions: the private ref in the shared repository.
+	blob := strings.TrimSpace(testrepo.GitStdin(t, a, `{"v":1,"id":"0123456789abcdef0123456789abcdef","type":"insight","content":"the old private note mentions the walrus-key","created":"2026-01-02T03:04:05Z"}`+"\n", "hash-object", "-w", "--stdin"))
+	sub := strings.TrimSpace(testrepo.GitStdin(t, a, "100644 blob "+blob+"\t0123456789abcdef0123456789abcdef.json\n", "mktree"))
+	top := strings.TrimSpace(testrepo.GitStdin(t, a, "040000 tree "+sub+"\t01\n", "mktree"))
+	root := strings.TrimSpace(testrepo.GitStdin(t, a, "040000 tree "+top+"\tentries\n", "mktree"))
+	old := strings.TrimSpace(testrepo.Git(t, a, "commit-tree", root, "-m", "private memory, old layout"))
+	testrepo.Git(t, a, "update-ref", "refs/synaptic-local/memory", old)
+
+	rows := listJSON(t, a)
+	found := false
+	for _, r := range rows {
+		found = found || (r.Private && strings.Contains(r.Content, "walrus-key"))
+	}
+	if !found {
+		t.Fatalf("the old private entry is not listed as private: %+v", rows)
+	}
+	if refs := testrepo.Git(t, a, "for-each-ref", "refs/synaptic-local/"); refs != "" {
+		t.Fatalf("the shared repository still holds private refs: %s", refs)
+	}
+	save(t, a, "the new private note mentions the narwhal-token", "--private")
+
+	wt := filepath.Join(t.TempDir(), "wt")
+	testrepo.Git(t, a, "worktree", "add", "-q", "--detach", wt)
+	if l := ok(t, wt, "list"); !strings.Contains(l, "narwhal-token") || !strings.Contains(l, "walrus-key") {
+		t.Errorf("the worktree does not see private memory:\n%s", l)
+	}
+
+	mirror := filepath.Join(t.TempDir(), "mirror.git")
+	testrepo.Git(t, a, "init", "-q", "--bare", mirror)
+	testrepo.Git(t, a, "push", "-q", "--mirror", mirror)
+	all := testrepo.Git(t, mirror, "cat-file", "--batch-all-objects", "--batch")
+	if !strings.Contains(all, "ships on fridays") {
+		t.Fatal("the mirror lacks shared memory: the check reads nothing")
+	}
+	for _, leak := range []string{"walrus-key", "narwhal-token"} {
+		if strings.Contains(all, leak) {
+			t.Errorf("git push --mirror published %q", leak)
+		}
 	}
 }

@@ -28,7 +28,7 @@ import (
 // they touched. The agent's hooks report the prompt and each tool call as
 // they happen; they go to a small buffer in the worktree's git dir, and the
 // stop hook folds the buffer into one ephemeral entry, which decays by the
-// usual rules. Captures are private memory (refs/synaptic-local, never
+// usual rules. Captures are private memory (PrivateRef, never
 // pushed): they record one person's session, not the team's knowledge.
 // Before anything is written, even to the buffer, credentials are
 // redacted and paths outside the repository are dropped.

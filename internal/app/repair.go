@@ -74,7 +74,7 @@ func (s *core) damaged(ctx context.Context) ([]Damage, error) {
 			if v := verified[ref]; v != "" {
 				base = gitstore.NewHash(v)
 			}
-			missing, err := s.repo.MissingSince(ctx, tip, base)
+			missing, err := s.repo.MissingSince(ctx, ref, tip, base)
 			if err != nil {
 				return nil, fmt.Errorf("check %s: %w", ref, err)
 			}
@@ -218,7 +218,7 @@ func (s *Memory) newestComplete(ctx context.Context, ref string, tip gitstore.Ha
 		return nil
 	})
 	for _, c := range cands {
-		if missing, err := s.repo.MissingSince(ctx, c, gitstore.ZeroHash); err == nil && len(missing) == 0 {
+		if missing, err := s.repo.MissingSince(ctx, ref, c, gitstore.ZeroHash); err == nil && len(missing) == 0 {
 			return c
 		}
 	}

@@ -27,10 +27,10 @@ import (
 
 // Memory refs.
 const (
-	SharedRef     = "refs/synaptic/memory"       // pushed and fetched
-	PrivateRef    = "refs/synaptic-local/memory" // never pushed
+	SharedRef     = "refs/synaptic/memory"            // pushed and fetched
+	PrivateRef    = gitstore.PrivatePrefix + "memory" // in the private repository: never pushed
 	sharedPrefix  = "refs/synaptic/"
-	privatePrefix = "refs/synaptic-local/"
+	privatePrefix = gitstore.PrivatePrefix
 	remotePrefix  = "refs/remotes/"
 )
 

@@ -20,7 +20,7 @@ type SaveRequest struct {
 	Tags        []string
 	Tier        notes.Tier // "" = by type
 	Pinned      bool
-	Private     bool // stored under refs/synaptic-local/, never pushed
+	Private     bool // stored in private memory (PrivateRef), never pushed
 	AllowSecret bool // store content that looks like a credential anyway
 	Related     []string
 	// Duplicates are full ids of near-duplicates found just before the
@@ -84,7 +84,7 @@ func (s *Memory) keepPattern(ctx context.Context, g *Group) {
 }
 
 // secretHint tells the user what to do instead of pushing a credential.
-const secretHint = "shared memory is pushed to your remotes; remove the secret, save it with --private (kept in refs/synaptic-local, never pushed), or pass --allow-secret if it is not a real credential"
+const secretHint = "shared memory is pushed to your remotes; remove the secret, save it with --private (kept in this clone, never pushed), or pass --allow-secret if it is not a real credential"
 
 func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, branch string) (notes.Entry, error) {
 	if req.Type == "" {

@@ -279,8 +279,8 @@ func newSync(e *env) *cobra.Command {
 		Short: "Fetch memory from a remote, merge it with local memory, push the result",
 		Long: `Fetch refs/synaptic/* and refs/notes/synaptic from REMOTE (default: origin, or
 the only remote), merge them with local memory (a union: nothing is lost, no
-conflicts), and push the result. Private memory (refs/synaptic-local) is never
-pushed.`,
+conflicts), and push the result. Private memory is never pushed: it lives in a
+repository of its own inside the git dir, out of reach of any push.`,
 		Example: `  git synaptic sync
   git synaptic sync upstream --json`,
 		Args: rangeArgs(0, 1),

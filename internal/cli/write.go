@@ -89,7 +89,7 @@ they look like a credential; --private entries stay in this clone.`,
 	fl.StringArrayVar(&o.tags, "tag", nil, "add a `tag` (repeatable)")
 	fl.StringVar(&o.tier, "tier", "", "set the `tier` (ephemeral, working, longterm; default by type)")
 	fl.BoolVar(&o.pin, "pin", false, "pin the entry (immune to decay)")
-	fl.BoolVar(&o.private, "private", false, "keep it in this clone only (refs/synaptic-local, never pushed)")
+	fl.BoolVar(&o.private, "private", false, "keep it in this clone only (private memory in .git/synaptic/private.git, never pushed)")
 	fl.BoolVar(&o.allowSecret, "allow-secret", false, "save even if the content looks like a credential")
 	fl.StringVarP(&o.file, "file", "F", "", "read the content from `file` (- for stdin)")
 	fl.StringArrayVar(&o.related, "related", nil, "link a related entry `id` (repeatable)")
