@@ -110,3 +110,23 @@ func TestControlCharactersInNamesAreRefusedOrShownVisibly(t *testing.T) {
 		}
 	}
 }
+
+// A note that git itself overwrites with one over the size limit leaves
+// the index: its old text is not found as if it were still the note.
+func TestNoteOverwrittenPastTheLimitLeavesTheIndex(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	ok(t, dir, "init")
+	ok(t, dir, "note", "HEAD", "the flamingo deploy needs a warm cache")
+	if s := ok(t, dir, "search", "flamingo", "--mode", "bm25"); !strings.Contains(s, "flamingo") {
+		t.Fatalf("the note is not found: %s", s)
+	}
+	big := filepath.Join(t.TempDir(), "big")
+	os.WriteFile(big, []byte(strings.Repeat("an enormous replacement note\n", 40000)), 0o644) // 1.16 MB
+	testrepo.Git(t, dir, "notes", "--ref=synaptic", "add", "-f", "-F", big, "HEAD")
+	if s := ok(t, dir, "search", "flamingo", "--mode", "bm25"); strings.Contains(s, "flamingo") {
+		t.Errorf("the overwritten note's old text is still found: %s", s)
+	}
+	if out := ok(t, dir, "status"); !strings.Contains(out, "unreadable") {
+		t.Errorf("status does not name the note it cannot read: %s", out)
+	}
+}

@@ -362,6 +362,12 @@ func (s *core) applyNotes(tx *cache.Tx, tip gitstore.Hash, changes []gitstore.Ch
 			err = errors.New("note is not valid UTF-8")
 		}
 		if err != nil {
+			// The note was replaced by one that cannot be read (over the
+			// size limit, not UTF-8): the old text must not stay
+			// searchable as if it were still the note.
+			if err := tx.DeleteEntry(notes.NoteID(sha)); err != nil {
+				return err
+			}
 			if err := problem(ch.Path, ch.Hash, err); err != nil {
 				return err
 			}
