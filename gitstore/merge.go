@@ -15,21 +15,18 @@ func (r *Repo) IsAncestor(ctx context.Context, a, b Hash) (bool, error) {
 	if a == b {
 		return true, nil
 	}
-	_, err := r.run(ctx, nil, nil, "merge-base", "--is-ancestor", a.String(), b.String())
-	if err == nil {
-		return true, nil
-	}
-	var ge *GitError
-	var ee *exec.ExitError
-	if errors.As(err, &ge) && errors.As(ge.Err, &ee) && ee.ExitCode() == 1 {
-		return false, nil
-	}
-	return false, err
+	return r.mergeBase(ctx, "--is-ancestor", a.String(), b.String())
 }
 
 // SharesHistory reports whether commits a and b have a common ancestor.
 func (r *Repo) SharesHistory(ctx context.Context, a, b Hash) (bool, error) {
-	_, err := r.run(ctx, nil, nil, "merge-base", a.String(), b.String())
+	return r.mergeBase(ctx, a.String(), b.String())
+}
+
+// mergeBase runs git merge-base with args: true when it exits 0, false
+// when it exits 1 (no such ancestry), an error otherwise.
+func (r *Repo) mergeBase(ctx context.Context, args ...string) (bool, error) {
+	_, err := r.run(ctx, nil, nil, append([]string{"merge-base"}, args...)...)
 	if err == nil {
 		return true, nil
 	}
