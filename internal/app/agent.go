@@ -106,12 +106,7 @@ func mergeJSONFile(path string, merge func(map[string]any) (bool, error)) (bool,
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return false, err
 	}
-	tmp := path + ".tmp-synaptic"
-	if err := os.WriteFile(tmp, append(out, '\n'), 0o644); err != nil {
-		return false, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := writeFileAtomic(path, append(out, '\n'), 0o644); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -130,15 +130,7 @@ func writeSnapshot(path, key, state string, m *cochange.Model) error {
 	b.WriteString(key + "\n" + state)
 	b.WriteByte(0)
 	b.Write(m.Snapshot())
-	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return writeFileAtomic(path, b.Bytes(), 0o644)
 }
 
 // tuningKey holds the last cochange.Tuning of this repository (JSON).

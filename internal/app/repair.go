@@ -48,11 +48,7 @@ func (s *core) readVerified() map[string]string {
 
 func (s *core) writeVerified(m map[string]string) {
 	b, _ := json.Marshal(m)
-	p := s.verifiedPath()
-	tmp := fmt.Sprintf("%s.%d", p, os.Getpid())
-	if os.WriteFile(tmp, b, 0o600) == nil && os.Rename(tmp, p) != nil {
-		os.Remove(tmp)
-	}
+	writeFileAtomic(s.verifiedPath(), b, 0o600) // only saves work next time
 }
 
 // damaged checks every memory ref, local and remote-tracking, and lists
@@ -232,5 +228,5 @@ func (s *core) logRepair(r RefRepair) {
 		return
 	}
 	defer f.Close()
-	fmt.Fprintf(f, "%s %s %s -> %s: %s (%d objects missing, %d documents recovered)\n", time.Now().UTC().Format(time.RFC3339), r.Ref, r.From, r.To, r.Action, r.Missing, r.Recovered)
+	fmt.Fprintf(f, "%s %s %s -> %s: %s (%d objects missing, %d documents recovered)\n", s.now().UTC().Format(time.RFC3339), r.Ref, r.From, r.To, r.Action, r.Missing, r.Recovered)
 }

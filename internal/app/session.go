@@ -1,7 +1,6 @@
 package app
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -25,21 +24,7 @@ func (s *core) recordAgentSession(id string) {
 	if id == "" || len(id) > 200 || !notes.ValidName(id) || s.readAgentSession() == id {
 		return
 	}
-	p := s.agentSessionFile()
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".synaptic-agent-session-*")
-	if err != nil {
-		s.warnf("cannot record the agent session: %v", err)
-		return
-	}
-	_, err = tmp.WriteString(id + "\n")
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), p)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := writeFileAtomic(s.agentSessionFile(), []byte(id+"\n"), 0o600); err != nil {
 		s.warnf("cannot record the agent session: %v", err)
 	}
 }
