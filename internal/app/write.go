@@ -213,10 +213,10 @@ func (s *Memory) Import(ctx context.Context, reqs []SaveRequest) ([]notes.Entry,
 		b.add(e, doc, req.AllowSecret)
 		entries = append(entries, e)
 	}
-	if err := s.importBatch(ctx, SharedRef, &shared, author); err != nil {
+	if err := s.writeBatch(ctx, SharedRef, &shared, author); err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}
-	if err := s.importBatch(ctx, PrivateRef, &private, author); err != nil {
+	if err := s.writeBatch(ctx, PrivateRef, &private, author); err != nil {
 		if len(shared.files) > 0 {
 			return nil, fmt.Errorf("import: the %d shared entries were imported, the %d private ones were not: %w", len(shared.files), len(private.files), err)
 		}
@@ -229,21 +229,21 @@ func (s *Memory) Import(ctx context.Context, reqs []SaveRequest) ([]notes.Entry,
 type importBatch struct {
 	files   []gitstore.File
 	entries []notes.Entry
-	allow   bool // every entry allows secrets
+	strict  bool // some entry does not allow secrets
 }
 
 func (b *importBatch) add(e notes.Entry, doc []byte, allowSecret bool) {
-	b.allow = allowSecret && (b.allow || len(b.files) == 0)
+	b.strict = b.strict || !allowSecret
 	b.files = append(b.files, gitstore.File{Path: notes.EntryPath(e.ID), Data: doc})
 	b.entries = append(b.entries, e)
 }
 
-// importBatch writes b to ref in one commit and indexes it.
-func (s *Memory) importBatch(ctx context.Context, ref string, b *importBatch, author string) error {
+// writeBatch writes b to ref in one commit and indexes it.
+func (s *Memory) writeBatch(ctx context.Context, ref string, b *importBatch, author string) error {
 	if len(b.files) == 0 {
 		return nil
 	}
-	commit, parent, err := s.appendDocs(ctx, ref, b.files, author, fmt.Sprintf("import %d entries", len(b.files)), b.allow)
+	commit, parent, err := s.appendDocs(ctx, ref, b.files, author, fmt.Sprintf("import %d entries", len(b.files)), !b.strict)
 	if err != nil {
 		return err
 	}
