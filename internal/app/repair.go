@@ -111,6 +111,11 @@ func (s *Memory) Repair(ctx context.Context) ([]RefRepair, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.repair(ctx, damage)
+}
+
+// repair mends the damage damaged found.
+func (s *Memory) repair(ctx context.Context, damage []Damage) ([]RefRepair, error) {
 	var out []RefRepair
 	for _, d := range damage {
 		r, err := s.repairRef(ctx, d)

@@ -96,7 +96,7 @@ func (s *Sharing) Sync(ctx context.Context, remote string) (SyncReport, error) {
 	rep := SyncReport{Remote: remote, Merged: map[string]string{}}
 	// git fetch refuses to run while any ref points at a missing object.
 	if damage, err := s.damaged(ctx); err == nil && len(damage) > 0 {
-		fixed, err := s.memory().Repair(ctx)
+		fixed, err := s.memory().repair(ctx, damage)
 		for _, r := range fixed {
 			s.warnf("repaired %s before syncing: %s (%d objects were missing, %d documents recovered; see 'git synaptic repair')", r.Ref, r.Action, r.Missing, r.Recovered)
 		}
