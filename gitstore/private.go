@@ -68,13 +68,8 @@ func (r *Repo) privateRepo(create bool) (*Repo, error) {
 		if !create && len(left) == 0 {
 			return nil, nil
 		}
-		if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
-			return nil, fmt.Errorf("private memory: %w", err)
-		}
-		cmd := exec.Command("git", "init", "--bare", "--quiet", dir)
-		cmd.Env = cleanEnv()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("private memory: create %s: %v: %s", dir, err, strings.TrimSpace(string(out)))
+		if err := createBare(dir); err != nil {
+			return nil, fmt.Errorf("private memory: create %s: %w", dir, err)
 		}
 	}
 	st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
@@ -88,20 +83,70 @@ func (r *Repo) privateRepo(create bool) (*Repo, error) {
 	return p.repo, nil
 }
 
+// adopt points the private repository's ref at h, the commit the shared
+// repository held for it, unless it already holds h.
+func adopt(ctx context.Context, priv *Repo, ref string, h Hash, from string) error {
+	cur, err := priv.Tip(ref)
+	if err != nil || cur.IsZero() {
+		if err == nil {
+			err = priv.CompareAndSwap(ctx, ref, h, ZeroHash) // ErrConflict: another process won; look again
+		}
+		return err
+	}
+	have, err := priv.IsAncestor(ctx, h, cur)
+	if err == nil && !have {
+		err = fmt.Errorf("%s holds %s and %s holds %s; neither contains the other (merge them by hand)", from, h, priv.gitDir, cur)
+	}
+	return err
+}
+
+// createBare creates an empty bare repository at dir, whole or not at
+// all: it is made beside it and renamed into place, so two processes
+// creating it at once (or one killed half-way) leave one complete
+// repository.
+func createBare(dir string) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp) // gone after a successful rename
+	cmd := exec.Command("git", "init", "--bare", "--quiet", "--template=", tmp)
+	cmd.Env = cleanEnv()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	}
+	if err := os.Rename(tmp, dir); err != nil && !isGitDir(dir) {
+		return err
+	}
+	return nil
+}
+
 // migratePrivate copies private refs left in the shared repository into
 // the private one, then deletes them there (each only if it did not move
 // meanwhile), so that no push of the repository can reach them again.
+// The objects arrive under a scratch namespace of this process first
+// (two processes may migrate at once); a private ref is
+// then created, or left where it is when it already holds them (another
+// process migrated first and may have written since), never rewound.
 func (r *Repo) migratePrivate(priv *Repo, left map[string]Hash) error {
 	ctx := context.Background()
-	if _, err := priv.run(ctx, nil, nil, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", r.commonDir, "+"+PrivatePrefix+"*:"+PrivatePrefix+"*"); err != nil {
+	scratch := fmt.Sprintf("refs/synaptic-migrating/%d/", os.Getpid())
+	if _, err := priv.run(ctx, nil, nil, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", r.commonDir, "+"+PrivatePrefix+"*:"+scratch+"*"); err != nil {
 		return fmt.Errorf("private memory: move it out of the shared repository: %w", err)
 	}
 	priv.st.rescan()
 	for ref, h := range left {
-		if got, _ := priv.Tip(ref); got != h {
-			return fmt.Errorf("private memory: %s did not arrive in %s", ref, priv.gitDir)
+		if err := casRetry(ctx, "move "+ref, func() error { return adopt(ctx, priv, ref, h, r.commonDir) }); err != nil {
+			return fmt.Errorf("private memory: move %s out of the shared repository: %w", ref, err)
 		}
+		priv.DeleteRef(ctx, scratch+strings.TrimPrefix(ref, PrivatePrefix))
 		if _, err := r.run(ctx, nil, nil, "update-ref", "-d", ref, h.String()); err != nil {
+			if now, rerr := r.ownRefs(ref); rerr == nil && now[ref] != h {
+				continue // another process migrated it first
+			}
 			return fmt.Errorf("private memory: moved %s, but cannot remove it from the shared repository: %w", ref, err)
 		}
 	}

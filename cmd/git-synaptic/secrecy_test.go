@@ -1,8 +1,10 @@
 package main_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
@@ -199,13 +201,7 @@ func TestPrivateMemoryIsOutOfReachOfAnyPush(t *testing.T) {
 	ok(t, a, "init")
 	save(t, a, "the shared plan ships on fridays")
 
-	// The layout of earlier versions: the private ref in the shared repository.
-	blob := strings.TrimSpace(testrepo.GitStdin(t, a, `{"v":1,"id":"0123456789abcdef0123456789abcdef","type":"insight","content":"the old private note mentions the walrus-key","created":"2026-01-02T03:04:05Z"}`+"\n", "hash-object", "-w", "--stdin"))
-	sub := strings.TrimSpace(testrepo.GitStdin(t, a, "100644 blob "+blob+"\t0123456789abcdef0123456789abcdef.json\n", "mktree"))
-	top := strings.TrimSpace(testrepo.GitStdin(t, a, "040000 tree "+sub+"\t01\n", "mktree"))
-	root := strings.TrimSpace(testrepo.GitStdin(t, a, "040000 tree "+top+"\tentries\n", "mktree"))
-	old := strings.TrimSpace(testrepo.Git(t, a, "commit-tree", root, "-m", "private memory, old layout"))
-	testrepo.Git(t, a, "update-ref", "refs/synaptic-local/memory", old)
+	oldPrivateLayout(t, a, "the old private note mentions the walrus-key")
 
 	rows := listJSON(t, a)
 	found := false
@@ -237,5 +233,49 @@ func TestPrivateMemoryIsOutOfReachOfAnyPush(t *testing.T) {
 		if strings.Contains(all, leak) {
 			t.Errorf("git push --mirror published %q", leak)
 		}
+	}
+}
+
+// oldPrivateLayout writes one private entry the way earlier versions
+// kept private memory: in refs/synaptic-local/memory of the shared
+// repository.
+func oldPrivateLayout(t *testing.T, dir, content string) {
+	t.Helper()
+	blob := strings.TrimSpace(testrepo.GitStdin(t, dir, `{"v":1,"id":"0123456789abcdef0123456789abcdef","type":"insight","content":"`+content+`","created":"2026-01-02T03:04:05Z"}`+"\n", "hash-object", "-w", "--stdin"))
+	sub := strings.TrimSpace(testrepo.GitStdin(t, dir, "100644 blob "+blob+"\t0123456789abcdef0123456789abcdef.json\n", "mktree"))
+	top := strings.TrimSpace(testrepo.GitStdin(t, dir, "040000 tree "+sub+"\t01\n", "mktree"))
+	root := strings.TrimSpace(testrepo.GitStdin(t, dir, "040000 tree "+top+"\tentries\n", "mktree"))
+	old := strings.TrimSpace(testrepo.Git(t, dir, "commit-tree", root, "-m", "private memory, old layout"))
+	testrepo.Git(t, dir, "update-ref", "refs/synaptic-local/memory", old)
+}
+
+// Several commands meeting the old layout at once each move private
+// memory out, or find it moved: every save succeeds and nothing is lost.
+func TestConcurrentCommandsMovePrivateMemoryOnce(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	ok(t, dir, "init")
+	oldPrivateLayout(t, dir, "the old private note mentions the walrus-key")
+	var wg sync.WaitGroup
+	for k := 0; k < 4; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r := run(t, dir, "", "save", "--private", fmt.Sprintf("concurrent private note %d", k)); r.code != 0 {
+				t.Errorf("save %d: %+v", k, r)
+			}
+		}()
+	}
+	wg.Wait()
+	n := 0
+	for _, r := range listJSON(t, dir) {
+		if r.Private {
+			n++
+		}
+	}
+	if n != 5 {
+		t.Errorf("%d private entries, want 5", n)
+	}
+	if refs := testrepo.Git(t, dir, "for-each-ref", "refs/synaptic-local/"); refs != "" {
+		t.Errorf("the shared repository still holds private refs: %s", refs)
 	}
 }
