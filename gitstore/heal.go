@@ -202,3 +202,29 @@ func (r *Repo) TopNames(commit Hash) ([]string, error) {
 	}
 	return names, nil
 }
+
+// Replace points ref, if it still points at old, at a new commit that
+// adds files onto base (ZeroHash: onto nothing), in one step: repair uses
+// it so that a process killed half-way leaves the ref either damaged or
+// mended, never moved back without what it was to get again.
+func (r *Repo) Replace(ctx context.Context, ref string, old, base Hash, files []File, sig Signature, msg string) (Hash, error) {
+	if s, err := r.side(ref, true); err != nil || s != r {
+		if err != nil {
+			return ZeroHash, err
+		}
+		return s.Replace(ctx, ref, old, base, files, sig, msg)
+	}
+	blobs, release, err := r.writeBlobs(files)
+	if err != nil {
+		return ZeroHash, err
+	}
+	defer release()
+	c, err := r.commitOnto(base, blobs, sig, msg)
+	if err != nil {
+		return ZeroHash, err
+	}
+	if err := r.CompareAndSwap(ctx, ref, c, old); err != nil {
+		return ZeroHash, err
+	}
+	return c, r.heal(ctx, c, base, files, sig, msg)
+}

@@ -174,24 +174,22 @@ func (s *Memory) repairRef(ctx context.Context, d Damage) (RefRepair, error) {
 			files = append(files, gitstore.File{Path: doc.Path, Data: doc.Data})
 		}
 	}
-	if good.IsZero() {
-		if err := s.repo.DeleteRef(ctx, d.Ref); err != nil {
-			return r, err
-		}
-	} else if err := s.repo.CompareAndSwap(ctx, d.Ref, good, tip); err != nil {
-		return r, err
-	}
-	r.To, r.Action = good.String(), "moved back to its newest complete commit"
-	if good.IsZero() {
-		r.Action = "removed (no complete commit left)"
-	}
-	if len(files) > 0 {
-		c, _, err := s.repo.Append(ctx, d.Ref, files, s.sig(ctx), fmt.Sprintf("repair: %d documents written again from the cache", len(files)))
+	// One ref move: moving back first and writing the lost documents
+	// after would, if killed between, let the cache forget them.
+	switch {
+	case len(files) > 0:
+		c, err := s.repo.Replace(ctx, d.Ref, tip, good, files, s.sig(ctx), fmt.Sprintf("repair: %d documents written again from the cache", len(files)))
 		if err != nil {
 			return r, err
 		}
 		r.To, r.Recovered = c.String(), len(files)
-		r.Action += ", lost documents written again from the cache"
+		r.Action = "moved back to its newest complete commit, lost documents written again from the cache"
+	case good.IsZero():
+		r.Action = "removed (no complete commit left)"
+		return r, s.repo.DeleteRef(ctx, d.Ref)
+	default:
+		r.To, r.Action = good.String(), "moved back to its newest complete commit"
+		return r, s.repo.CompareAndSwap(ctx, d.Ref, good, tip)
 	}
 	return r, nil
 }
