@@ -424,6 +424,41 @@ func (c *Cache) VectorRows(ctx context.Context, f Filter) ([]Row, [][]float32, e
 	return out, vecs, rows.Err()
 }
 
+// VectorsOf returns the stored vectors of the entries with the given ids
+// for the active model, by id; an entry without one is left out. It looks
+// each id up, where VectorRows reads every entry a filter admits.
+func (c *Cache) VectorsOf(ctx context.Context, ids []string) (map[string][]float32, error) {
+	out := make(map[string][]float32, len(ids))
+	for len(ids) > 0 {
+		batch := ids[:min(len(ids), 500)]
+		ids = ids[len(batch):]
+		args := make([]any, 0, len(batch)+1)
+		for _, id := range batch {
+			args = append(args, id)
+		}
+		rows, err := c.db.QueryContext(ctx, `SELECT e.id, v.vec FROM entries e `+vectorJoin+`
+			WHERE e.id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(batch)), ",")+`) AND v.model = ?`, append(args, c.vecModel)...)
+		if err != nil {
+			return nil, fmt.Errorf("cache: vectors: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			var blob []byte
+			if err := rows.Scan(&id, &blob); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("cache: vectors: %w", err)
+			}
+			out[id] = decodeVec(blob)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("cache: vectors: %w", err)
+		}
+	}
+	return out, nil
+}
+
 // Stamp changes whenever entries or vectors change (triggers and
 // StoreVectors bump it), so a long-lived process can keep what it derived
 // from them until then.

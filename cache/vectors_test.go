@@ -46,6 +46,12 @@ func TestVectorsSurviveRebuildAndEdits(t *testing.T) {
 		t.Fatalf("filtered: %+v", hits)
 	}
 
+	// vectors looked up by id: the ones with a vector, nothing for others
+	byID, err := c.VectorsOf(ctx, []string{b.ID, "no-such-id", a.ID})
+	if err != nil || len(byID) != 2 || byID[b.ID][1] != unit(1)[1] || byID[a.ID][0] != unit(0)[0] {
+		t.Fatalf("vectors by id: %v %v", byID, err)
+	}
+
 	// a deleted cache re-indexes from the vector store without the model
 	c.Close()
 	if err := Remove(path); err != nil {

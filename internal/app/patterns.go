@@ -24,7 +24,7 @@ type Group struct {
 // tag) reaches min, and returns the connected groups of at least size,
 // largest first.
 func groups(rows []Entry, vecs [][]float32, min float64, size int) []Group {
-	seen := map[int]bool{}
+	seen := make([]bool, len(rows))
 	var out []Group
 	for i := range rows {
 		if seen[i] {
@@ -174,7 +174,7 @@ func (s *core) annotatePatterns(ctx context.Context, c *cache.Cache, hits []Hit)
 		return
 	}
 	labels := open.labels
-	seen := map[int]bool{}
+	seen := make([]bool, len(open.rows))
 	for i, r := range open.rows {
 		if _, known := labels[r.ID]; !want[r.ID] || seen[i] || known {
 			continue
@@ -195,7 +195,7 @@ func (s *core) annotatePatterns(ctx context.Context, c *cache.Cache, hits []Hit)
 // component returns the group of entries linked to rows[start],
 // breadth-first, oldest first; it marks them in seen, so that callers
 // exploring several starts visit each group once.
-func component(rows []Entry, vecs [][]float32, start int, min float64, seen map[int]bool) Group {
+func component(rows []Entry, vecs [][]float32, start int, min float64, seen []bool) Group {
 	seen[start] = true
 	members := []int{start}
 	for k := 0; k < len(members); k++ {

@@ -315,13 +315,13 @@ func (s *core) pendingRules(ctx context.Context, load bool) ([]PendingRule, erro
 		if ok, err := c.UseStoredModel(ctx); !ok || err != nil {
 			return err
 		}
-		rows, stored, err := c.VectorRows(ctx, cache.Filter{Types: correctionTypes, Limit: 2000})
+		ids := make([]string, len(out))
+		for i, p := range out {
+			ids[i] = p.ID
+		}
+		byID, err := c.VectorsOf(ctx, ids)
 		if err != nil {
 			return err
-		}
-		byID := make(map[string][]float32, len(rows))
-		for i, r := range rows {
-			byID[r.ID] = stored[i]
 		}
 		vecs := make([][]float32, len(out))
 		for i, p := range out {
@@ -334,15 +334,26 @@ func (s *core) pendingRules(ctx context.Context, load bool) ([]PendingRule, erro
 
 // withoutRule drops the corrections a rule already links to (accepted by
 // a rule saved with its id, or by a teammate whose tag has not synced).
+// The rules are read once: looking up each correction's backlinks scans
+// every entry per correction.
 func (s *core) withoutRule(ctx context.Context, cands []Entry) ([]Entry, error) {
+	if len(cands) == 0 {
+		return nil, nil
+	}
 	var out []Entry
 	err := s.withCache(ctx, func(c *cache.Cache) error {
-		for _, r := range cands {
-			back, err := c.Backlinks(ctx, r.ID)
-			if err != nil {
-				return err
+		rules, err := c.List(ctx, cache.Filter{Types: []notes.Type{notes.TypeRule}})
+		if err != nil {
+			return err
+		}
+		linked := map[string]bool{}
+		for _, r := range rules {
+			for _, id := range r.RelatedIDs {
+				linked[id] = true
 			}
-			if !slices.ContainsFunc(back, func(b cache.Row) bool { return b.Type == notes.TypeRule && !b.Archived }) {
+		}
+		for _, r := range cands {
+			if !linked[r.ID] {
 				out = append(out, r)
 			}
 		}
