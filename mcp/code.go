@@ -13,7 +13,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
-func (h *handlers) gitIndex(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) gitIndex(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	if p := r.GetString("repo_path", ""); p != "" && !h.svc.IsRepository(p) {
 		return nil, fmt.Errorf("%w: repo_path %s is not this server's repository (%s); start a server in that repository", notes.ErrInvalid, p, h.svc.Root())
 	}
@@ -30,7 +30,7 @@ func (h *handlers) gitIndex(ctx context.Context, r mcpgo.CallToolRequest) (*mcpg
 	return mcpgo.NewToolResultStructured(rep, fmt.Sprintf("indexed %d new commits (%d walked)", rep.Indexed, rep.Seen)), nil
 }
 
-func (h *handlers) cochanges(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) cochanges(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	file, err := r.RequireString("file")
 	if err != nil {
 		return nil, err

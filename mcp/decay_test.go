@@ -20,12 +20,19 @@ import (
 // longterm one stays.
 func TestExplicitEphemeralExpires(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	svc, err := app.Open(testrepo.NewRepo(t), app.Options{Warn: os.Stderr, Session: "sess-decay", Now: func() time.Time { return now }})
+	dir := testrepo.NewRepo(t)
+	sess, err := app.OpenSession(dir, app.Options{Warn: os.Stderr, Session: "sess-decay", Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	srv := New(sess, "test")
+	// another process's view, for checks beside the server
+	svc, err := app.Open(dir, app.Options{Warn: os.Stderr, Session: "sess-decay", Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer svc.Close()
-	srv := New(svc, "test")
 	h := func(ctx context.Context, m json.RawMessage) any { return srv.HandleMessage(ctx, m) }
 	call(t, h, 1, "initialize", map[string]any{"protocolVersion": "2025-03-26", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "test", "version": "0"}})
 	tool := func(id int, name string, args map[string]any) string {

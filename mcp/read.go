@@ -12,7 +12,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
-func (h *handlers) session(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) session(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	id := r.GetString("session_id", h.svc.Session())
 	if id == "" {
 		return nil, fmt.Errorf("%w: give session_id (this server has no $GIT_SYNAPTIC_SESSION)", notes.ErrInvalid)
@@ -29,7 +29,7 @@ func (h *handlers) session(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo
 	return h.rowsResult(ctx, rows, fmt.Sprintf("%d entries of session %s, newest first", len(rows), id)), nil
 }
 
-func (h *handlers) filter(r mcpgo.CallToolRequest) (app.Filter, error) {
+func (h *request) filter(r mcpgo.CallToolRequest) (app.Filter, error) {
 	spec := app.FilterSpec{Types: r.GetStringSlice("types", nil), Tags: r.GetStringSlice("tags", nil), Tier: r.GetString("tier", ""),
 		Author: r.GetString("author", ""), IncludeArchived: r.GetBool("include_archived", false), Limit: r.GetInt("limit", 10)}
 	if t := r.GetString("type", ""); t != "" {
@@ -44,7 +44,7 @@ func (h *handlers) filter(r mcpgo.CallToolRequest) (app.Filter, error) {
 	return h.svc.Filter(spec)
 }
 
-func (h *handlers) search(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) search(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	q, err := r.RequireString("query")
 	if err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ func (h *handlers) search(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.
 	return h.labelledResult(ctx, rows, labels, projects, head), nil
 }
 
-func (h *handlers) list(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) list(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	f, err := h.filter(r)
 	if err != nil {
 		return nil, err
@@ -132,7 +132,7 @@ type provenance struct {
 	Project string   `json:"project,omitempty"` // another project's memory: its name
 }
 
-func (h *handlers) provenance(me string, r app.Entry) provenance {
+func (h *request) provenance(me string, r app.Entry) provenance {
 	p := provenance{ID: r.ID, Type: string(r.Type), Tier: string(r.Tier), Author: r.Author, Origin: app.Origin(r, me), Created: r.Created.Format(time.RFC3339),
 		Age: app.Age(h.svc.Now(), r.Created), Source: r.Source, Tags: r.Tags, Pinned: r.Pinned, Content: r.Content}
 	if r.Type == notes.TypeGitCommit {
@@ -159,13 +159,13 @@ func (p provenance) head() string {
 	return s
 }
 
-func (h *handlers) rowsResult(ctx context.Context, rows []app.Entry, head string) *mcpgo.CallToolResult {
+func (h *request) rowsResult(ctx context.Context, rows []app.Entry, head string) *mcpgo.CallToolResult {
 	return h.labelledResult(ctx, rows, nil, nil, head)
 }
 
 // labelledResult is rowsResult with recurring-pattern labels and other
 // projects' names, by entry id.
-func (h *handlers) labelledResult(ctx context.Context, rows []app.Entry, labels, projects map[string]string, head string) *mcpgo.CallToolResult {
+func (h *request) labelledResult(ctx context.Context, rows []app.Entry, labels, projects map[string]string, head string) *mcpgo.CallToolResult {
 	me := h.svc.Identity(ctx)
 	items := make([]provenance, len(rows))
 	var b strings.Builder
@@ -182,7 +182,7 @@ func (h *handlers) labelledResult(ctx context.Context, rows []app.Entry, labels,
 	return mcpgo.NewToolResultStructured(map[string]any{"results": items}, b.String())
 }
 
-func (h *handlers) status(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) status(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	st, err := h.svc.Status(ctx)
 	if err != nil {
 		return nil, err
@@ -201,7 +201,7 @@ func (h *handlers) status(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.
 	return mcpgo.NewToolResultStructured(st, b.String()), nil
 }
 
-func (h *handlers) related(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) related(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	id, err := r.RequireString("id")
 	if err != nil {
 		return nil, err

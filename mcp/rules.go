@@ -10,7 +10,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/internal/app"
 )
 
-func (h *handlers) saveRule(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) saveRule(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	label, err := r.RequireString("label")
 	if err != nil {
 		return nil, err
@@ -31,7 +31,7 @@ func (h *handlers) saveRule(ctx context.Context, r mcpgo.CallToolRequest) (*mcpg
 	return mcpgo.NewToolResultStructured(map[string]any{"id": rule.ID, "label": rule.Label}, text), nil
 }
 
-func (h *handlers) pendingRules(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) pendingRules(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	list, err := h.svc.Agent().PendingRules(ctx)
 	if err != nil {
 		return nil, err
@@ -51,7 +51,7 @@ func (h *handlers) pendingRules(ctx context.Context, _ mcpgo.CallToolRequest) (*
 	return mcpgo.NewToolResultText(b.String()), nil
 }
 
-func (h *handlers) acceptRule(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) acceptRule(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	id, err := r.RequireString("id")
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func (h *handlers) acceptRule(ctx context.Context, r mcpgo.CallToolRequest) (*mc
 	return mcpgo.NewToolResultStructured(map[string]any{"id": rule.ID, "label": rule.Label, "correction": id}, "accepted: rule "+rule.ID), nil
 }
 
-func (h *handlers) dismissRule(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) dismissRule(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	id, err := r.RequireString("id")
 	if err != nil {
 		return nil, err
@@ -75,7 +75,7 @@ func (h *handlers) dismissRule(ctx context.Context, r mcpgo.CallToolRequest) (*m
 	return mcpgo.NewToolResultText("dismissed correction " + op.Entry + " (not a rule)"), nil
 }
 
-func (h *handlers) listRules(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) listRules(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	rules, err := h.svc.Agent().Rules(ctx, 0)
 	if err != nil {
 		return nil, err
@@ -87,7 +87,7 @@ func (h *handlers) listRules(ctx context.Context, _ mcpgo.CallToolRequest) (*mcp
 	return h.rowsResult(ctx, rows, fmt.Sprintf("%d rules (labels are the rule: tags)", len(rows))), nil
 }
 
-func (h *handlers) deleteRule(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) deleteRule(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	which, err := r.RequireString("rule")
 	if err != nil {
 		return nil, err

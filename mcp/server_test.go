@@ -56,12 +56,19 @@ func call(t *testing.T, h func(context.Context, json.RawMessage) any, id int, me
 // The tools work in process: a save is found by search and list, bad
 // arguments come back as tool errors, and the server stays up.
 func TestToolsInProcess(t *testing.T) {
-	svc, err := app.Open(testrepo.NewRepo(t), app.Options{Warn: os.Stderr, Session: "sess-mcp"})
+	dir := testrepo.NewRepo(t)
+	sess, err := app.OpenSession(dir, app.Options{Warn: os.Stderr, Session: "sess-mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	srv := New(sess, "test")
+	// another process's view, for checks beside the server
+	svc, err := app.Open(dir, app.Options{Warn: os.Stderr, Session: "sess-mcp"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer svc.Close()
-	srv := New(svc, "test")
 	h := func(ctx context.Context, m json.RawMessage) any { return srv.HandleMessage(ctx, m) }
 
 	call(t, h, 1, "initialize", map[string]any{"protocolVersion": "2025-03-26", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "test", "version": "0"}})

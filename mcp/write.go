@@ -12,7 +12,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
-func (h *handlers) relevant(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) relevant(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	id, err := r.RequireString("id")
 	if err != nil {
 		return nil, err
@@ -24,7 +24,7 @@ func (h *handlers) relevant(ctx context.Context, r mcpgo.CallToolRequest) (*mcpg
 	return mcpgo.NewToolResultText(fmt.Sprintf("marked %s relevant (%.2f)", op.Entry, op.Score)), nil
 }
 
-func (h *handlers) irrelevant(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) irrelevant(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	id, err := r.RequireString("id")
 	if err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func (h *handlers) irrelevant(ctx context.Context, r mcpgo.CallToolRequest) (*mc
 	return mcpgo.NewToolResultText("marked " + op.Entry + " irrelevant"), nil
 }
 
-func (h *handlers) save(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) save(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	content, err := r.RequireString("content")
 	if err != nil {
 		return nil, err
@@ -72,7 +72,7 @@ func (h *handlers) save(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.Ca
 	return mcpgo.NewToolResultStructured(out, fmt.Sprintf("saved %s %s", e.Type, e.ID)+text), nil
 }
 
-func (h *handlers) resolvePattern(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) resolvePattern(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	id, err := r.RequireString("id")
 	if err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func (h *handlers) resolvePattern(ctx context.Context, r mcpgo.CallToolRequest) 
 		fmt.Sprintf("resolved pattern %s (%d issues)", app.ShortID(g.ID), len(g.Entries))), nil
 }
 
-func (h *handlers) update(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) update(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	id, err := r.RequireString("id")
 	if err != nil {
 		return nil, err
@@ -101,7 +101,7 @@ func (h *handlers) update(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.
 	return mcpgo.NewToolResultText("updated " + op.Entry), nil
 }
 
-func (h *handlers) pin(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) pin(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	id, err := r.RequireString("id")
 	if err != nil {
 		return nil, err
@@ -113,7 +113,7 @@ func (h *handlers) pin(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.Cal
 	return mcpgo.NewToolResultText(string(op.Kind) + " " + op.Entry), nil
 }
 
-func (h *handlers) archive(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) archive(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	ids, err := r.RequireStringSlice("ids")
 	if err != nil {
 		return nil, err
@@ -140,7 +140,7 @@ func (h *handlers) archive(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo
 	return mcpgo.NewToolResultStructured(map[string]any{"archived": done, "skipped_pinned": pinned}, text), nil
 }
 
-func (h *handlers) delete(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+func (h *request) delete(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	id, err := r.RequireString("id")
 	if err != nil {
 		return nil, err

@@ -59,9 +59,11 @@ type layoutData struct {
 
 func (s *Server) render(w http.ResponseWriter, r *http.Request, v view) {
 	var buf bytes.Buffer
-	s.mu.Lock()
-	project := s.svc.Project(r.Context())
-	s.mu.Unlock()
+	var project string
+	s.sess.Do(r.Context(), func(svc *app.Service) error {
+		project = svc.Project(r.Context())
+		return nil
+	})
 	d := layoutData{Title: v.title, Project: project, Nav: v.name, CSRF: s.csrf, URL: r.URL.RequestURI(), Done: r.URL.Query().Get("done"), Page: v.data}
 	if err := s.pages[v.name].Execute(&buf, d); err != nil {
 		http.Error(w, "render: "+err.Error(), http.StatusInternalServerError)
@@ -93,7 +95,7 @@ type Row struct {
 	Origin string
 }
 
-func (s *Server) rows(r *http.Request, es []app.Entry) []Row {
+func (s call) rows(r *http.Request, es []app.Entry) []Row {
 	me := s.svc.Identity(r.Context())
 	now := s.svc.Now()
 	out := make([]Row, len(es))
@@ -117,7 +119,7 @@ type timelineData struct {
 
 var entryTypes = []string{"decision", "insight", "issue", "progress", "handoff", "reference", "rule", "note", "git_commit"}
 
-func (s *Server) timeline(r *http.Request) (view, error) {
+func (s call) timeline(r *http.Request) (view, error) {
 	q := r.URL.Query()
 	spec := app.FilterSpec{Tags: nonEmpty(q["tag"]), Tier: q.Get("tier"), Author: q.Get("author"), Since: q.Get("since")}
 	for _, t := range q["type"] {
@@ -189,7 +191,7 @@ type searchData struct {
 	Searched bool
 }
 
-func (s *Server) search(r *http.Request) (view, error) {
+func (s call) search(r *http.Request) (view, error) {
 	q := r.URL.Query()
 	d := searchData{Query: strings.TrimSpace(q.Get("q")), Explain: q.Get("explain") != "", Mode: q.Get("mode")}
 	if d.Query == "" {
@@ -224,7 +226,7 @@ type editView struct {
 	Lines []diffLine
 }
 
-func (s *Server) entry(r *http.Request) (view, error) {
+func (s call) entry(r *http.Request) (view, error) {
 	ctx := r.Context()
 	rel, err := s.svc.Recall().Related(ctx, r.PathValue("id"))
 	if err != nil {
@@ -266,7 +268,7 @@ type rulesData struct {
 	NoModel       string // why patterns and consolidation are not shown
 }
 
-func (s *Server) rules(r *http.Request) (view, error) {
+func (s call) rules(r *http.Request) (view, error) {
 	ctx := r.Context()
 	ag, mem := s.svc.Agent(), s.svc.Memory()
 	pending, err := ag.PendingRules(ctx)
@@ -310,7 +312,7 @@ func (s *Server) rules(r *http.Request) (view, error) {
 	return view{name: "rules", title: "Rules and patterns", data: d}, nil
 }
 
-func (s *Server) groups(r *http.Request, gs []app.Group) []groupRow {
+func (s call) groups(r *http.Request, gs []app.Group) []groupRow {
 	out := make([]groupRow, len(gs))
 	for i, g := range gs {
 		out[i] = groupRow{ID: g.ID, Since: app.Age(s.svc.Now(), g.Since), Rows: s.rows(r, g.Entries)}
@@ -318,7 +320,7 @@ func (s *Server) groups(r *http.Request, gs []app.Group) []groupRow {
 	return out
 }
 
-func (s *Server) acceptRule(r *http.Request) (string, error) {
+func (s call) acceptRule(r *http.Request) (string, error) {
 	ru, err := s.svc.Agent().AcceptRule(r.Context(), r.PostForm.Get("id"), r.PostForm.Get("label"))
 	if err != nil {
 		return "", err
@@ -326,14 +328,14 @@ func (s *Server) acceptRule(r *http.Request) (string, error) {
 	return "accepted as rule " + app.ShortID(ru.ID), nil
 }
 
-func (s *Server) dismissRule(r *http.Request) (string, error) {
+func (s call) dismissRule(r *http.Request) (string, error) {
 	if _, err := s.svc.Agent().DismissRule(r.Context(), r.PostForm.Get("id")); err != nil {
 		return "", err
 	}
 	return "dismissed " + app.ShortID(r.PostForm.Get("id")), nil
 }
 
-func (s *Server) resolvePattern(r *http.Request) (string, error) {
+func (s call) resolvePattern(r *http.Request) (string, error) {
 	g, err := s.svc.Memory().ResolvePattern(r.Context(), r.PostForm.Get("id"))
 	if err != nil {
 		return "", err
@@ -350,7 +352,7 @@ type codeData struct {
 	Problem string
 }
 
-func (s *Server) code(r *http.Request) (view, error) {
+func (s call) code(r *http.Request) (view, error) {
 	ctx := r.Context()
 	d := codeData{File: strings.TrimSpace(r.URL.Query().Get("file"))}
 	if d.File == "" {
@@ -457,7 +459,7 @@ func bars(m map[string]int, order []string) []bar {
 	return out
 }
 
-func (s *Server) status(r *http.Request) (view, error) {
+func (s call) status(r *http.Request) (view, error) {
 	st, err := s.svc.Status(r.Context())
 	if err != nil {
 		return view{}, err

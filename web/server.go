@@ -30,7 +30,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
@@ -42,8 +41,7 @@ var assets embed.FS
 
 // Server serves one repository's memory.
 type Server struct {
-	mu    sync.Mutex // the application is not safe for concurrent use
-	svc   *app.Service
+	sess  *app.Session
 	token string
 	csrf  string
 	hosts map[string]bool
@@ -60,9 +58,15 @@ func NewToken() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// New returns a Server over svc that accepts requests carrying token and
+// call is one request's view of the server: the Service, valid while the
+// request runs (app.Session).
+type call struct {
+	svc *app.Service
+}
+
+// New returns a Server over sess that accepts requests carrying token and
 // addressed to addr (host:port, as the listener has it).
-func New(svc *app.Service, token, addr string) (*Server, error) {
+func New(sess *app.Session, token, addr string) (*Server, error) {
 	if len(token) < 16 {
 		return nil, errors.New("web: the token is too short")
 	}
@@ -72,7 +76,7 @@ func New(svc *app.Service, token, addr string) (*Server, error) {
 	}
 	mac := hmac.New(sha256.New, []byte(token))
 	mac.Write([]byte("csrf"))
-	s := &Server{svc: svc, token: token, csrf: hex.EncodeToString(mac.Sum(nil)),
+	s := &Server{sess: sess, token: token, csrf: hex.EncodeToString(mac.Sum(nil)),
 		hosts: map[string]bool{"127.0.0.1:" + port: true, "localhost:" + port: true, "[::1]:" + port: true}}
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err
@@ -103,15 +107,15 @@ func (s *Server) routes() {
 	m := http.NewServeMux()
 	static, _ := fs.Sub(assets, "static")
 	m.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
-	m.HandleFunc("GET /{$}", s.page(s.timeline))
-	m.HandleFunc("GET /search", s.page(s.search))
-	m.HandleFunc("GET /entry/{id}", s.page(s.entry))
-	m.HandleFunc("GET /rules", s.page(s.rules))
-	m.HandleFunc("POST /rules/accept", s.write(s.acceptRule))
-	m.HandleFunc("POST /rules/dismiss", s.write(s.dismissRule))
-	m.HandleFunc("POST /patterns/resolve", s.write(s.resolvePattern))
-	m.HandleFunc("GET /code", s.page(s.code))
-	m.HandleFunc("GET /status", s.page(s.status))
+	m.HandleFunc("GET /{$}", s.page(call.timeline))
+	m.HandleFunc("GET /search", s.page(call.search))
+	m.HandleFunc("GET /entry/{id}", s.page(call.entry))
+	m.HandleFunc("GET /rules", s.page(call.rules))
+	m.HandleFunc("POST /rules/accept", s.write(call.acceptRule))
+	m.HandleFunc("POST /rules/dismiss", s.write(call.dismissRule))
+	m.HandleFunc("POST /patterns/resolve", s.write(call.resolvePattern))
+	m.HandleFunc("GET /code", s.page(call.code))
+	m.HandleFunc("GET /status", s.page(call.status))
 	s.mux = m
 }
 
@@ -180,13 +184,16 @@ func statusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
-// page wraps a read handler: serialised, on fresh refs, rendered.
-func (s *Server) page(fn func(*http.Request) (view, error)) http.HandlerFunc {
+// page wraps a read handler: run in the session (one at a time, on fresh
+// refs), rendered.
+func (s *Server) page(fn func(call, *http.Request) (view, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.svc.Stale()
-		v, err := fn(r)
-		s.mu.Unlock()
+		var v view
+		err := s.sess.Do(r.Context(), func(svc *app.Service) error {
+			var err error
+			v, err = fn(call{svc}, r)
+			return err
+		})
 		if err != nil {
 			w.WriteHeader(statusOf(err))
 			v = view{name: "error", title: "Error", data: err.Error()}
@@ -197,7 +204,7 @@ func (s *Server) page(fn func(*http.Request) (view, error)) http.HandlerFunc {
 
 // write wraps a POST: the form token must match and the request must come
 // from this origin; it redirects back with what it did.
-func (s *Server) write(fn func(*http.Request) (string, error)) http.HandlerFunc {
+func (s *Server) write(fn func(call, *http.Request) (string, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		// A browser may send "null" (privacy settings): the form token
 		// decides then.
@@ -209,10 +216,12 @@ func (s *Server) write(fn func(*http.Request) (string, error)) http.HandlerFunc 
 			http.Error(w, "cross-site request refused (missing or wrong form token): reload the page", http.StatusForbidden)
 			return
 		}
-		s.mu.Lock()
-		s.svc.Stale()
-		msg, err := fn(r)
-		s.mu.Unlock()
+		var msg string
+		err := s.sess.Do(r.Context(), func(svc *app.Service) error {
+			var err error
+			msg, err = fn(call{svc}, r)
+			return err
+		})
 		if err != nil {
 			w.WriteHeader(statusOf(err))
 			s.render(w, r, view{name: "error", title: "Error", data: err.Error()})

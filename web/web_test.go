@@ -37,13 +37,19 @@ type served struct {
 func serve(t *testing.T) *served {
 	t.Helper()
 	dir := testrepo.NewRepo(t)
-	svc, err := app.Open(dir, app.Options{Warn: io.Discard, LongLived: true})
+	sess, err := app.OpenSession(dir, app.Options{Warn: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	// another process's view, for changes beside the server
+	svc, err := app.Open(dir, app.Options{Warn: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() })
 	ts := httptest.NewUnstartedServer(nil)
-	srv, err := New(svc, token, ts.Listener.Addr().String())
+	srv, err := New(sess, token, ts.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,14 +307,14 @@ func TestStatusAndCodePages(t *testing.T) {
 
 func TestServeStopsWithItsContext(t *testing.T) {
 	dir := testrepo.NewRepo(t)
-	svc, err := app.Open(dir, app.Options{Warn: os.Stderr})
+	sess, err := app.OpenSession(dir, app.Options{Warn: os.Stderr})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer svc.Close()
+	defer sess.Close()
 	ts := httptest.NewUnstartedServer(nil)
 	ln := ts.Listener
-	srv, err := New(svc, token, ln.Addr().String())
+	srv, err := New(sess, token, ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}

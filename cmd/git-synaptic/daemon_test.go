@@ -123,6 +123,42 @@ func TestDaemonGivesTheSameAnswers(t *testing.T) {
 	if st := statusOf(t, env); st.Status.Requests < len(calls) {
 		t.Errorf("the daemon served %d requests, want at least %d", st.Status.Requests, len(calls))
 	}
+	// The daemon keeps the repository open between requests. Meanwhile
+	// other commands save and rebuild the cache file it holds: the next
+	// answer is still that of a fresh command.
+	for _, dir := range []string{a, b} {
+		save(t, dir, "nightly job retries the failed invoices of billing", "--type", "insight")
+		if r := runWith(t, dir, "", nil, "reindex"); r.code != 0 {
+			t.Fatalf("reindex: %d %s", r.code, r.err)
+		}
+		save(t, dir, "billing invoices are retried by the nightly job, not by the worker", "--type", "decision")
+	}
+	args := []string{"search", "--json", "who retries failed billing invoices"}
+	inPlace, warm := runWith(t, a, "", nil, args...), runWith(t, b, "", env, args...)
+	if byContent(t, inPlace.out) != byContent(t, warm.out) || !strings.Contains(warm.out, "not by the worker") || !strings.Contains(warm.out, "nightly job retries") {
+		t.Errorf("after a rebuilt cache:\nin place:\n%s\nwarm:\n%s%s", inPlace.out, warm.out, warm.err)
+	}
+	if st := statusOf(t, env); st.Status.Requests < len(calls)+1 {
+		t.Errorf("the daemon served %d requests, want at least %d", st.Status.Requests, len(calls)+1)
+	}
+}
+
+// byContent is a search's JSON as contents and scores to 6 digits, in
+// order: the same saves in two copies get different ids.
+func byContent(t *testing.T, out string) string {
+	t.Helper()
+	var hits []struct {
+		Content string  `json:"content"`
+		Score   float64 `json:"score"`
+	}
+	if err := json.Unmarshal([]byte(out), &hits); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var b strings.Builder
+	for _, h := range hits {
+		fmt.Fprintf(&b, "%s %.6f\n", h.Content, h.Score)
+	}
+	return b.String()
 }
 
 // ranking is a search's JSON as ids and scores to 6 digits, in order.

@@ -53,9 +53,6 @@ type Options struct {
 	// RawScores turns off the tier, recency and access weights of
 	// semantic search (retrieval benchmarks only).
 	RawScores bool
-	// LongLived is set by servers: the cache keeps its vector index in
-	// memory between searches.
-	LongLived bool
 	// Session and Agent are the agent session and agent ids saves carry
 	// when a request names none ($GIT_SYNAPTIC_SESSION and
 	// $GIT_SYNAPTIC_AGENT, which the front ends read).
@@ -114,8 +111,9 @@ type core struct {
 	embErr    error
 	loadEmb   func(model, backend string) (Embedder, error) // Options.LoadEmbedder
 	rawScores bool
-	longLived bool
+	longLived bool                  // held by a Session: the cache keeps its vector index in memory
 	recent    map[string]*recentSet // recentVectors' answers, when longLived
+	cacheFile os.FileInfo           // the cache file opened, to notice it replaced
 	projects  string                // Options.Projects
 	others    map[string]*Service   // other projects read, kept open until Close (projects.go)
 	memo      *queryMemo            // this Service's model as the others use it
@@ -132,7 +130,7 @@ func Open(dir string, opts Options) (*Service, error) {
 
 // newService is Open for a repository already opened.
 func newService(repo *gitstore.Repo, opts Options) *Service {
-	s := &core{repo: repo, now: opts.Now, asOf: opts.AsOf, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores, longLived: opts.LongLived,
+	s := &core{repo: repo, now: opts.Now, asOf: opts.AsOf, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores,
 		session: opts.Session, agentID: opts.Agent, followAgent: opts.FollowAgentSession, defaultSession: opts.DefaultSession, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder, loadEmb: opts.LoadEmbedder, projects: opts.Projects}
 	if s.embModel == "" {
 		s.embModel = embed.DefaultModel
@@ -191,7 +189,17 @@ func (s *core) openCache() (*cache.Cache, error) {
 		c.KeepVectorIndex()
 	}
 	s.cache = c
+	s.cacheFile, _ = os.Stat(s.cachePath())
 	return c, nil
+}
+
+// cacheReplaced reports whether the cache file open here was deleted or
+// replaced since (by reindex, or a user: deleting it loses nothing), so
+// that a long-lived process opens the new one instead of writing to the
+// old.
+func (s *core) cacheReplaced() bool {
+	fi, err := os.Stat(s.cachePath())
+	return err != nil || s.cacheFile == nil || !os.SameFile(fi, s.cacheFile)
 }
 
 // ready returns an up-to-date cache, rebuilding it once if it turns out
@@ -282,10 +290,16 @@ func (s *core) recreateCache() (*cache.Cache, error) {
 	return s.openCache()
 }
 
-// Stale makes the next read refresh the cache from the refs; a long-running
-// process (the MCP server) calls it before each request, since other
-// processes and git fetch move the refs meanwhile.
-func (s *Service) Stale() { s.fresh = false }
+// stale makes the next read refresh the cache from the refs; a Session
+// calls it before each request, since other processes and git fetch move
+// the refs meanwhile.
+func (s *core) stale() {
+	s.fresh = false
+	if s.cache != nil && s.cacheReplaced() {
+		s.cache.Close()
+		s.cache, s.recent = nil, nil
+	}
+}
 
 // identity is the git identity new memory would be written under ("" when
 // none is configured).

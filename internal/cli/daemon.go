@@ -186,7 +186,7 @@ func gitConfig(args ...string) string {
 // directory, with its environment and standard input, with the warm
 // model. The daemon runs one at a time, so the process's directory and
 // environment are the request's while it runs.
-func serveRequest(ctx context.Context, models *warmModels, jobs *backgroundJobs, req daemon.Request) daemon.Response {
+func serveRequest(ctx context.Context, pool *sessionPool, jobs *backgroundJobs, req daemon.Request) daemon.Response {
 	if !forwardable(req.Args) {
 		return daemon.Response{Declined: "not a command the daemon runs"}
 	}
@@ -196,7 +196,7 @@ func serveRequest(ctx context.Context, models *warmModels, jobs *backgroundJobs,
 			return
 		}
 		var out, errb bytes.Buffer
-		code := run(ctx, req.Args, IO{In: bytes.NewReader(req.Stdin), Out: &out, Err: &errb, TTY: req.TTY}, models)
+		code := run(ctx, req.Args, IO{In: bytes.NewReader(req.Stdin), Out: &out, Err: &errb, TTY: req.TTY}, pool)
 		resp = daemon.Response{Code: code, Stdout: out.Bytes(), Stderr: errb.Bytes()}
 		jobs.add(req.Dir, req.Env) // entries a search left unembedded: between requests
 	})
@@ -334,12 +334,14 @@ func runDaemon(e *env, o *daemonOptions) error {
 	case "run":
 		os.Chdir("/") // hold no user's directory while waiting
 		models, jobs := &warmModels{}, &backgroundJobs{}
+		pool := &sessionPool{models: models}
 		defer models.close()
+		defer pool.close() // before the models it uses
 		// Handler and Background never run at once (daemon.Server), so
 		// they share jobs, the directory and the environment unlocked.
 		srv := &daemon.Server{Path: path, Version: Version, Idle: o.idle,
 			Handler: func(ctx context.Context, req daemon.Request) daemon.Response {
-				return serveRequest(ctx, models, jobs, req)
+				return serveRequest(ctx, pool, jobs, req)
 			},
 			Background: func(ctx context.Context) bool { return jobs.step(ctx, models) }}
 		if err := srv.Serve(contextOf(e)); err != nil && !errors.Is(err, daemon.ErrRunning) {

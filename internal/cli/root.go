@@ -44,7 +44,8 @@ type env struct {
 	// parsed, when set (tests of flag parsing), receives each command's
 	// filled-in options in place of running the command.
 	parsed func(opts any)
-	models *warmModels // in the daemon: the models it keeps loaded
+	models *warmModels  // in the daemon: the models it keeps loaded
+	pool   *sessionPool // in the daemon: the repositories it keeps open
 }
 
 // run runs a command whose flags and arguments are in opts: work, or,
@@ -64,12 +65,15 @@ func contextOf(e *env) context.Context { return e.ctx }
 func (e *env) open() (*app.Service, error) { return e.openAt(e.dir) }
 
 // openAt opens the repository containing dir.
-func (e *env) openAt(dir string) (*app.Service, error) {
+func (e *env) openAt(dir string) (*app.Service, error) { return app.Open(dir, e.options()) }
+
+// options are the Service options of this command.
+func (e *env) options() app.Options {
 	opts := ConfigFromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory"), AsOf: e.asOf})
 	if e.models != nil {
 		opts.LoadEmbedder = e.models.get
 	}
-	return app.Open(dir, opts)
+	return opts
 }
 
 // ConfigFromEnv adds to opts what the environment configures: the agent
@@ -147,10 +151,14 @@ func exitAfterSignal(grace time.Duration) func() {
 // Run runs the CLI with args and returns the exit code.
 func Run(ctx context.Context, args []string, stdio IO) int { return run(ctx, args, stdio, nil) }
 
-// run is Run with the daemon's warm models (nil: load what is needed).
-func run(ctx context.Context, args []string, stdio IO, models *warmModels) int {
+// run is Run in the warm process, with the repositories and models it
+// keeps (nil: open and load what is needed).
+func run(ctx context.Context, args []string, stdio IO, pool *sessionPool) int {
 	stdio.Out, stdio.Err = visible{stdio.Out}, visible{stdio.Err}
-	e := &env{ctx: ctx, io: stdio, dir: ".", models: models}
+	e := &env{ctx: ctx, io: stdio, dir: "."}
+	if pool != nil {
+		e.pool, e.models = pool, pool.models
+	}
 	root := newRoot(e)
 	root.SetArgs(args)
 	root.SetIn(stdio.In)
@@ -223,8 +231,12 @@ func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
-// withService opens the repository, runs f and closes it.
+// withService opens the repository, runs f and closes it; in the warm
+// process it runs f in the repository's pooled Session instead.
 func (e *env) withService(f func(*app.Service) error) error {
+	if e.pool != nil {
+		return e.pool.do(e, f)
+	}
 	s, err := e.open()
 	if err != nil {
 		return err

@@ -48,7 +48,7 @@ func runWeb(e *env, o *webOptions) error {
 	if o.port < 0 || o.port > 65535 {
 		return usageError{fmt.Errorf("--port %d: not a port", o.port)}
 	}
-	s, err := app.Open(e.dir, ConfigFromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, LongLived: true}))
+	s, err := app.OpenSession(e.dir, ConfigFromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy}))
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,12 @@ func runWeb(e *env, o *webOptions) error {
 		return err
 	}
 	url := fmt.Sprintf("http://%s/?token=%s", ln.Addr(), token)
-	fmt.Fprintf(e.io.Out, "git-synaptic web: serving %s on %s\n", s.Project(contextOf(e)), url)
+	var project string
+	s.Do(contextOf(e), func(svc *app.Service) error {
+		project = svc.Project(contextOf(e))
+		return nil
+	})
+	fmt.Fprintf(e.io.Out, "git-synaptic web: serving %s on %s\n", project, url)
 	fmt.Fprintln(e.io.Out, "(only this machine can connect, with the token in the URL; Ctrl-C stops)")
 	if o.open {
 		if err := exec.Command("xdg-open", url).Start(); err != nil {

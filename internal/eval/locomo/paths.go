@@ -184,7 +184,13 @@ func (cv *conversation) runPath(ctx context.Context, p path, qs []query) ([]outc
 	}
 	if p.kind == "mcp" {
 		// as git-synaptic-mcp opens it
-		opts.LongLived, opts.FollowAgentSession, opts.DefaultSession = true, true, "mcp-eval"
+		opts.FollowAgentSession, opts.DefaultSession = true, "mcp-eval"
+		sess, err := app.OpenSession(dir, opts)
+		if err != nil {
+			return nil, err
+		}
+		defer sess.Close()
+		return mcpOutcomes(ctx, cv, sess, qs)
 	}
 	s, err := app.Open(dir, opts)
 	if err != nil {
@@ -203,24 +209,6 @@ func (cv *conversation) runPath(ctx context.Context, p path, qs []query) ([]outc
 				out[i].ranked = append(out[i].ranked, cv.tagOf[h.ID])
 			}
 		}
-	case "mcp":
-		srv := mcp.New(s, "eval")
-		call := func(id int, method string, params any) (json.RawMessage, error) {
-			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-			return json.Marshal(srv.HandleMessage(ctx, b))
-		}
-		if _, err := call(0, "initialize", map[string]any{"protocolVersion": "2025-03-26", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "eval", "version": "0"}}); err != nil {
-			return nil, err
-		}
-		for i, q := range qs {
-			resp, err := call(i+1, "tools/call", map[string]any{"name": "context_search", "arguments": map[string]any{"query": q.Question}})
-			if err != nil {
-				return nil, err
-			}
-			if out[i].ranked, err = mcpTags(resp); err != nil {
-				return nil, err
-			}
-		}
 	case "hook":
 		for i, q := range qs {
 			var b bytes.Buffer
@@ -231,6 +219,30 @@ func (cv *conversation) runPath(ctx context.Context, p path, qs []query) ([]outc
 			if out[i], err = cv.injected(b.Bytes()); err != nil {
 				return nil, err
 			}
+		}
+	}
+	return out, nil
+}
+
+// mcpOutcomes asks each question through context_search of an MCP server
+// over sess.
+func mcpOutcomes(ctx context.Context, cv *conversation, sess *app.Session, qs []query) ([]outcome, error) {
+	out := make([]outcome, len(qs))
+	srv := mcp.New(sess, "eval")
+	call := func(id int, method string, params any) (json.RawMessage, error) {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		return json.Marshal(srv.HandleMessage(ctx, b))
+	}
+	if _, err := call(0, "initialize", map[string]any{"protocolVersion": "2025-03-26", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "eval", "version": "0"}}); err != nil {
+		return nil, err
+	}
+	for i, q := range qs {
+		resp, err := call(i+1, "tools/call", map[string]any{"name": "context_search", "arguments": map[string]any{"query": q.Question}})
+		if err != nil {
+			return nil, err
+		}
+		if out[i].ranked, err = mcpTags(resp); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

@@ -1,0 +1,138 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/embed"
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+)
+
+// A Session lends each request the same Service, one request at a time,
+// with that request's own values; a request that loads a lent model does
+// not change what the next one does (a session start reads directives by
+// meaning only where the model is loaded), so answers match a fresh
+// command's.
+func TestSessionRequestsAreAlikeAndAlone(t *testing.T) {
+	ctx := context.Background()
+	dir := testrepo.NewRepo(t)
+	lent := 0
+	opts := Options{Warn: io.Discard, LoadEmbedder: func(string, string) (Embedder, error) { lent++; return wordEmbedder{}, nil }}
+	sess, err := OpenSession(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	fresh, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+
+	// a part of a template that the words miss: found only by meaning
+	meant := ""
+	for _, tpl := range directiveTemplates {
+		words := strings.Fields(tpl)
+		for k := 1; k < len(words) && meant == ""; k++ {
+			part := strings.Join(words[k:], " ")
+			v, _ := wordEmbedder{}.Embed(ctx, []string{tpl, part})
+			if !isDirective(part) && embed.Cosine(v[0], v[1]) >= directiveCosine {
+				meant = part
+			}
+		}
+	}
+	if meant == "" {
+		t.Fatal("every template is caught by the words: the test proves nothing")
+	}
+	if _, err := fresh.Memory().Save(ctx, SaveRequest{Content: meant, Type: "insight"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.Memory().Save(ctx, SaveRequest{Content: "billing retries back off 1, 4 and 16 seconds", Type: "decision"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Do(ctx, func(s *Service) error {
+		_, _, err := s.Recall().SearchWith(ctx, "billing retries", Filter{}, "")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if lent == 0 {
+		t.Fatal("the hybrid search did not load the model: the test proves nothing")
+	}
+	start := func(s *Service) string {
+		text, err := s.Agent().SessionContext(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return text
+	}
+	var warm string
+	sess.Do(ctx, func(s *Service) error { warm = start(s); return nil })
+	if want := start(fresh); warm != want {
+		t.Errorf("session start in a Session:\n%s\nin a fresh Service:\n%s", warm, want)
+	}
+
+	// per-request values apply to their request only
+	var w1 bytes.Buffer
+	asOf := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	sess.DoAs(ctx, Per{Warn: &w1, AsOf: asOf, Session: "req-1"}, func(s *Service) error {
+		if s.asOf != asOf || s.sessionID() != "req-1" || s.warn != &w1 {
+			t.Errorf("request values not applied: %v %q", s.asOf, s.sessionID())
+		}
+		return nil
+	})
+	sess.Do(ctx, func(s *Service) error {
+		if !s.asOf.IsZero() || s.session != "" || s.warn != io.Discard {
+			t.Errorf("request values outlived their request: %v %q", s.asOf, s.session)
+		}
+		return nil
+	})
+
+	// one request at a time; a waiting request gives up with its context
+	var mu sync.Mutex
+	running, most := 0, 0
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sess.Do(ctx, func(s *Service) error {
+				mu.Lock()
+				running++
+				most = max(most, running)
+				mu.Unlock()
+				_, err := s.Recall().List(ctx, Filter{Limit: 5})
+				mu.Lock()
+				running--
+				mu.Unlock()
+				return err
+			})
+		}()
+	}
+	wg.Wait()
+	if most != 1 {
+		t.Errorf("%d requests ran at once", most)
+	}
+	release := make(chan struct{})
+	go sess.Do(ctx, func(*Service) error { <-release; return nil })
+	time.Sleep(20 * time.Millisecond)
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if err := sess.Do(short, func(*Service) error { return nil }); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a request waiting past its context: %v", err)
+	}
+	close(release)
+
+	if err := sess.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Do(ctx, func(*Service) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: %v", err)
+	}
+}
