@@ -122,6 +122,10 @@ func TestToolsInProcess(t *testing.T) {
 	if isErr || !strings.Contains(text, `"skipped_pinned":["`+pinned.ID[:8]+`"]`) || !strings.Contains(text, `"archived":["`+plain.ID+`"]`) {
 		t.Errorf("archive of a pinned and a plain entry: %s", text)
 	}
+	// and its delete refuses them
+	if text, isErr := tool(8, "context_delete", map[string]any{"id": pinned.ID[:8]}); !isErr || !strings.Contains(text, "pinned") {
+		t.Errorf("delete of a pinned entry: error %v: %s", isErr, text)
+	}
 	if d, err := svc.Recall().Show(context.Background(), pinned.ID); err != nil || d.Archived {
 		t.Errorf("the pinned entry was archived: %+v %v", d.Entry, err)
 	}

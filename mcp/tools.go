@@ -58,7 +58,7 @@ func tools() []tool {
 			mcpgo.WithArray("ids", mcpgo.Required(), mcpgo.Description("entry ids or unique prefixes"), mcpgo.WithStringItems()),
 		), (*request).archive},
 		{mcpgo.NewTool("context_delete",
-			mcpgo.WithDescription("Delete an entry from use: recorded as an archive operation (a tombstone); git history still holds it."),
+			mcpgo.WithDescription("Delete an entry from use: recorded as an archive operation (a tombstone); git history still holds it. A pinned entry is refused: a pin is the user's decision."),
 			mcpgo.WithString("id", mcpgo.Required(), mcpgo.Description("entry id or unique prefix")),
 		), (*request).delete},
 		{mcpgo.NewTool("context_related",

@@ -145,7 +145,10 @@ func (h *request) delete(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.C
 	if err != nil {
 		return nil, err
 	}
-	op, err := h.svc.Memory().SetArchived(ctx, id, true)
+	op, err := h.svc.Memory().ArchiveUnpinned(ctx, id)
+	if errors.Is(err, app.ErrPinned) {
+		return nil, fmt.Errorf("%s is pinned: a pin is the user's decision; ask them, or unpin it first (context_pin with pinned false)", id)
+	}
 	if err != nil {
 		return nil, err
 	}

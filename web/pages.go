@@ -213,7 +213,7 @@ type entryData struct {
 	Ops       []opRow
 	Links     []Row
 	Backlinks []Row
-	Edits     []editView
+	Diffs     []editView // not Edits: that is the count, from Row
 }
 
 type opRow struct {
@@ -243,7 +243,7 @@ func (s call) entry(r *http.Request) (view, error) {
 		d.Ops = append(d.Ops, opRow{Op: o, What: app.DescribeOp(o)})
 	}
 	for _, e := range edits {
-		d.Edits = append(d.Edits, editView{Edit: e, Lines: diffLines(e.Before, e.After)})
+		d.Diffs = append(d.Diffs, editView{Edit: e, Lines: diffLines(e.Before, e.After)})
 	}
 	return view{name: "entry", title: app.FirstLine(rel.Content, 60), data: d}, nil
 }

@@ -94,6 +94,11 @@ func TestWebInABrowser(t *testing.T) {
 		t.Fatalf("import: %s", r.err)
 	}
 	target := save(t, dir, "## Deploys\n\nWe deploy the **api** with `helm upgrade --atomic`: a failed deploy otherwise leaves the release stuck.\n\n- roll back with `helm rollback`\n- see [the runbook](https://example.com/runbook)", "--type", "decision", "--tag", "deploy")
+	// edited once: the page says so as show does
+	ok(t, dir, "edit", target, "-m", "## Deploys\n\nWe deploy the **api** with `helm upgrade --atomic`: a failed deploy otherwise leaves the release stuck.\n\n- roll back with `helm rollback`\n- see [the runbook](https://example.com/runbook)\n- wait for the pods")
+	if show := ok(t, dir, "show", target); !strings.Contains(show, "Edited: 1 time(s)") {
+		t.Fatalf("show after one edit:\n%s", show)
+	}
 	correction := save(t, dir, "always run go vet before pushing, never skip it", "--type", "insight", "--tag", "correction")
 	url := startWeb(t, dir)
 	shots := os.Getenv("SCREENSHOTS")
@@ -140,7 +145,7 @@ func TestWebInABrowser(t *testing.T) {
 	}
 
 	// Search, then open the entry from its result.
-	var results, id, content string
+	var results, id, content, facts, history string
 	if err := chromedp.Run(ctx,
 		chromedp.Click(`a[href="/search"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#search-form input[name="q"]`, chromedp.ByQuery),
@@ -154,6 +159,8 @@ func TestWebInABrowser(t *testing.T) {
 		chromedp.WaitVisible("#entry-id", chromedp.ByID),
 		chromedp.Text("#entry-id", &id, chromedp.ByID),
 		chromedp.InnerHTML(".content", &content, chromedp.ByQuery),
+		chromedp.Text(".facts", &facts, chromedp.ByQuery),
+		chromedp.Text(".history", &history, chromedp.ByQuery),
 		shot("entry"),
 	); err != nil {
 		t.Fatalf("search and entry: %v", err)
@@ -163,6 +170,10 @@ func TestWebInABrowser(t *testing.T) {
 	}
 	if id != target || !strings.Contains(content, "<strong>api</strong>") || !strings.Contains(content, "<code>helm rollback</code>") {
 		t.Errorf("entry page: id %q, content %q", id, content)
+	}
+	// what a reader sees: the edit count as show gives it, no Go values
+	if !regexp.MustCompile(`Edited\s+1 time\(s\), last `).MatchString(facts) || strings.ContainsAny(facts, "{}&") || !strings.Contains(history, "edit by") {
+		t.Errorf("entry page facts read:\n%s\nhistory:\n%s", facts, history)
 	}
 
 	// Accept the pending correction: the shared ref moves.
