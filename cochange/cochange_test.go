@@ -307,7 +307,7 @@ func TestOptionsJSON(t *testing.T) {
 		}
 	}
 	b, _ := json.Marshal(Options{})
-	if want := `{"max_files":30,"half_life_days":365,"size_exponent":0.5,"same_dir":1,`; !strings.HasPrefix(string(b), want) {
+	if want := `{"max_files":20,"half_life_days":365,"size_exponent":0.5,"same_dir":1,`; !strings.HasPrefix(string(b), want) {
 		t.Fatalf("defaults in JSON: %s", b)
 	}
 }

@@ -35,20 +35,53 @@ func (h *request) cochanges(ctx context.Context, r mcpgo.CallToolRequest) (*mcpg
 	if err != nil {
 		return nil, err
 	}
-	list, commits, err := h.svc.Code().Cochanges(ctx, file, "", r.GetInt("limit", 10), nil)
+	limit := r.GetInt("limit", 10)
+	if limit < 1 || limit > maxCochanges {
+		return nil, fmt.Errorf("%w: limit %d: give 1 to %d", notes.ErrInvalid, limit, maxCochanges)
+	}
+	code, err := h.svc.Code().InProject(r.GetString("project", ""))
 	if err != nil {
 		return nil, err
 	}
+	found, commits, err := code.Cochanges(ctx, file, "", limit, nil)
+	if err != nil {
+		return nil, err
+	}
+	// files ranked only by name or directory changed with it in no commit
+	list := []cochange.Suggestion{}
+	for _, s := range found {
+		if s.Count > 0 {
+			list = append(list, s)
+		}
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s changed in %d indexed commits", file, commits)
+	if commits > 0 {
+		fmt.Fprintf(&b, "%s changed in %d indexed commits", file, commits)
+	} else {
+		why, err := noCochanges(ctx, code, file)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(why)
+	}
 	if len(list) > 0 {
 		b.WriteString("; files that usually change with it:")
 	}
 	for _, s := range list {
 		fmt.Fprintf(&b, "\n- %s (%d times, %.0f%% of its commits, last %s)", s.File, s.Count, 100*s.Confidence, s.Last.Format("2006-01-02"))
 	}
-	if list == nil {
-		list = []cochange.Suggestion{}
-	}
 	return mcpgo.NewToolResultStructured(map[string]any{"file": file, "commits": commits, "cochanges": list}, b.String()), nil
 }
+
+// noCochanges says why file, in no commit the model learned from, has no
+// co-changes.
+func noCochanges(ctx context.Context, code *app.Code, file string) (string, error) {
+	swept, err := code.Swept(ctx, file)
+	if err != nil || swept == 0 {
+		return file + ": no indexed commit touches it (is the path relative to the repository root?)", err
+	}
+	return fmt.Sprintf("%s changed only in %d commits of more than %d files, which are ignored for pairs (sweeping changes couple everything)", file, swept, cochange.DefaultMaxFiles), nil
+}
+
+// maxCochanges bounds context_cochanges' limit.
+const maxCochanges = 50

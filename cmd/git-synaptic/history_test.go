@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,6 +152,22 @@ func TestIndexCochangesAndSuggest(t *testing.T) {
 	}
 	if text := ok(t, dir, "cochanges", "core/alpha.go"); !strings.Contains(text, "core/a_test.go") || !strings.Contains(text, "changed in 7 commits") || !strings.Contains(text, "caf\xe9.txt") {
 		t.Fatalf("cochanges text:\n%s", text)
+	}
+	// a file only a sweeping commit (over the 20-file cap) touched says
+	// why it has no partners; a count below 1 is refused
+	var sweep []string
+	for i := range 21 {
+		sweep = append(sweep, fmt.Sprintf("vendor/v%d.go", i))
+	}
+	commitFiles(t, dir, "vendor everything", sweep...)
+	if text := ok(t, dir, "cochanges", "vendor/v3.go"); !strings.Contains(text, "changed only in 1 commits of more than 20 files") {
+		t.Errorf("cochanges of a file only a sweeping commit touched:\n%s", text)
+	}
+	if text := ok(t, dir, "cochanges", "no/such.go"); !strings.Contains(text, "no indexed commit touches it") {
+		t.Errorf("cochanges of an unknown file:\n%s", text)
+	}
+	if r := run(t, dir, "", "cochanges", "core/alpha.go", "-n", "-1"); r.code != 2 {
+		t.Errorf("cochanges -n -1: exit %d %s", r.code, r.err)
 	}
 
 	var sg struct {

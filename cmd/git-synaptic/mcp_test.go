@@ -327,6 +327,9 @@ func TestMCPServerOverStdio(t *testing.T) {
 		{"context_search", map[string]any{"query": "x", "limit": 100000}, "limit"},
 		{"context_update", map[string]any{"id": "ffffffff", "content": "y"}, "no such memory entry"},
 		{"context_cochanges", map[string]any{"file": 42}, "file"},
+		{"context_cochanges", map[string]any{"file": "billing/model.go", "limit": 100}, "limit 100: give 1 to 50"},
+		{"context_cochanges", map[string]any{"file": "billing/model.go", "limit": -1}, "limit -1"},
+		{"context_cochanges", map[string]any{"file": "billing/model.go", "project": "no-such-project"}, "no-such-project"},
 		{"context_archive", map[string]any{"ids": "not-a-list"}, "ids"},
 	} {
 		r := c.tool(bad.name, bad.args)

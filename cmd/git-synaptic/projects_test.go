@@ -3,6 +3,7 @@ package main_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -159,5 +160,32 @@ func TestProjectsSearchAndSessionContextAcrossRepositories(t *testing.T) {
 	}
 	if res := mc.tool("context_search", map[string]any{"query": "helm atomic"}); strings.Contains(res.Content[0].Text, "--atomic") {
 		t.Errorf("context_search searches other projects by default:\n%s", res.Content[0].Text)
+	}
+}
+
+// context_cochanges answers for another registered project, by name.
+func TestCochangesOfAnotherProjectOverMCP(t *testing.T) {
+	env := projectsEnv(t)
+	here, other := testrepo.NewRepo(t), filepath.Join(t.TempDir(), "payments")
+	if out, err := exec.Command("git", "init", "-q", other).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	testrepo.Git(t, other, "config", "user.name", "Test User")
+	testrepo.Git(t, other, "config", "user.email", "test@example.com")
+	for range 2 {
+		commitFiles(t, other, "ledger change", "ledger.go", "ledger_test.go")
+	}
+	for _, dir := range []string{here, other} {
+		okEnv(t, dir, env, "init")
+	}
+	okEnv(t, other, env, "index")
+	c := startMCPEnv(t, here, append(os.Environ(), env...))
+	c.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "test", "version": "1"}})
+	r := c.tool("context_cochanges", map[string]any{"file": "ledger.go", "project": "payments"})
+	if r.IsError || !strings.Contains(r.Content[0].Text, "ledger_test.go (2 times") {
+		t.Fatalf("cochanges in payments:\n%s", r.Content[0].Text)
+	}
+	if r := c.tool("context_cochanges", map[string]any{"file": "ledger.go"}); r.IsError || !strings.Contains(r.Content[0].Text, "no indexed commit touches it") {
+		t.Fatalf("cochanges here:\n%s", r.Content[0].Text)
 	}
 }

@@ -146,7 +146,9 @@ func (s *core) cochangeOptions(ctx context.Context) (cochange.Options, error) {
 	if err != nil || t == nil {
 		return cochange.Options{}, err
 	}
-	return t.Chosen, nil
+	opt := t.Chosen
+	opt.MaxFiles = 0 // the cap is the product's (DefaultMaxFiles), not tuned
+	return opt, nil
 }
 
 // tuning is the last self-tuning of this repository, or nil.
@@ -209,6 +211,28 @@ func (s *Code) Cochanges(ctx context.Context, file string, method cochange.Metho
 		method = cochange.Weighted
 	}
 	return m.Suggest([]string{file}, method, n), m.FileCommits(file), nil
+}
+
+// Swept counts the indexed commits that touched file but were too large
+// to learn pairs from (more than cochange.DefaultMaxFiles files): why a
+// file the history holds has no co-changes.
+func (s *Code) Swept(ctx context.Context, file string) (int, error) {
+	n := 0
+	err := s.withCache(ctx, func(c *cache.Cache) error {
+		n = 0
+		return c.EachCommit(ctx, func(_ string, _ time.Time, files []cache.FileRecord) {
+			if len(files) <= cochange.DefaultMaxFiles {
+				return
+			}
+			for _, f := range files {
+				if f.Path == file {
+					n++
+					return
+				}
+			}
+		})
+	})
+	return n, err
 }
 
 // SuggestRequest asks what else usually changes with some files.

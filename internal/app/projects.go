@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/notes"
 	"github.com/git-synaptic/git-synaptic/registry"
 )
 
@@ -238,6 +240,36 @@ func (s *Recall) SearchProjects(ctx context.Context, query string, filter Filter
 		out = out[:lim]
 	}
 	return out, info, nil
+}
+
+// InProject is the Code of the registered project named name (its
+// repository name, as search results label it, or its folder's name),
+// opened as cross-project search opens it; this project's own for its own
+// name or "".
+func (s *Code) InProject(name string) (*Code, error) {
+	here := homePath(s.repo)
+	if name == "" || name == s.project(context.Background()) || name == filepath.Base(here) {
+		return s, nil
+	}
+	if s.projects == "" {
+		return nil, fmt.Errorf("%w: no project list here, so no project %q (git synaptic projects)", notes.ErrInvalid, name)
+	}
+	ps, err := registry.Open(s.projects).List()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, p := range ps {
+		if p.Path == here {
+			continue
+		}
+		o, pi := s.other(p)
+		if o != nil && (pi.Name == name || filepath.Base(p.Path) == name) {
+			return &Code{o}, nil
+		}
+		names = append(names, pi.Name)
+	}
+	return nil, fmt.Errorf("%w: no registered project %q (known: %s)", notes.ErrInvalid, name, strings.Join(names, ", "))
 }
 
 func labelHits(hits []Hit, name, path string, here bool) []ProjectHit {

@@ -182,6 +182,9 @@ since are never listed. New commits of the current branch are indexed first.`, c
 }
 
 func runCochanges(e *env, o *cochangesOptions) error {
+	if o.maxCount < 1 {
+		return usagef("--max-count %d: give 1 or more", o.maxCount)
+	}
 	m, err := parseMethod(o.method)
 	if err != nil {
 		return err
@@ -196,6 +199,14 @@ func runCochanges(e *env, o *cochangesOptions) error {
 			return writeJSON(e.io.Out, map[string]any{"file": o.args[0], "commits": commits, "cochanges": list})
 		}
 		if commits == 0 {
+			swept, err := s.Code().Swept(contextOf(e), o.args[0])
+			if err != nil {
+				return err
+			}
+			if swept > 0 {
+				fmt.Fprintf(e.io.Out, "%s changed only in %d commits of more than %d files, which are ignored for pairs (sweeping changes couple everything)\n", o.args[0], swept, cochange.DefaultMaxFiles)
+				return nil
+			}
 			fmt.Fprintf(e.io.Out, "%s: no indexed commit touches it (is the path relative to the repository root?)\n", o.args[0])
 			return nil
 		}
@@ -242,6 +253,9 @@ directory follow, marked as having no shared commit.`,
 }
 
 func runSuggest(e *env, o *suggestOptions) error {
+	if o.maxCount < 1 {
+		return usagef("--max-count %d: give 1 or more", o.maxCount)
+	}
 	m, err := parseMethod(o.method)
 	if err != nil {
 		return err
