@@ -220,13 +220,15 @@ func clip(text string, n int, id string) string {
 var sentenceEnd = regexp.MustCompile(`[.!?](\s|$)`)
 
 // Digest is the first sentence of text, with the second when the first
-// is short, on one line, at most about 200 characters.
+// is short, on one line: at most about 200 characters, except that a
+// first sentence is never cut in the middle below 400 (it is the point of
+// the entry); text with no sentence end that short is cut at a word.
 func Digest(text string) string {
 	text = strings.Join(strings.Fields(text), " ")
-	const most = 200
+	const most, longest = 200, 400
 	end := 0
 	for _, m := range sentenceEnd.FindAllStringIndex(text, 2) {
-		if m[0]+1 > most || end >= 80 {
+		if end > 0 && m[0]+1 > most || end == 0 && m[0]+1 > longest || end >= 80 {
 			break
 		}
 		end = m[0] + 1

@@ -124,6 +124,10 @@ func TestDigestIsWholeSentences(t *testing.T) {
 		"one line\nsplit   across":  "one line split across",
 		strings.Repeat("word ", 60): strings.TrimSpace(strings.Repeat("word ", 40)) + "…",
 		strings.Repeat("€", 100):    strings.Repeat("€", 66) + "…", // cut at a rune start
+		// a long first sentence stays whole; a second one is left out
+		strings.Repeat("long ", 50) + "end. Next.": strings.Repeat("long ", 50) + "end. …",
+		// past 400 characters it is cut at a word
+		strings.Repeat("long ", 90) + "end.": strings.TrimSpace(strings.Repeat("long ", 40)) + "…",
 	} {
 		if got := Digest(in); got != want {
 			t.Errorf("Digest(%.40q) = %q, want %q", in, got, want)
