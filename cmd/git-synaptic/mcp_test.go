@@ -524,6 +524,26 @@ func TestStopHookWritesOneHandoffPerSession(t *testing.T) {
 	if r := run(t, dir, "", "hook", "stop"); r.code != 0 {
 		t.Fatalf("stop without a session: %+v", r)
 	}
+	// The session's own handoff is in its agent's context already: its
+	// prompts do not bring it back; another session's do.
+	hid := handoffs[0].ID[:8]
+	ask := func(session string) string {
+		return run(t, dir, `{"session_id":"`+session+`","prompt":"what did we do about retries?"}`, "hook", "prompt", "--format", "markdown").out
+	}
+	if own := ask("sess-42"); strings.Contains(own, hid) {
+		t.Errorf("the session's own handoff came back on its prompt:\n%s", own)
+	}
+	if other := ask("sess-43"); !strings.Contains(other, hid) {
+		t.Errorf("another session's prompt lacks the recent handoff:\n%s", other)
+	}
+	// A session that only left files changed writes no handoff.
+	run(t, dir, `{"session_id":"sess-idle","hook_event_name":"SessionStart"}`, "hook", "session-start")
+	os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte("{}\n"), 0o644)
+	tip = testrepo.Git(t, dir, "rev-parse", "refs/synaptic/memory")
+	run(t, dir, `{"session_id":"sess-idle","hook_event_name":"Stop"}`, "hook", "stop")
+	if testrepo.Git(t, dir, "rev-parse", "refs/synaptic/memory") != tip || len(listJSON(t, dir, "--type", "handoff", "--session", "sess-idle")) != 0 {
+		t.Errorf("a session that left only uncommitted files wrote a handoff: %+v", listJSON(t, dir, "--type", "handoff", "--session", "sess-idle"))
+	}
 }
 
 func TestPromptHookInjectsHotAndMatchingMemoryWithViewDecay(t *testing.T) {

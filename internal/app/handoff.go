@@ -13,7 +13,10 @@ import (
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
-const sessionStartKey = "session-start:"
+const (
+	sessionStartKey = "session-start:" // when a session started
+	sessionHeadKey  = "session-head:"  // HEAD when it started
+)
 
 // StartSession records the agent session as this worktree's (servers that
 // follow the agent save into it) and when it began (for its handoff's
@@ -25,6 +28,9 @@ func (s *Agent) StartSession(ctx context.Context, sessionID string, budget int) 
 		if c, err := s.openCache(); err == nil {
 			if old, _ := c.Meta(ctx, sessionStartKey+sessionID); old == "" {
 				c.SetMeta(ctx, sessionStartKey+sessionID, s.now().UTC().Format(time.RFC3339Nano))
+				if head, err := s.repo.Head(); err == nil {
+					c.SetMeta(ctx, sessionHeadKey+sessionID, head.String())
+				}
 			}
 		}
 	}
@@ -89,7 +95,14 @@ func (s *Agent) SessionHandoff(ctx context.Context, sessionID string) (string, b
 		sort.Strings(parts)
 		fmt.Fprintf(&b, "\nMemory saved: %s.\n", strings.Join(parts, ", "))
 	}
-	if commits := s.sessionCommits(ctx, sessionID); len(commits) > 0 {
+	commits := s.sessionCommits(ctx, sessionID)
+	if len(saved) == 0 && len(commits) == 0 {
+		// Files left changed alone are no handoff: a teammate learns
+		// nothing from "Left uncommitted: .mcp.json", and the working tree
+		// tells this clone's next session the same.
+		return "", false, nil
+	}
+	if len(commits) > 0 {
 		fmt.Fprintf(&b, "\nCommits:\n")
 		for _, c := range commits {
 			fmt.Fprintf(&b, "- %s %s\n", c.SHA[:8], FirstLine(c.Message, 160))
@@ -113,9 +126,6 @@ func (s *Agent) SessionHandoff(ctx context.Context, sessionID string) (string, b
 		}
 	}
 	content := strings.TrimSpace(b.String())
-	if content == handoffTitle+" "+sessionID {
-		return "", false, nil // nothing happened worth handing off
-	}
 	if existing != nil {
 		if existing.Content == content {
 			return existing.ID, false, nil
@@ -141,8 +151,15 @@ func (s *core) sessionCommits(ctx context.Context, sessionID string) []gitstore.
 	if err != nil {
 		return nil
 	}
+	// The commits since the HEAD the session started on: dates have
+	// seconds only, and a commit of the second before the session started
+	// is not the session's.
+	opt := gitstore.LogOptions{Revs: []string{"HEAD"}, Since: since, Max: 50}
+	if head, _ := c.Meta(ctx, sessionHeadKey+sessionID); head != "" {
+		opt = gitstore.LogOptions{Revs: []string{"HEAD", "^" + head}, Max: 50}
+	}
 	var out []gitstore.Commit
-	_, _ = s.repo.History(ctx, gitstore.LogOptions{Revs: []string{"HEAD"}, Since: since, Max: 50}, func(c gitstore.Commit) error {
+	_, _ = s.repo.History(ctx, opt, func(c gitstore.Commit) error {
 		out = append(out, c)
 		return nil
 	})

@@ -72,14 +72,21 @@ func (s *Agent) PromptContext(ctx context.Context, sessionID, prompt string, bud
 	}
 	var hot []Entry
 	for _, r := range recent {
-		// The agent has its own session's exchanges in its context.
-		if !r.Irrelevant && !(isCapture(r) && r.SessionID == sessionID) && len(hot) < maxHot {
+		// The agent has its own session's exchanges and handoff in its
+		// context: they would take a hot slot on every prompt.
+		own := r.SessionID == sessionID && sessionID != "" && (isCapture(r) || r.Type == notes.TypeHandoff)
+		if !r.Irrelevant && !own && len(hot) < maxHot {
 			hot = append(hot, r)
 		}
 	}
 	seen := map[string]bool{}
 	for _, r := range hot {
 		seen[r.ID] = true
+	}
+	for _, r := range recent {
+		if r.SessionID == sessionID && sessionID != "" && r.Type == notes.TypeHandoff {
+			seen[r.ID] = true // nor as a match: see above
+		}
 	}
 	warm, err := s.warm(ctx, prompt, seen)
 	if err != nil || len(hot)+len(warm) == 0 {
