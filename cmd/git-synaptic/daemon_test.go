@@ -143,11 +143,17 @@ func TestDaemonGivesTheSameAnswers(t *testing.T) {
 	}
 }
 
-// byContent is a search's JSON as contents and scores to 6 digits, in
-// order: the same saves in two copies get different ids.
-func byContent(t *testing.T, out string) string {
+// ranking is a search's JSON as ids and scores to 6 digits, in order.
+func ranking(t *testing.T, out string) string { return scored(t, out, false) }
+
+// byContent is ranking by contents: the same saves in two copies get
+// different ids.
+func byContent(t *testing.T, out string) string { return scored(t, out, true) }
+
+func scored(t *testing.T, out string, byContent bool) string {
 	t.Helper()
 	var hits []struct {
+		ID      string  `json:"id"`
 		Content string  `json:"content"`
 		Score   float64 `json:"score"`
 	}
@@ -156,24 +162,11 @@ func byContent(t *testing.T, out string) string {
 	}
 	var b strings.Builder
 	for _, h := range hits {
-		fmt.Fprintf(&b, "%s %.6f\n", h.Content, h.Score)
-	}
-	return b.String()
-}
-
-// ranking is a search's JSON as ids and scores to 6 digits, in order.
-func ranking(t *testing.T, out string) string {
-	t.Helper()
-	var hits []struct {
-		ID    string  `json:"id"`
-		Score float64 `json:"score"`
-	}
-	if err := json.Unmarshal([]byte(out), &hits); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	var b strings.Builder
-	for _, h := range hits {
-		fmt.Fprintf(&b, "%s %.6f\n", h.ID, h.Score)
+		key := h.ID
+		if byContent {
+			key = h.Content
+		}
+		fmt.Fprintf(&b, "%s %.6f\n", key, h.Score)
 	}
 	return b.String()
 }

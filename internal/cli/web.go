@@ -48,7 +48,7 @@ func runWeb(e *env, o *webOptions) error {
 	if o.port < 0 || o.port > 65535 {
 		return usageError{fmt.Errorf("--port %d: not a port", o.port)}
 	}
-	s, err := app.OpenSession(e.dir, ConfigFromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy}))
+	s, err := app.OpenSession(e.dir, ConfigFromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, VectorIndexInMemory: true}))
 	if err != nil {
 		return err
 	}
