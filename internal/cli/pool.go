@@ -13,8 +13,10 @@ import (
 
 // sessionPool holds, in the warm process, the repositories that requests
 // opened, each as an app.Session that every later request there reuses:
-// the open cache, its vector index in memory and the other projects a
-// cross-project search opened. A request sees the refs as they are when
+// the open cache and the other projects a cross-project search opened.
+// Vector searches read the cache's index, as the command run in place
+// does (an index kept in memory is slower than sqlite-vec's at tens of
+// thousands of vectors). A request sees the refs as they are when
 // it starts (app.Session), so results are those of the command run in
 // place; only the opening is saved.
 type sessionPool struct {
@@ -28,8 +30,7 @@ type pooled struct {
 	used time.Time
 }
 
-// poolSize bounds the repositories kept open: each holds a cache and, for
-// 10k entries, a few MB of vectors.
+// poolSize bounds the repositories kept open, each with its cache.
 const poolSize = 4
 
 // do runs f in the Session for the request's repository and
