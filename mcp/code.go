@@ -58,7 +58,7 @@ func (h *request) cochanges(ctx context.Context, r mcpgo.CallToolRequest) (*mcpg
 	if commits > 0 {
 		fmt.Fprintf(&b, "%s changed in %d indexed commits", file, commits)
 	} else {
-		why, err := noCochanges(ctx, code, file)
+		why, err := code.NoCochanges(ctx, file)
 		if err != nil {
 			return nil, err
 		}
@@ -71,16 +71,6 @@ func (h *request) cochanges(ctx context.Context, r mcpgo.CallToolRequest) (*mcpg
 		fmt.Fprintf(&b, "\n- %s (%d times, %.0f%% of its commits, last %s)", s.File, s.Count, 100*s.Confidence, s.Last.Format("2006-01-02"))
 	}
 	return mcpgo.NewToolResultStructured(map[string]any{"file": file, "commits": commits, "cochanges": list}, b.String()), nil
-}
-
-// noCochanges says why file, in no commit the model learned from, has no
-// co-changes.
-func noCochanges(ctx context.Context, code *app.Code, file string) (string, error) {
-	swept, err := code.Swept(ctx, file)
-	if err != nil || swept == 0 {
-		return file + ": no indexed commit touches it (is the path relative to the repository root?)", err
-	}
-	return fmt.Sprintf("%s changed only in %d commits of more than %d files, which are ignored for pairs (sweeping changes couple everything)", file, swept, cochange.DefaultMaxFiles), nil
 }
 
 // maxCochanges bounds context_cochanges' limit.

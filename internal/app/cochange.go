@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
@@ -213,26 +214,27 @@ func (s *Code) Cochanges(ctx context.Context, file string, method cochange.Metho
 	return m.Suggest([]string{file}, method, n), m.FileCommits(file), nil
 }
 
-// Swept counts the indexed commits that touched file but were too large
-// to learn pairs from (more than cochange.DefaultMaxFiles files): why a
-// file the history holds has no co-changes.
-func (s *Code) Swept(ctx context.Context, file string) (int, error) {
-	n := 0
+// NoCochanges says why file, which no commit the co-change model learned
+// from touched, has no co-changes: every indexed commit that touched it
+// was too large to learn pairs from (more than cochange.DefaultMaxFiles
+// files), or none did.
+func (s *Code) NoCochanges(ctx context.Context, file string) (string, error) {
+	swept := 0
 	err := s.withCache(ctx, func(c *cache.Cache) error {
-		n = 0
+		swept = 0
 		return c.EachCommit(ctx, func(_ string, _ time.Time, files []cache.FileRecord) {
-			if len(files) <= cochange.DefaultMaxFiles {
-				return
-			}
-			for _, f := range files {
-				if f.Path == file {
-					n++
-					return
-				}
+			if len(files) > cochange.DefaultMaxFiles && slices.ContainsFunc(files, func(f cache.FileRecord) bool { return f.Path == file }) {
+				swept++
 			}
 		})
 	})
-	return n, err
+	if err != nil {
+		return "", err
+	}
+	if swept == 0 {
+		return file + ": no indexed commit touches it (is the path relative to the repository root?)", nil
+	}
+	return fmt.Sprintf("%s changed only in %d commits of more than %d files, which are ignored for pairs (sweeping changes couple everything)", file, swept, cochange.DefaultMaxFiles), nil
 }
 
 // SuggestRequest asks what else usually changes with some files.

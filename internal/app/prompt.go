@@ -71,21 +71,19 @@ func (s *Agent) PromptContext(ctx context.Context, sessionID, prompt string, bud
 		return "", err
 	}
 	var hot []Entry
+	seen := map[string]bool{} // kept out of the matches (warm)
 	for _, r := range recent {
 		// The agent has its own session's exchanges and handoff in its
-		// context: they would take a hot slot on every prompt.
+		// context: they would take a hot slot on every prompt, and the
+		// handoff, which reads like the session's work, a match.
 		own := r.SessionID == sessionID && sessionID != "" && (isCapture(r) || r.Type == notes.TypeHandoff)
-		if !r.Irrelevant && !own && len(hot) < maxHot {
+		switch {
+		case own && r.Type == notes.TypeHandoff:
+			seen[r.ID] = true
+		case own:
+		case !r.Irrelevant && len(hot) < maxHot:
 			hot = append(hot, r)
-		}
-	}
-	seen := map[string]bool{}
-	for _, r := range hot {
-		seen[r.ID] = true
-	}
-	for _, r := range recent {
-		if r.SessionID == sessionID && sessionID != "" && r.Type == notes.TypeHandoff {
-			seen[r.ID] = true // nor as a match: see above
+			seen[r.ID] = true
 		}
 	}
 	warm, err := s.warm(ctx, prompt, seen)

@@ -199,15 +199,11 @@ func runCochanges(e *env, o *cochangesOptions) error {
 			return writeJSON(e.io.Out, map[string]any{"file": o.args[0], "commits": commits, "cochanges": list})
 		}
 		if commits == 0 {
-			swept, err := s.Code().Swept(contextOf(e), o.args[0])
+			why, err := s.Code().NoCochanges(contextOf(e), o.args[0])
 			if err != nil {
 				return err
 			}
-			if swept > 0 {
-				fmt.Fprintf(e.io.Out, "%s changed only in %d commits of more than %d files, which are ignored for pairs (sweeping changes couple everything)\n", o.args[0], swept, cochange.DefaultMaxFiles)
-				return nil
-			}
-			fmt.Fprintf(e.io.Out, "%s: no indexed commit touches it (is the path relative to the repository root?)\n", o.args[0])
+			fmt.Fprintln(e.io.Out, why)
 			return nil
 		}
 		fmt.Fprintf(e.io.Out, "%s changed in %d commits; files changed with it:\n", o.args[0], commits)
