@@ -1,11 +1,9 @@
 package main_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -56,23 +54,14 @@ func runEnv(t testing.TB, dir string, env []string, args ...string) result {
 
 func runWith(t testing.TB, dir, stdin string, env []string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
+	r, err := testrepo.RunBinary(bin, dir, stdin, env, args...)
+	if err != nil {
 		t.Fatalf("run %v: %v", args, err)
 	}
-	if strings.Contains(errb.String(), "panic") || strings.Contains(errb.String(), "goroutine ") {
-		t.Fatalf("git-synaptic %v panicked:\n%s", args, errb.String())
+	if strings.Contains(r.Err, "panic") || strings.Contains(r.Err, "goroutine ") {
+		t.Fatalf("git-synaptic %v panicked:\n%s", args, r.Err)
 	}
-	return result{out.String(), errb.String(), code}
+	return result{r.Out, r.Err, r.Code}
 }
 
 // ok runs the binary and fails the test unless it exits 0.

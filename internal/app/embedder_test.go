@@ -70,6 +70,15 @@ func (wordEmbedder) Backend() string { return "test" }
 
 // openTest opens a Service on a new repository, closed when the test
 // ends; warnings go to stderr unless opts names a writer.
+// searchModes are the options for search by words alone (no model) and
+// hybrid search (the wordEmbedder), by name, for tests that hold in both.
+func searchModes() map[string]Options {
+	return map[string]Options{
+		"lexical": {Model: "no-such-model"},
+		"hybrid":  {Embedder: wordEmbedder{}},
+	}
+}
+
 func openTest(t *testing.T, opts Options) *Service {
 	t.Helper()
 	if opts.Warn == nil {

@@ -17,10 +17,7 @@ import (
 func TestSearchOverTwoYearsOfMemory(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	for name, opts := range map[string]Options{
-		"lexical": {Model: "no-such-model"},
-		"hybrid":  {Embedder: wordEmbedder{}},
-	} {
+	for name, opts := range searchModes() {
 		t.Run(name, func(t *testing.T) {
 			opts.Now = func() time.Time { return now }
 			s := openTest(t, opts)
@@ -97,10 +94,7 @@ func TestCommitsDoNotCrowdOutMemory(t *testing.T) {
 	}
 	testrepo.GitStdin(t, dir, stream.String(), "fast-import", "--quiet", "--force")
 	testrepo.Git(t, dir, "reset", "-q", "--hard", "main")
-	for name, opts := range map[string]Options{
-		"lexical": {Model: "no-such-model"},
-		"hybrid":  {Embedder: wordEmbedder{}},
-	} {
+	for name, opts := range searchModes() {
 		t.Run(name, func(t *testing.T) {
 			s, err := Open(dir, opts)
 			if err != nil {

@@ -16,10 +16,7 @@ import (
 func TestSearchReadsTimeInTheQuery(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	for name, opts := range map[string]Options{
-		"lexical": {Model: "no-such-model"},
-		"hybrid":  {Embedder: wordEmbedder{}},
-	} {
+	for name, opts := range searchModes() {
 		t.Run(name, func(t *testing.T) {
 			opts.Now = func() time.Time { return now }
 			opts.RawScores = true

@@ -1,14 +1,13 @@
 package bench
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
 
 // BenchmarkWarm10k and BenchmarkRealWarm measure what an agent pays per
@@ -95,17 +94,9 @@ func benchWarm(b *testing.B, dir, prompt string) {
 // runEnvB runs the binary in dir with extra environment and stdin.
 func runEnvB(b *testing.B, dir string, env []string, stdin string, args ...string) (string, time.Duration) {
 	b.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	start := time.Now()
-	err := cmd.Run()
-	d := time.Since(start)
-	if err != nil {
-		b.Fatalf("git-synaptic %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+	r, err := testrepo.RunBinary(bin, dir, stdin, env, args...)
+	if err != nil || r.Code != 0 {
+		b.Fatalf("git-synaptic %s: exit %d %v\n%s", strings.Join(args, " "), r.Code, err, r.Err)
 	}
-	return out.String(), d
+	return r.Out, r.Took
 }

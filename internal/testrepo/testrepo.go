@@ -4,11 +4,13 @@
 package testrepo
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Isolate points HOME at an empty directory with a known git identity and
@@ -134,4 +136,32 @@ func BuildCommand(moduleRoot, dir, pkg, name string) (string, error) {
 	cmd.Dir = moduleRoot
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	return bin, cmd.Run()
+}
+
+// Ran is what one run of a binary printed, its exit status and how long
+// it took.
+type Ran struct {
+	Out, Err string
+	Code     int
+	Took     time.Duration
+}
+
+// RunBinary runs bin with args in dir, with stdin and env added to this
+// process's environment. err is set only when bin could not run; a
+// non-zero exit is Code.
+func RunBinary(bin, dir, stdin string, env []string, args ...string) (Ran, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	r := Ran{Took: time.Since(start)}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.Code, err = ee.ExitCode(), nil
+	}
+	r.Out, r.Err = out.String(), errb.String()
+	return r, err
 }
