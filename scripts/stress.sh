@@ -34,16 +34,18 @@ git push -q origin main
 echo "phase 1: $W writers × $N saves, with search, sync and git repack -a -d every second"
 start=$(date +%s)
 writers=()
+writer() { # ids file suffix, saves, what the entries say
+	local id=$1 saves=$2 text=$3
+	for i in $(seq "$saves"); do
+		if out=$("$bin" save "$text $i" 2>>"$root/err.save"); then
+			echo "$out" >>"$root/ids.$id"
+		else
+			echo "save $id/$i exited $?" >>"$fail"
+		fi
+	done
+}
 for w in $(seq "$W"); do
-	(
-		for i in $(seq "$N"); do
-			if out=$("$bin" save "writer $w entry $i about the cache, the pool and retries" 2>>"$root/err.save"); then
-				echo "$out" >>"$root/ids.$w"
-			else
-				echo "save $w/$i exited $?" >>"$fail"
-			fi
-		done
-	) &
+	writer "$w" "$N" "writer $w about the cache, the pool and retries, entry" &
 	writers+=($!)
 done
 loop() { # name, sleep, command...
@@ -67,17 +69,10 @@ bg=()
 echo "  took $(($(date +%s) - start)) s; $(cat "$root"/ids.* | wc -l) saves printed an id"
 
 echo "phase 1b: 2 writers × $((N / 4)) saves with git gc --prune=now every second"
+rm -f "$root/stop" # else the gc loop ends before it starts
 writers=()
 for w in 1 2; do
-	(
-		for i in $(seq $((N / 4))); do
-			if out=$("$bin" save "pruned writer $w entry $i" 2>>"$root/err.save"); then
-				echo "$out" >>"$root/ids.prune$w"
-			else
-				echo "save beside gc --prune=now $w/$i exited $?" >>"$fail"
-			fi
-		done
-	) &
+	writer "prune$w" $((N / 4)) "pruned writer $w entry" &
 	writers+=($!)
 done
 loop gc 1 git gc --prune=now -q &
