@@ -49,9 +49,7 @@ func OpenSession(dir string, opts Options) (*Session, error) {
 		return nil, err
 	}
 	svc.longLived = true
-	s := &Session{turn: make(chan struct{}, 1), svc: svc}
-	s.def = svc.per()
-	return s, nil
+	return &Session{turn: make(chan struct{}, 1), svc: svc, def: opts.Per()}, nil
 }
 
 // Do runs f with the Session's Service, alone and on fresh refs, with the
@@ -109,9 +107,9 @@ func (s *core) forgetLentModel() {
 	}
 }
 
-// per is the Service's current per-request values.
-func (s *core) per() Per {
-	return Per{Warn: s.warn, Progress: s.progress, AsOf: s.asOf, Session: s.session, Agent: s.agentID}
+// Per is the per-request values of o.
+func (o Options) Per() Per {
+	return Per{Warn: o.Warn, Progress: o.Progress, AsOf: o.AsOf, Session: o.Session, Agent: o.Agent}
 }
 
 // setPer makes per the Service's per-request values.

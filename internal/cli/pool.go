@@ -42,8 +42,7 @@ func (p *sessionPool) do(e *env, f func(*app.Service) error) error {
 	if err != nil {
 		return err
 	}
-	per := app.Per{Warn: opts.Warn, Progress: opts.Progress, AsOf: opts.AsOf, Session: opts.Session, Agent: opts.Agent}
-	return sess.DoAs(e.ctx, per, f)
+	return sess.DoAs(e.ctx, opts.Per(), f)
 }
 
 // get returns the Session for dir and opts, opening it and closing the
