@@ -436,18 +436,46 @@ func TestSessionStartContext(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	// Working on server.go now.
+	// Old memory: only what is pinned comes back at a session start; a
+	// handoff of last month is not the last one.
+	old := time.Now().AddDate(0, -3, 0).UTC().Format(time.RFC3339)
+	ok(t, dir, "import", writeJSONL(t, `{"content":"the vendor API reference lives at docs/vendor.md","type":"reference","created":"`+old+`"}`,
+		`{"content":"we deploy on Tuesdays only","type":"decision","created":"`+old+`","pinned":true}`,
+		`{"content":"handoff: the old migration work","type":"handoff","created":"`+old+`"}`))
+	// Words a file's name shares are not the file.
+	ok(t, dir, "save", "the settings page of the server crashes on an empty form", "--type", "issue")
+	pending := ok(t, dir, "save", "Never run migrations against the shared staging database from a laptop.", "--type", "insight", "--tag", "correction")
+	// Working on server.go now, and init --agent claude touched its settings.
 	os.WriteFile(filepath.Join(dir, "api", "server.go"), []byte("changed\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, ".claude"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte("{}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte("{}\n"), 0o644)
 
 	md := ok(t, dir, "hook", "session-start", "--format", "markdown")
 	for _, want := range []string{"## Rules", "never log request bodies", "pinned", "## Last handoffs", "retry work is half done",
-		"## Decisions and context", "chi over gin", "Tea Mate, teammate", "## Files you are working on: api/server.go", "api/handler.go (3×)", "timeout must stay above"} {
+		"## Decisions and context", "chi over gin", "Tea Mate, teammate", "we deploy on Tuesdays only", "## Files you are working on: api/server.go\n", "api/handler.go (3×)", "timeout must stay above",
+		"## Pending rules", "Never run migrations"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("session context lacks %q:\n%s", want, md)
 		}
 	}
-	if strings.Contains(md, "temporary note") {
-		t.Errorf("ephemeral progress leaked into the context:\n%s", md)
+	for _, unwanted := range []string{"temporary note", "vendor API reference", "old migration work"} {
+		if strings.Contains(md, unwanted) {
+			t.Errorf("the context has %q (ephemeral, or old and not pinned):\n%s", unwanted, md)
+		}
+	}
+	// Each item once, in its most specific section.
+	for _, once := range []string{"Never run migrations", "timeout must stay above", "settings page"} {
+		if n := strings.Count(md, once); n != 1 {
+			t.Errorf("%q appears %d times:\n%s", once, n, md)
+		}
+	}
+	files := md[strings.Index(md, "## Files you are working on"):]
+	if strings.Contains(files, "settings page") || !strings.Contains(files, "timeout must stay above") {
+		t.Errorf("the files' section matched words, not files:\n%s", files)
+	}
+	if id := strings.Fields(pending)[len(strings.Fields(pending))-1]; !strings.Contains(md, "Pending rules") || strings.Count(md, id[:8]) != 1 {
+		t.Errorf("pending rule %s not shown exactly once:\n%s", id, md)
 	}
 	if small := ok(t, dir, "hook", "session-start", "--format", "markdown", "--budget", "400"); len(small) > 400 || !strings.Contains(small, "never log request bodies") {
 		t.Fatalf("budgeted context (%d chars):\n%s", len(small), small)
@@ -588,6 +616,24 @@ func TestPromptHookInjectsHotAndMatchingMemoryWithViewDecay(t *testing.T) {
 	json.Unmarshal([]byte(run(t, dir, string(in), "hook", "prompt").out), &res)
 	if res.HookSpecificOutput.HookEventName != "UserPromptSubmit" || !strings.Contains(res.HookSpecificOutput.AdditionalContext, "because of eviction losses") {
 		t.Fatalf("claude output for a new session: %+v", res)
+	}
+	// A short prompt is about what the session's prompts before it were
+	// about: within the exchange (the capture buffer) and after the stop
+	// hook folded it.
+	say := func(session, text string) string {
+		in, _ := json.Marshal(map[string]string{"session_id": session, "prompt": text})
+		return run(t, dir, string(in), "hook", "prompt", "--format", "markdown").out
+	}
+	if out := say("s3", "go on"); strings.Contains(out, "eviction losses") {
+		t.Fatalf("a short first prompt brought matches:\n%s", out)
+	}
+	say("s4", "we need to look at session storage on redis again")
+	if out := say("s4", "go on"); !strings.Contains(out, "## Related to this prompt") || !strings.Contains(out, "eviction losses") {
+		t.Fatalf("a short prompt lacks what the exchange's first prompt matched:\n%s", out)
+	}
+	run(t, dir, `{"session_id":"s4","hook_event_name":"Stop"}`, "hook", "stop")
+	if out := say("s4", "what else?"); !strings.Contains(out, "eviction losses") {
+		t.Fatalf("a short prompt after a stop lacks what the session's earlier prompts matched:\n%s", out)
 	}
 }
 

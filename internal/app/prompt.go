@@ -73,20 +73,12 @@ func (s *Agent) PromptContext(ctx context.Context, sessionID, prompt string, bud
 	var hot []Entry
 	seen := map[string]bool{} // kept out of the matches (warm)
 	for _, r := range recent {
-		// The agent has its own session's exchanges and handoff in its
-		// context: they would take a hot slot on every prompt, and the
-		// handoff, which reads like the session's work, a match.
-		own := r.SessionID == sessionID && sessionID != "" && (isCapture(r) || r.Type == notes.TypeHandoff)
-		switch {
-		case own && r.Type == notes.TypeHandoff:
-			seen[r.ID] = true
-		case own:
-		case !r.Irrelevant && len(hot) < maxHot:
+		if !ownSession(r, sessionID) && !r.Irrelevant && len(hot) < maxHot {
 			hot = append(hot, r)
 			seen[r.ID] = true
 		}
 	}
-	warm, err := s.warm(ctx, prompt, seen)
+	warm, err := s.warm(ctx, s.withRecentPrompts(ctx, sessionID, prompt), sessionID, seen)
 	if err != nil || len(hot)+len(warm) == 0 {
 		return "", err
 	}
@@ -111,6 +103,51 @@ func (s *Agent) PromptContext(ctx context.Context, sessionID, prompt string, bud
 	return b.String(), nil
 }
 
+// shortPrompt is the most content words a prompt may have and still be
+// short: "yes, do that", "and the tests?" say what they are about only
+// with the prompts before them.
+const shortPrompt = 3
+
+// withRecentPrompts is what a prompt's matches are looked up with: the
+// prompt, and when it is short, the session's two prompts before it (from
+// the capture buffer of the exchange under way, then from the session's
+// captured exchanges). Without capture, there are none: the prompt alone.
+func (s *Agent) withRecentPrompts(ctx context.Context, sessionID, prompt string) string {
+	if sessionID == "" || len(contentWords(prompt)) > shortPrompt {
+		return prompt
+	}
+	var before []string // newest first
+	if path, ok := s.captureFile(sessionID); ok {
+		lines, _ := readCapture(path)
+		for i := len(lines) - 1; i >= 0 && len(before) < 2; i-- {
+			if p := lines[i].Prompt; p != "" && p != s.scrub(clipText(strings.TrimSpace(prompt), maxCaptureText)) {
+				before = append(before, p)
+			}
+		}
+	}
+	if len(before) < 2 {
+		caps, _ := s.recall().List(ctx, Filter{Types: []notes.Type{notes.TypeProgress}, Tags: []string{CaptureTag}, Session: sessionID, Limit: 2 - len(before)})
+		for _, c := range caps {
+			first, _, _ := strings.Cut(c.Content, "\n")
+			if p, ok := strings.CutPrefix(first, "Exchange: "); ok && p != "(prompt not recorded)" {
+				before = append(before, p)
+			}
+		}
+	}
+	if len(before) == 0 {
+		return prompt
+	}
+	slices.Reverse(before)
+	return strings.Join(append(before, prompt), "\n")
+}
+
+// ownSession reports whether r is the session's own exchange or handoff:
+// the agent has them in its context, so they would take a hot slot on
+// every prompt and, reading like the session's work, a match.
+func ownSession(r Entry, sessionID string) bool {
+	return sessionID != "" && r.SessionID == sessionID && (isCapture(r) || r.Type == notes.TypeHandoff)
+}
+
 // promptTypes are the entries prompts may bring back.
 var promptTypes = []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue, notes.TypeReference, notes.TypeRule, notes.TypeHandoff, notes.TypeProgress}
 
@@ -121,7 +158,7 @@ var promptTypes = []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.Type
 // a model, the share of words) and score at least warmRelative of the
 // first result's (the search's best match; the places after it are in
 // score order).
-func (s *Agent) warm(ctx context.Context, prompt string, seen map[string]bool) ([]Entry, error) {
+func (s *Agent) warm(ctx context.Context, prompt, sessionID string, seen map[string]bool) ([]Entry, error) {
 	q := contentWords(prompt)
 	if !hasCues(prompt) || len(q) == 0 {
 		return nil, nil
@@ -130,6 +167,7 @@ func (s *Agent) warm(ctx context.Context, prompt string, seen map[string]bool) (
 	if err != nil && err != cache.ErrNoWords {
 		return nil, err
 	}
+	hits = slices.DeleteFunc(hits, func(h Hit) bool { return ownSession(h.Entry, sessionID) })
 	var out []Entry
 	for _, h := range hits {
 		if len(out) == maxWarm || h.Score < warmRelative*hits[0].Score {
