@@ -705,3 +705,49 @@ func TestHooksAndMCPShareTheAgentSession(t *testing.T) {
 		t.Fatalf("after a new session:\n%s", r.Content[0].Text)
 	}
 }
+
+// What a session start shows counts as a use, as a prompt's injection
+// does: a demoted entry the agent was shown is back in use. An archived
+// entry that search --include-archived finds is looked at, not used: it
+// stays archived.
+func TestSessionStartCountsUsesAndArchivedSearchesDoNot(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	commitFiles(t, dir, "server", "api/server.go")
+	days := func(n int) string { return time.Now().AddDate(0, 0, -n).UTC().Format(time.RFC3339) }
+	ok(t, dir, "import", writeJSONL(t, `{"content":"api/server.go leaks a goroutine per request","type":"issue","created":"`+days(20)+`"}`,
+		`{"content":"handoff: the flaky upload test is half fixed","type":"handoff","created":"`+days(5)+`"}`))
+	type change struct{ ID, From, To string }
+	maintain := func() map[string]change {
+		var rep struct{ Changes []change }
+		if err := json.Unmarshal([]byte(ok(t, dir, "maintain", "--json")), &rep); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]change{}
+		for _, c := range rep.Changes {
+			out[c.ID] = c
+		}
+		return out
+	}
+	ids := map[string]string{}
+	for _, e := range listJSON(t, dir, "--include-archived") {
+		ids[e.Type] = e.ID
+	}
+	first := maintain()
+	if first[ids["issue"]].To != "ephemeral" || len(first) != 2 {
+		t.Fatalf("first pass: %+v", first)
+	}
+	os.WriteFile(filepath.Join(dir, "api", "server.go"), []byte("changed\n"), 0o644)
+	md := run(t, dir, `{"session_id":"use-1"}`, "hook", "session-start", "--format", "markdown").out
+	if !strings.Contains(md, "leaks a goroutine") {
+		t.Fatalf("the session start does not show the file's issue:\n%s", md)
+	}
+	if second := maintain(); second[ids["issue"]].To != "working" {
+		t.Errorf("the issue the session start showed is not back in use: %+v", second)
+	}
+	if out := ok(t, dir, "search", "flaky upload", "--include-archived"); !strings.Contains(out, ids["handoff"][:8]) {
+		t.Fatalf("search --include-archived lacks the archived handoff:\n%s", out)
+	}
+	if third := maintain(); len(third) != 0 || len(listJSON(t, dir, "--type", "handoff")) != 0 {
+		t.Errorf("searching the archive revived the handoff: %+v", third)
+	}
+}

@@ -20,7 +20,8 @@ const (
 
 // StartSession records the agent session as this worktree's (servers that
 // follow the agent save into it) and when it began (for its handoff's
-// activity summary), and returns its context (see SessionContext).
+// activity summary), and returns its context (see sessionContext). What
+// the context shows counts as a use of each entry, once per session.
 func (s *Agent) StartSession(ctx context.Context, sessionID string, budget int) (string, error) {
 	s.recordAgentSession(sessionID)
 	s.pruneCaptures()
@@ -34,7 +35,14 @@ func (s *Agent) StartSession(ctx context.Context, sessionID string, budget int) 
 			}
 		}
 	}
-	return s.SessionContext(ctx, budget)
+	md, shown, err := s.sessionContext(ctx, budget)
+	if err != nil {
+		return "", err
+	}
+	if _, err := s.shown(ctx, sessionID, shown); err != nil {
+		s.warnf("could not record what the session start showed: %v", err)
+	}
+	return md, nil
 }
 
 // learningRE finds entries that read like something learned: a decision, a

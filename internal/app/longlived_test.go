@@ -66,7 +66,7 @@ func TestSessionRequestsAreAlikeAndAlone(t *testing.T) {
 		t.Fatal("the hybrid search did not load the model: the test proves nothing")
 	}
 	start := func(s *Service) string {
-		text, err := s.Agent().SessionContext(ctx, 0)
+		text, err := s.Agent().StartSession(ctx, "", 0)
 		if err != nil {
 			t.Fatal(err)
 		}

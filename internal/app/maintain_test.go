@@ -116,11 +116,11 @@ func TestSessionStartReportsMaintenance(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	md, err := s.Agent().SessionContext(ctx, 0)
+	md, err := s.Agent().StartSession(ctx, "", 0)
 	if err != nil || !strings.Contains(md, "_Maintenance: 1 archived, 1 promoted, 1 demoted_") {
 		t.Fatalf("first session start (%v):\n%s", err, md)
 	}
-	if md, _ := s.Agent().SessionContext(ctx, 0); strings.Contains(md, "_Maintenance") {
+	if md, _ := s.Agent().StartSession(ctx, "", 0); strings.Contains(md, "_Maintenance") {
 		t.Errorf("a pass that changed nothing is reported:\n%s", md)
 	}
 }

@@ -60,7 +60,7 @@ func TestPatternsConsolidationAndRules(t *testing.T) {
 		t.Fatalf("consolidation: %+v %v", groups, err)
 	}
 
-	md, err := s.Agent().SessionContext(ctx, 8000)
+	md, err := s.Agent().StartSession(ctx, "", 8000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -270,9 +270,13 @@ func (s *core) search(ctx context.Context, query string, filter Filter, mode str
 			s.annotatePatterns(ctx, c, hits) // patterns are found by meaning
 		}
 		if err == nil && who == forReader {
-			ids := make([]string, len(hits))
-			for i, h := range hits {
-				ids[i] = h.ID
+			// An archived entry found with --include-archived is looked at,
+			// not used: counting it would revive it at the next pass.
+			var ids []string
+			for _, h := range hits {
+				if !h.Archived && !h.Decayed {
+					ids = append(ids, h.ID)
+				}
 			}
 			s.noteUse(ctx, c, ids, s.sessionID(), false)
 		}
