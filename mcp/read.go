@@ -22,11 +22,23 @@ func (h *request) session(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.
 		return nil, err
 	}
 	f.Session = id
+	limit := f.Limit
+	f.Limit = 0 // a session's entries are few: count them all
 	rows, err := h.svc.Recall().List(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	return h.rowsResult(ctx, rows, fmt.Sprintf("%d entries of session %s, newest first", len(rows), id)), nil
+	total := len(rows)
+	head := fmt.Sprintf("%d entries of session %s, newest first", total, id)
+	if total > limit {
+		rows = rows[:limit]
+		head = fmt.Sprintf("the newest %d of %d entries of session %s (pass limit for more)", limit, total, id)
+	}
+	res := h.rowsResult(ctx, rows, head)
+	if m, ok := res.StructuredContent.(map[string]any); ok {
+		m["total"] = total
+	}
+	return res, nil
 }
 
 func (h *request) filter(r mcpgo.CallToolRequest) (app.Filter, error) {
@@ -126,15 +138,18 @@ type provenance struct {
 	Source  string   `json:"source"`
 	Tags    []string `json:"tags,omitempty"`
 	Pinned  bool     `json:"pinned,omitempty"`
-	Branch  string   `json:"branch,omitempty"` // commits: the branch indexed
-	Content string   `json:"content"`
-	Pattern string   `json:"pattern,omitempty"`
-	Project string   `json:"project,omitempty"` // another project's memory: its name
+	// Archived: archived by a person or by decay; shown only when asked.
+	Archived bool   `json:"archived,omitempty"`
+	AgentID  string `json:"agent_id,omitempty"`
+	Branch   string `json:"branch,omitempty"` // commits: the branch indexed
+	Content  string `json:"content"`
+	Pattern  string `json:"pattern,omitempty"`
+	Project  string `json:"project,omitempty"` // another project's memory: its name
 }
 
 func (h *request) provenance(me string, r app.Entry) provenance {
 	p := provenance{ID: r.ID, Type: string(r.Type), Tier: string(r.Tier), Author: r.Author, Origin: app.Origin(r, me), Created: r.Created.Format(time.RFC3339),
-		Age: app.Age(h.svc.Now(), r.Created), Source: r.Source, Tags: r.Tags, Pinned: r.Pinned, Content: r.Content}
+		Age: app.Age(h.svc.Now(), r.Created), Source: r.Source, Tags: r.Tags, Pinned: r.Pinned, Archived: r.Archived || r.Decayed, AgentID: r.AgentID, Content: r.Content}
 	if r.Type == notes.TypeGitCommit {
 		p.Branch = r.Branch
 	}
@@ -146,6 +161,12 @@ func (p provenance) head() string {
 	s := fmt.Sprintf("[%s] %s · %s · %s · by %s (%s)", app.ShortID(p.ID), p.Type, p.Tier, p.Age, p.Author, p.Origin)
 	if p.Pinned {
 		s += " · pinned"
+	}
+	if p.Archived {
+		s += " · ARCHIVED"
+	}
+	if p.AgentID != "" {
+		s += " · agent " + p.AgentID
 	}
 	if p.Branch != "" {
 		s += " · on " + p.Branch
@@ -188,10 +209,7 @@ func (h *request) status(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.C
 		return nil, err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "project %s: %d entries (%d archived, %d pinned, %d private), %d indexed commits\n", st.Project, st.Stats.Total, st.Stats.Archived, st.Stats.Pinned, st.Stats.Private, st.Stats.Commits)
-	for t, n := range st.Stats.ByType {
-		fmt.Fprintf(&b, "  %s: %d\n", t, n)
-	}
+	b.WriteString(st.Overview())
 	for _, r := range st.Remotes {
 		fmt.Fprintf(&b, "remote %s %s: %s\n", r.Remote, r.Ref, r.State)
 	}

@@ -24,7 +24,7 @@ func tools() []tool {
 			mcpgo.WithBoolean("pinned", mcpgo.Description("pin it: immune to decay")),
 			mcpgo.WithBoolean("private", mcpgo.Description("keep it in this clone only (never pushed)")),
 			mcpgo.WithArray("related_ids", mcpgo.Description("ids of related entries"), mcpgo.WithStringItems()),
-			mcpgo.WithString("agent_id", mcpgo.Description("which agent saves it (default main; subagents give their name)")),
+			mcpgo.WithString("agent_id", mcpgo.Description("which agent saves it (default $GIT_SYNAPTIC_AGENT, else main; subagents give their name)")),
 		), (*request).save},
 		{mcpgo.NewTool("context_search", append([]mcpgo.ToolOption{
 			mcpgo.WithDescription("Search project memory (decisions, insights, issues, notes on commits, indexed commits) by relevance. Each result shows its provenance."),

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,7 +44,7 @@ func (h *request) save(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.Cal
 	}
 	req := app.SaveRequest{Content: content, Type: notes.Type(r.GetString("type", "insight")), Tags: r.GetStringSlice("tags", nil),
 		Tier: notes.Tier(r.GetString("tier", "")), Pinned: r.GetBool("pinned", false), Private: r.GetBool("private", false),
-		Related: r.GetStringSlice("related_ids", nil), AgentID: r.GetString("agent_id", "main")}
+		Related: r.GetStringSlice("related_ids", nil), AgentID: r.GetString("agent_id", cmp.Or(h.svc.AgentID(), "main"))}
 	// the server keeps the model loaded, so near-duplicates are found by
 	// meaning; they are linked and reported, never dropped
 	saved, err := h.svc.Memory().SaveLinked(ctx, req, true)

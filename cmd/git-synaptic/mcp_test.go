@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -749,5 +750,60 @@ func TestSessionStartCountsUsesAndArchivedSearchesDoNot(t *testing.T) {
 	}
 	if third := maintain(); len(third) != 0 || len(listJSON(t, dir, "--type", "handoff")) != 0 {
 		t.Errorf("searching the archive revived the handoff: %+v", third)
+	}
+}
+
+// context_session says how many entries the session has when it shows
+// fewer, results name the agent that saved them and mark archived ones,
+// and context_status's text has what its structured content has.
+func TestMCPSessionTotalsAgentsArchivedAndStatus(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	c := startMCPEnv(t, dir, append(envWithoutSession(), "GIT_SYNAPTIC_SESSION=sess-many", "GIT_SYNAPTIC_AGENT=claude-code"))
+	c.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	var first string
+	for i := range 12 {
+		r := c.tool("context_save", map[string]any{"content": fmt.Sprintf("finding %d about the upload queue", i), "type": "insight"})
+		if i == 0 {
+			first = strings.Fields(r.Content[0].Text)[2]
+		}
+	}
+	r := c.tool("context_session", map[string]any{})
+	var res struct {
+		Total   int `json:"total"`
+		Results []struct {
+			ID       string `json:"id"`
+			AgentID  string `json:"agent_id"`
+			Archived bool   `json:"archived"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(r.Structured, &res); err != nil || res.Total != 12 || len(res.Results) != 10 || res.Results[0].AgentID != "claude-code" {
+		t.Fatalf("context_session: %v %+v %s", err, res, r.Structured)
+	}
+	if text := r.Content[0].Text; !strings.Contains(text, "the newest 10 of 12 entries") || !strings.Contains(text, "agent claude-code") {
+		t.Fatalf("context_session text:\n%s", text)
+	}
+	if a := c.tool("context_archive", map[string]any{"ids": []string{first}}); a.IsError {
+		t.Fatalf("archive %s: %+v", first, a)
+	}
+	r = c.tool("context_list", map[string]any{"include_archived": true, "limit": 20})
+	res.Results = nil
+	json.Unmarshal(r.Structured, &res)
+	archived := 0
+	for _, x := range res.Results {
+		if x.Archived {
+			archived++
+			if !strings.HasPrefix(x.ID, first) {
+				t.Errorf("marked archived: %s, archived: %s", x.ID, first)
+			}
+		}
+	}
+	if archived != 1 || strings.Count(r.Content[0].Text, "· ARCHIVED") != 1 {
+		t.Fatalf("archived marks (%d):\n%s", archived, r.Content[0].Text)
+	}
+	st := c.tool("context_status", map[string]any{}).Content[0].Text
+	for _, want := range []string{"12 entries (1 archived", "by type: insight 11", "by tier: ephemeral 0, working 11", "recurring issues: 0 active patterns", "search: "} {
+		if !strings.Contains(st, want) {
+			t.Errorf("context_status text lacks %q:\n%s", want, st)
+		}
 	}
 }

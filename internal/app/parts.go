@@ -64,6 +64,10 @@ func (s *Service) Project(ctx context.Context) string { return s.project(ctx) }
 // Options.Session, FollowAgentSession and DefaultSession), or "".
 func (s *Service) Session() string { return s.sessionID() }
 
+// AgentID is the agent id saves get when they name none (Options.Agent;
+// "" when unset).
+func (s *Service) AgentID() string { return s.agentID }
+
 // Root is the repository's working tree, or its git dir when bare.
 func (s *Service) Root() string {
 	if wt := s.repo.WorkTree(); wt != "" {

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/cochange"
 	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/notes"
 )
 
 func (s *core) stats(ctx context.Context) (cache.Stats, error) {
@@ -68,6 +70,33 @@ type Status struct {
 	// Damaged lists memory refs whose history lacks objects ('git
 	// synaptic repair' mends them); empty when all are complete.
 	Damaged []Damage `json:"damaged,omitempty"`
+}
+
+// Overview is the status in a few lines, as the CLI and the MCP server
+// show it: the counts by type and tier, how search ranks and the active
+// recurring issues.
+func (st Status) Overview() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "project %s: %d entries (%d archived, %d pinned, %d private), %d indexed commits\n", st.Project, st.Stats.Total, st.Stats.Archived, st.Stats.Pinned, st.Stats.Private, st.Stats.Commits)
+	var parts []string
+	for _, t := range append(append([]notes.Type{}, notes.SavableTypes...), notes.TypeNote) {
+		if n := st.Stats.ByType[string(t)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", t, n))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(&b, "  by type: %s\n", strings.Join(parts, ", "))
+	}
+	parts = nil
+	for _, t := range []notes.Tier{notes.TierEphemeral, notes.TierWorking, notes.TierLongterm} {
+		parts = append(parts, fmt.Sprintf("%s %d", t, st.Stats.ByTier[string(t)]))
+	}
+	fmt.Fprintf(&b, "  by tier: %s\n", strings.Join(parts, ", "))
+	fmt.Fprintf(&b, "search: %s\n", st.Search)
+	if st.ActivePatterns != nil {
+		fmt.Fprintf(&b, "recurring issues: %d active patterns (git synaptic patterns)\n", *st.ActivePatterns)
+	}
+	return b.String()
 }
 
 // Status reports counts, cache state, ref tips and remote sync state.

@@ -3,13 +3,13 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/git-synaptic/git-synaptic/hooks"
 	"github.com/git-synaptic/git-synaptic/internal/app"
-	"github.com/git-synaptic/git-synaptic/notes"
 )
 
 type initOptions struct {
@@ -151,26 +151,8 @@ func runStatus(e *env, o *statusOptions) error {
 			return fmt.Errorf("memory is damaged: run 'git synaptic repair'")
 		}
 		w := e.io.Out
-		fmt.Fprintf(w, "project %s: %d entries (%d archived, %d pinned, %d private), %d indexed commits\n", st.Project, st.Stats.Total, st.Stats.Archived, st.Stats.Pinned, st.Stats.Private, st.Stats.Commits)
-		var parts []string
-		for _, t := range append(append([]notes.Type{}, notes.SavableTypes...), notes.TypeNote) {
-			if n := st.Stats.ByType[string(t)]; n > 0 {
-				parts = append(parts, fmt.Sprintf("%s %d", t, n))
-			}
-		}
-		if len(parts) > 0 {
-			fmt.Fprintf(w, "  by type: %s\n", strings.Join(parts, ", "))
-		}
-		parts = nil
-		for _, t := range []notes.Tier{notes.TierEphemeral, notes.TierWorking, notes.TierLongterm} {
-			parts = append(parts, fmt.Sprintf("%s %d", t, st.Stats.ByTier[string(t)]))
-		}
-		fmt.Fprintf(w, "  by tier: %s\n", strings.Join(parts, ", "))
+		io.WriteString(w, st.Overview())
 		fmt.Fprintf(w, "cache %s (%.1f MiB)\n", st.CachePath, float64(st.CacheBytes)/(1<<20))
-		fmt.Fprintf(w, "search: %s\n", st.Search)
-		if st.ActivePatterns != nil {
-			fmt.Fprintf(w, "recurring issues: %d active patterns (git synaptic patterns)\n", *st.ActivePatterns)
-		}
 		if st.Cochange != nil {
 			fmt.Fprintf(w, "co-change ranking: tuned on %d of %d commits: %s\n", st.Cochange.Validation, st.Cochange.Commits, tuningSummary(*st.Cochange))
 		}
