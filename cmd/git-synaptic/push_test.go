@@ -213,3 +213,37 @@ func TestSyncSkipsRefsThatAreNotMemory(t *testing.T) {
 		}
 	}
 }
+
+// A fresh clone shows its remote's memory as soon as init has run: init
+// fetches the memory of each remote it sets up. Before init, status does
+// not call memory it never fetched empty; offline, init says so and goes
+// on.
+func TestInitFetchesTheMemoryOfAFreshClone(t *testing.T) {
+	clones, remote := testrepo.NewReposAndRemote(t, 1)
+	a := clones[0]
+	ok(t, a, "init")
+	ok(t, a, "save", "we pin the Go toolchain in go.mod", "--type", "decision")
+	ok(t, a, "sync")
+
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	testrepo.Git(t, a, "clone", "-q", remote, fresh)
+	testrepo.Git(t, fresh, "remote", "add", "gone", filepath.Join(t.TempDir(), "no-such-remote.git"))
+	if st := ok(t, fresh, "status"); strings.Contains(st, ": empty") || !strings.Contains(st, "remote origin refs/synaptic/memory: not fetched (git synaptic init sets up fetching)") {
+		t.Fatalf("status before init:\n%s", st)
+	}
+	out := ok(t, fresh, "init")
+	for _, want := range []string{"memory fetched: 1 new entries", "memory of gone not fetched (", "git synaptic sync fetches it later"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("init output lacks %q:\n%s", want, out)
+		}
+	}
+	if rows := listJSON(t, fresh); len(rows) != 1 || !strings.Contains(rows[0].Content, "pin the Go toolchain") {
+		t.Fatalf("the fresh clone's memory after init: %+v", rows)
+	}
+	if st := ok(t, fresh, "status"); !strings.Contains(st, "remote origin refs/synaptic/memory: in sync") {
+		t.Fatalf("status after init:\n%s", st)
+	}
+	if again := ok(t, fresh, "init"); !strings.Contains(again, "already set up") || strings.Contains(again, "not fetched") {
+		t.Fatalf("init again fetched again:\n%s", again)
+	}
+}

@@ -2,9 +2,12 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
+	"time"
 
 	"github.com/git-synaptic/git-synaptic/gitstore"
 )
@@ -27,11 +30,25 @@ type InitOptions struct {
 type InitReport struct {
 	Changes   []string `json:"changes"`
 	CachePath string   `json:"cache"`
+	// Fetched lists the remotes init set up and fetched memory from, and
+	// why a fetch failed (offline, unreachable): init goes on either way,
+	// and sync fetches later.
+	Fetched []RemoteFetch `json:"fetched,omitempty"`
 }
 
-// Init configures the repository for memory: fetch (and push) refspecs on
-// every remote, notes.rewriteRef so notes follow amend and rebase, and the
-// cache. Running it again changes nothing.
+// RemoteFetch is init's fetch of one remote's memory.
+type RemoteFetch struct {
+	Remote string `json:"remote"`
+	Error  string `json:"error,omitempty"`
+}
+
+// initFetchTimeout bounds init's fetch of each remote's memory.
+const initFetchTimeout = 30 * time.Second
+
+// Init configures the repository for memory: fetch refspecs on every
+// remote (and fetches the memory of each remote it sets up, so that a
+// fresh clone has it at once), notes.rewriteRef so notes follow amend and
+// rebase, the git hooks, and the cache. Running it again changes nothing.
 func (s *Sharing) Init(ctx context.Context, opts InitOptions) (InitReport, error) {
 	rep := InitReport{CachePath: s.cachePath()}
 	add := func(key, val string) error {
@@ -45,11 +62,16 @@ func (s *Sharing) Init(ctx context.Context, opts InitOptions) (InitReport, error
 	if err != nil {
 		return rep, err
 	}
+	var fresh []string // remotes set up now: their memory is fetched
 	for _, r := range remotes {
+		n := len(rep.Changes)
 		for _, spec := range fetchSpecs(r) {
 			if err := add("remote."+r+".fetch", spec); err != nil {
 				return rep, err
 			}
+		}
+		if len(rep.Changes) > n {
+			fresh = append(fresh, r)
 		}
 		removed, err := s.removeOldPushSpecs(ctx, r)
 		rep.Changes = append(rep.Changes, removed...)
@@ -86,6 +108,18 @@ func (s *Sharing) Init(ctx context.Context, opts InitOptions) (InitReport, error
 		}
 		sort.Strings(rep.Changes)
 	}
+	// A fresh clone has its remote's memory one fetch away: fetched now,
+	// init shows it at once.
+	if len(fresh) > 0 {
+		before, _ := s.stats(ctx)
+		for _, r := range fresh {
+			rep.Fetched = append(rep.Fetched, s.initFetch(ctx, r))
+		}
+		s.fresh = false // the refs moved under this request
+		if after, err := s.stats(ctx); err == nil && after.Total > before.Total {
+			rep.Changes = append(rep.Changes, fmt.Sprintf("memory fetched: %d new entries", after.Total-before.Total))
+		}
+	}
 	if _, err := s.ready(ctx); err != nil {
 		return rep, err
 	}
@@ -97,6 +131,21 @@ func (s *Sharing) Init(ctx context.Context, opts InitOptions) (InitReport, error
 		rep.Changes = append(rep.Changes, "project list += "+homePath(s.repo))
 	}
 	return rep, nil
+}
+
+// initFetch fetches and merges remote's memory for Init, and says how it
+// went; it fails nothing.
+func (s *core) initFetch(ctx context.Context, remote string) RemoteFetch {
+	ctx, cancel := context.WithTimeout(ctx, initFetchTimeout)
+	defer cancel()
+	if err := s.fetchAndMerge(ctx, remote, map[string]string{}); err != nil {
+		why := err.Error()
+		if ge := (*gitstore.GitError)(nil); errors.As(err, &ge) && strings.TrimSpace(ge.Stderr) != "" {
+			why = ge.Stderr // git's own words, not its command line
+		}
+		return RemoteFetch{Remote: remote, Error: FirstLine(strings.TrimSpace(why), 200)}
+	}
+	return RemoteFetch{Remote: remote}
 }
 
 // removeOldPushSpecs takes out the push refspecs an earlier init added to

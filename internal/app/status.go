@@ -167,6 +167,9 @@ func (s *Service) Status(ctx context.Context) (Status, error) {
 			rt, _ := s.repo.Tip(tr)
 			rs := RemoteStatus{Remote: r, Ref: ref, Configured: configured}
 			switch {
+			case !configured && rt.IsZero():
+				// Memory a remote may hold is unknown until fetched.
+				rs.State = "not fetched (git synaptic init sets up fetching)"
 			case lt.IsZero() && rt.IsZero():
 				rs.State = "empty"
 			case rt.IsZero():

@@ -25,7 +25,9 @@ func newInit(e *env) *cobra.Command {
 		Long: `Set up memory in this repository:
   - fetch refspecs on every remote, so plain 'git fetch' brings teammates' memory
     (refs/synaptic/* and refs/notes/synaptic land under refs/remotes/<remote>/);
-    the next git synaptic command merges it in;
+    the next git synaptic command merges it in; init fetches the memory of each
+    remote it sets up (a fresh clone has it at once; offline, it says so and
+    goes on);
   - notes.rewriteRef, so commit notes follow 'git commit --amend' and 'git rebase';
   - git hooks (see 'git synaptic hooks'; skip with --no-hooks): post-rewrite
     follows amended and rebased commits; pre-push pushes memory to the remote you push to,
@@ -65,6 +67,11 @@ func runInit(e *env, o *initOptions) error {
 		}
 		for _, ch := range rep.Changes {
 			fmt.Fprintln(e.io.Out, ch)
+		}
+		for _, f := range rep.Fetched {
+			if f.Error != "" {
+				fmt.Fprintf(e.io.Out, "memory of %s not fetched (%s); git synaptic sync fetches it later\n", f.Remote, f.Error)
+			}
 		}
 		if len(rep.Changes) == 0 {
 			fmt.Fprintln(e.io.Out, "already set up")
