@@ -502,3 +502,21 @@ func splitZ(s string) []string {
 	}
 	return out
 }
+
+// RootCommits are the commits without parents that HEAD descends from
+// (none on an unborn branch). The walk covers the whole history: callers
+// bound it with ctx.
+func (r *Repo) RootCommits(ctx context.Context) ([]Hash, error) {
+	if r.Unborn() {
+		return nil, nil
+	}
+	out, err := r.run(ctx, nil, nil, "rev-list", "--max-parents=0", "HEAD", "--")
+	if err != nil {
+		return nil, err
+	}
+	var roots []Hash
+	for _, l := range strings.Fields(out) {
+		roots = append(roots, NewHash(l))
+	}
+	return roots, nil
+}

@@ -189,3 +189,43 @@ func TestCochangesOfAnotherProjectOverMCP(t *testing.T) {
 		t.Fatalf("cochanges here:\n%s", r.Content[0].Text)
 	}
 }
+
+// "From other projects" knows a project by its history: another clone of
+// this repository is this project, whatever its folder is called, and a
+// rule this project has already, or that several projects share, is not
+// repeated.
+func TestOtherProjectsAreKnownByTheirHistory(t *testing.T) {
+	env := projectsEnv(t)
+	clones, _ := testrepo.NewReposAndRemote(t, 2)
+	a, twin, b, c := clones[0], clones[1], testrepo.NewRepo(t), testrepo.NewRepo(t)
+	for _, dir := range []string{a, twin, b, c} {
+		okEnv(t, dir, env, "init")
+	}
+	const everywhere = "always run helm lint before a kubernetes deploy"
+	const shared = "pin helm chart versions in every kubernetes deploy"
+	okEnv(t, a, env, "save", "we deploy the api with helm charts to kubernetes", "--type", "decision")
+	for _, dir := range []string{a, b, c} {
+		okEnv(t, dir, env, "save", everywhere, "--type", "rule")
+	}
+	for _, dir := range []string{b, c} {
+		okEnv(t, dir, env, "save", shared, "--type", "rule")
+	}
+	okEnv(t, twin, env, "save", "helm values for kubernetes live in deploy/values.yaml", "--type", "rule")
+	okEnv(t, b, env, "save", "helm upgrades need --atomic: a failed kubernetes deploy otherwise leaves the release stuck", "--type", "insight", "--tier", "longterm")
+
+	md := okEnv(t, a, env, "hook", "session-start", "--format", "markdown")
+	i := strings.Index(md, "## From other projects")
+	if i < 0 {
+		t.Fatalf("no section from other projects:\n%s", md)
+	}
+	other := md[i:]
+	if !strings.Contains(other, "--atomic") {
+		t.Errorf("the section lacks b's insight:\n%s", other)
+	}
+	if strings.Contains(other, "deploy/values.yaml") {
+		t.Errorf("another clone of this repository is listed as another project:\n%s", other)
+	}
+	if strings.Contains(other, everywhere) || strings.Count(other, shared) != 1 {
+		t.Errorf("a rule this project has is repeated, or one two projects share is not said once:\n%s", other)
+	}
+}

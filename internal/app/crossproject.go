@@ -57,7 +57,12 @@ type profile struct {
 	vecs  [][]float32 // the newest entries' vectors
 	words string      // the newest entries' text, languages and dependencies
 	names []string    // languages and dependencies, matched as whole words
+	texts []string    // its rules and insights, spelled by sameText
 }
+
+// sameText is text spelled so that copies compare equal: case and spacing
+// do not count.
+func sameText(text string) string { return strings.ToLower(strings.Join(strings.Fields(text), " ")) }
 
 // otherProjects writes the "From other projects" section.
 func (w *contextWriter) otherProjects() {
@@ -88,6 +93,7 @@ func (s *core) fromOtherProjects(ctx context.Context) ([]crossItem, error) {
 	}
 	here := homePath(s.repo)
 	var me *profile
+	var keys []string
 	var out []crossItem
 	for _, p := range ps {
 		if p.Path == here {
@@ -101,6 +107,10 @@ func (s *core) fromOtherProjects(ctx context.Context) ([]crossItem, error) {
 			if me, err = s.profile(ctx); err != nil {
 				return nil, err
 			}
+			keys = s.projectKeys(ctx)
+		}
+		if sameProject(keys, o.projectKeys(ctx)) {
+			continue // another clone of this project
 		}
 		found, err := o.crossCandidates(ctx, me, info.Name)
 		if err != nil {
@@ -109,7 +119,21 @@ func (s *core) fromOtherProjects(ctx context.Context) ([]crossItem, error) {
 		out = append(out, found...)
 	}
 	slices.SortStableFunc(out, func(a, b crossItem) int { return cmp.Compare(b.score, a.score) })
-	return out[:min(len(out), crossProjectItems)], nil
+	// What this project holds already (the auto-distill rule every
+	// project has) and what several projects hold alike are said once, or
+	// not at all.
+	seen := map[string]bool{}
+	for _, t := range me.texts {
+		seen[t] = true
+	}
+	kept := out[:0]
+	for _, it := range out {
+		if t := sameText(it.Content); !seen[t] && len(kept) < crossProjectItems {
+			seen[t] = true
+			kept = append(kept, it)
+		}
+	}
+	return kept, nil
 }
 
 // profile reads this project's profile from its cache and working tree.
@@ -137,7 +161,11 @@ func (s *core) profile(ctx context.Context) (*profile, error) {
 			b.WriteString(r.Content + "\n")
 		}
 		p.words = b.String()
-		return nil
+		own, err := c.List(ctx, cache.Filter{Types: []notes.Type{notes.TypeRule, notes.TypeInsight}, IncludeArchived: true, Limit: 1000})
+		for _, r := range own {
+			p.texts = append(p.texts, sameText(r.Content))
+		}
+		return err
 	})
 	if err != nil {
 		return nil, err

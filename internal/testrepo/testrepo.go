@@ -86,12 +86,15 @@ func GitStdin(t testing.TB, dir, stdin string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// NewRepo creates a repository with one commit and returns its path.
+// NewRepo creates a repository with one commit, its history its own, and
+// returns its path.
 func NewRepo(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
 	Git(t, filepath.Dir(dir), "init", "-q", "-b", "main", dir)
-	if err := os.WriteFile(filepath.Join(dir, "README"), []byte("test\n"), 0o644); err != nil {
+	// Its own content: two repositories made in the same second would
+	// otherwise have one root commit, one history.
+	if err := os.WriteFile(filepath.Join(dir, "README"), []byte("test "+dir+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	Git(t, dir, "add", "README")
