@@ -211,6 +211,28 @@ func (c *Cache) PendingVectors(ctx context.Context, limit int) (pending []Pendin
 	return pending, reused, nil
 }
 
+// PendingIn are the entries f selects that wait for a vector, newest
+// first (at most f.Limit; 0: all), so that callers can embed what they
+// need before the rest of the backlog.
+func (c *Cache) PendingIn(ctx context.Context, f Filter) ([]PendingText, error) {
+	w, args := f.where()
+	rows, err := c.db.QueryContext(ctx, `SELECT e.rowid, e.content FROM entries e JOIN vec_pending p ON p.rowid = e.rowid WHERE `+w+` ORDER BY e.created DESC, e.id LIMIT ?`, append(args, f.limit())...)
+	if err != nil {
+		return nil, fmt.Errorf("cache: pending vectors: %w", err)
+	}
+	defer rows.Close()
+	var out []PendingText
+	for rows.Next() {
+		var p PendingText
+		if err := rows.Scan(&p.RowID, &p.Text); err != nil {
+			return nil, err
+		}
+		p.hash = textHash(p.Text)
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
 // HasPending reports whether any entry waits for a vector: one lookup,
 // for the hot path of every search.
 func (c *Cache) HasPending(ctx context.Context) (bool, error) {

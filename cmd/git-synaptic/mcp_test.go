@@ -807,3 +807,28 @@ func TestMCPSessionTotalsAgentsArchivedAndStatus(t *testing.T) {
 		}
 	}
 }
+
+// Issues saved with the CLI (which loads no model) form a recurring
+// pattern as MCP saves do: the next session start embeds the recent issues
+// that wait for a vector, lists the pattern and keeps its issues longterm,
+// even behind a backlog of entries that wait too.
+func TestPatternsFromCLISaves(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	var backlog []string
+	for i := range 300 {
+		backlog = append(backlog, fmt.Sprintf(`{"content":"build note %d: the linker took %d seconds","type":"reference"}`, i, i))
+	}
+	ok(t, dir, "import", writeJSONL(t, backlog...))
+	for _, text := range []string{"TestSync times out on CI under load", "TestSync timed out again on the CI runner", "TestSync times out on CI under heavy load"} {
+		ok(t, dir, "save", text, "--type", "issue")
+	}
+	md := run(t, dir, `{"session_id":"p1"}`, "hook", "session-start", "--format", "markdown").out
+	if !strings.Contains(md, "## Recurring issues") || !strings.Contains(md, "[Pattern: seen 3 times since") {
+		t.Fatalf("the session start lacks the CLI-saved pattern:\n%s", md)
+	}
+	for _, e := range listJSON(t, dir, "--type", "issue") {
+		if e.Tier != "longterm" {
+			t.Errorf("issue of a recurring pattern is %s, not longterm: %s", e.Tier, e.Content)
+		}
+	}
+}

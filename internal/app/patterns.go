@@ -61,14 +61,26 @@ func sharedTags(a, b []string) int {
 func (s *Memory) Patterns(ctx context.Context) ([]Group, error) { return s.patterns(ctx, true) }
 
 // patterns is Patterns; without load it reads the vectors at hand (see
-// vectorsAtHand).
+// vectorsAtHand), unless a recent issue waits for its vector: patterns are
+// found by meaning, and an issue saved without the model (by the CLI)
+// joins its pattern here, loading the model once. The issues of every
+// pattern found are made longterm (see keepPattern), whatever saved them.
 func (s *core) patterns(ctx context.Context, load bool) ([]Group, error) {
 	var out []Group
-	err := s.vectorsAtHand(ctx, load, func(c *cache.Cache) error {
-		var err error
-		out, err = s.patternsIn(ctx, c)
-		return err
-	})
+	find := func(load bool) error {
+		return s.vectorsAtHand(ctx, load, func(c *cache.Cache) error {
+			var err error
+			out, err = s.patternsIn(ctx, c)
+			return err
+		})
+	}
+	err := find(load || s.issuesWait(ctx))
+	if err != nil && !load {
+		err = find(false) // no model to load: the vectors at hand
+	}
+	for i := range out {
+		s.memory().keepPattern(ctx, &out[i])
+	}
 	return out, err
 }
 

@@ -41,8 +41,49 @@ func (s *core) withVectors(ctx context.Context, f func(c *cache.Cache, m Embedde
 		if _, err := s.embedPending(ctx, c, m, searchEmbedBudget(m.Backend()), nil); err != nil {
 			return err
 		}
+		if err := s.embedRecentIssues(ctx, c, m); err != nil {
+			return err
+		}
 		return f(c, m)
 	})
+}
+
+// recentIssues selects the issues recurring patterns are made of.
+func (s *core) recentIssues() cache.Filter {
+	return cache.Filter{Types: []notes.Type{notes.TypeIssue}, Since: s.now().Add(-intelligenceDays * 24 * time.Hour), Limit: 500}
+}
+
+// embedRecentIssues embeds the recent issues that wait for a vector, ahead
+// of the rest of the backlog (thousands of indexed commits, say):
+// patterns are found by meaning, whatever saved the issue.
+func (s *core) embedRecentIssues(ctx context.Context, c *cache.Cache, m Embedder) error {
+	pending, err := c.PendingIn(ctx, s.recentIssues())
+	if err != nil || len(pending) == 0 {
+		return err
+	}
+	texts := make([]string, len(pending))
+	for i, p := range pending {
+		texts[i] = p.Text
+	}
+	vecs, err := m.Embed(ctx, texts)
+	if err != nil {
+		return err
+	}
+	return c.StoreVectors(ctx, pending, vecs)
+}
+
+// issuesWait reports whether a recent issue waits for a vector: then
+// finding patterns is worth loading the model.
+func (s *core) issuesWait(ctx context.Context) bool {
+	wait := false
+	_ = s.withCache(ctx, func(c *cache.Cache) error {
+		f := s.recentIssues()
+		f.Limit = 1
+		p, err := c.PendingIn(ctx, f)
+		wait = err == nil && len(p) > 0
+		return nil
+	})
+	return wait
 }
 
 // vectorsAtHand runs f with the cache reading vectors: of the model, with

@@ -59,7 +59,6 @@ func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, semantic bool)
 		for i, g := range groups {
 			if slices.ContainsFunc(g.Entries, func(x Entry) bool { return x.ID == e.ID }) {
 				saved.Pattern = &groups[i]
-				s.keepPattern(ctx, saved.Pattern)
 				saved.Entry.Tier = notes.TierLongterm
 			}
 		}
@@ -72,8 +71,8 @@ func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, semantic bool)
 // The tier is authored, so teammates keep them too; a failure only warns.
 func (s *Memory) keepPattern(ctx context.Context, g *Group) {
 	for i, x := range g.Entries {
-		if x.Tier == notes.TierLongterm {
-			continue
+		if x.Tier == notes.TierLongterm || SubscriptionOf(x.Source) != "" {
+			continue // a subscription's memory is read-only here
 		}
 		if _, err := s.SetTier(ctx, x.ID, notes.TierLongterm); err != nil {
 			s.warnf("could not make the recurring issue %s longterm: %v", ShortID(x.ID), err)
