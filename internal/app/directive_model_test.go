@@ -15,7 +15,7 @@ func TestDirectivesByMeaning(t *testing.T) {
 	s := openTest(t, Options{})
 	meant, _ := s.Memory().Save(ctx, SaveRequest{Content: "it is wrong, please do it differently"})
 	plain, _ := s.Memory().Save(ctx, SaveRequest{Content: "the test does it differently on CI"})
-	if isDirective(meant.Content) {
+	if isDirective(meant.Content, meant.Type) {
 		t.Fatal("the words alone catch it: the test proves nothing")
 	}
 	pending, err := s.Agent().PendingRules(ctx)

@@ -1,6 +1,10 @@
 package app
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/git-synaptic/git-synaptic/notes"
+)
 
 // Directives are found by their words (the model-free path): the seed's
 // own templates, 20 phrasings of standing instructions, and 20 sentences
@@ -59,12 +63,12 @@ func TestDirectives(t *testing.T) {
 		"Should we use gRPC or plain HTTP for the internal API?",
 	}
 	for _, d := range directives {
-		if !isDirective(d) {
+		if !isDirective(d, notes.TypeInsight) {
 			t.Errorf("missed directive: %q", d)
 		}
 	}
 	for _, p := range plain {
-		if isDirective(p) {
+		if isDirective(p, notes.TypeInsight) {
 			t.Errorf("not a directive, but taken for one: %q", p)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+	"github.com/git-synaptic/git-synaptic/notes"
 )
 
 // A Session lends each request the same Service, one request at a time,
@@ -42,7 +43,7 @@ func TestSessionRequestsAreAlikeAndAlone(t *testing.T) {
 		for k := 1; k < len(words) && meant == ""; k++ {
 			part := strings.Join(words[k:], " ")
 			v, _ := wordEmbedder{}.Embed(ctx, []string{tpl, part})
-			if !isDirective(part) && embed.Cosine(v[0], v[1]) >= directiveCosine {
+			if !isDirective(part, notes.TypeInsight) && embed.Cosine(v[0], v[1]) >= directiveCosine {
 				meant = part
 			}
 		}

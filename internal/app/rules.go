@@ -3,11 +3,9 @@ package app
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
@@ -140,38 +138,11 @@ func (s *Agent) DeleteRules(ctx context.Context, which string) ([]string, error)
 	return ids, nil
 }
 
-// Directive phrasings: a user telling the agent how to work from now on.
-// startRE matches imperatives at the start of a sentence ("Never push to
-// main", "Don't use mocks", "Make sure ..."); anywhereRE matches phrases
-// that mark a standing instruction wherever they stand ("from now on",
-// "I prefer", "you should", "that's wrong").
-var (
-	startRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)(^|[.!?;:]\s+|\n\s*)(please\s+)?(always|never\b(\s+mind)?|stop|avoid|make sure|be sure|remember (to|that)|prefer|use|keep|do not|don'?t(\s+(know|think|understand|see|get|have))?|no,\s)\b`)
-	})
-	anywhereRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)\b(from now on|going forward|in (the )?future|next time|(i|we)( would|'?d)? (prefer|rather)|you should(n'?t| not)?|keep in mind|please remember|that'?s (wrong|not right|incorrect|not what i)|do this instead|instead, use)\b`)
-	})
-)
-
-// isDirective reports whether text is phrased as a standing directive.
-func isDirective(text string) bool {
-	if anywhereRE().MatchString(text) {
-		return true
-	}
-	for _, m := range startRE().FindAllStringSubmatch(text, -1) {
-		if m[4] == "" && m[6] == "" { // "Never mind", "Don't know": not instructions
-			return true
-		}
-	}
-	return false
-}
-
 // IsCorrection reports whether an entry reads as a correction: tagged so,
 // or phrased as a standing directive.
 func IsCorrection(r Entry) bool {
 	tagged := slices.Contains(r.Tags, TagCorrection) && r.Type != notes.TypeRule
-	return tagged || (slices.Contains(correctionTypes, r.Type) && isDirective(r.Content))
+	return tagged || (slices.Contains(correctionTypes, r.Type) && isDirective(r.Content, r.Type))
 }
 
 // PendingRule is a correction not yet accepted as a rule or dismissed,
