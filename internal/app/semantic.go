@@ -94,6 +94,19 @@ func (s *Recall) VectorStatus(ctx context.Context) (ModelStatus, error) {
 	return st, err
 }
 
+// embedStore embeds the pending texts and stores their vectors.
+func embedStore(ctx context.Context, c *cache.Cache, m Embedder, pending []cache.PendingText) error {
+	texts := make([]string, len(pending))
+	for i, p := range pending {
+		texts[i] = p.Text
+	}
+	vecs, err := m.Embed(ctx, texts)
+	if err != nil {
+		return err
+	}
+	return c.StoreVectors(ctx, pending, vecs)
+}
+
 // embedPending embeds up to budget entries that have no vector (all when
 // budget < 0) and returns how many are left.
 func (s *core) embedPending(ctx context.Context, c *cache.Cache, m Embedder, budget int, progress func(done, total int)) (left int, err error) {
@@ -122,15 +135,7 @@ func (s *core) embedPending(ctx context.Context, c *cache.Cache, m Embedder, bud
 		if len(pending) == 0 {
 			break
 		}
-		texts := make([]string, len(pending))
-		for i, p := range pending {
-			texts[i] = p.Text
-		}
-		vecs, err := m.Embed(ctx, texts)
-		if err != nil {
-			return 0, err
-		}
-		if err := c.StoreVectors(ctx, pending, vecs); err != nil {
+		if err := embedStore(ctx, c, m, pending); err != nil {
 			return 0, err
 		}
 		done += len(pending)

@@ -61,15 +61,7 @@ func (s *core) embedRecentIssues(ctx context.Context, c *cache.Cache, m Embedder
 	if err != nil || len(pending) == 0 {
 		return err
 	}
-	texts := make([]string, len(pending))
-	for i, p := range pending {
-		texts[i] = p.Text
-	}
-	vecs, err := m.Embed(ctx, texts)
-	if err != nil {
-		return err
-	}
-	return c.StoreVectors(ctx, pending, vecs)
+	return embedStore(ctx, c, m, pending)
 }
 
 // issuesWait reports whether a recent issue waits for a vector: then
