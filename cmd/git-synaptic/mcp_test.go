@@ -840,3 +840,18 @@ func TestPatternsFromCLISaves(t *testing.T) {
 		}
 	}
 }
+
+// A digest keeps a long first sentence whole: from its fourth showing in
+// a session, an item is its first sentence, not a cut in its middle.
+func TestPromptDigestKeepsTheFirstSentenceWhole(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	first := "The export job writes one file per tenant into the bucket named in EXPORT_BUCKET, compresses each with zstd at level 19, and signs the manifest with the key that the deploy pipeline rotates every ninety days."
+	ok(t, dir, "save", first+" Restores read the manifest first and refuse unsigned ones.", "--type", "insight")
+	var out string
+	for range 4 {
+		out = run(t, dir, `{"session_id":"digest-1","prompt":"continue"}`, "hook", "prompt", "--format", "markdown").out
+	}
+	if len(first) <= 200 || !strings.Contains(out, first+" …") || strings.Contains(out, "refuse unsigned") {
+		t.Fatalf("the fourth showing is not the whole first sentence (%d characters):\n%s", len(first), out)
+	}
+}
