@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -488,4 +489,39 @@ func (c *Cache) Stamp(ctx context.Context) (string, error) {
 	var s string
 	err := c.db.QueryRowContext(ctx, `SELECT coalesce((SELECT value FROM meta WHERE key='entries_gen'), '') || '/' || coalesce((SELECT value FROM meta WHERE key='vec_gen'), '') || '/' || coalesce((SELECT value FROM meta WHERE key='vec_model'), '')`).Scan(&s)
 	return s, err
+}
+
+// TextVectors are the stored vectors of texts by the model in use, in
+// order; nil where none is stored.
+func (c *Cache) TextVectors(ctx context.Context, texts []string) ([][]float32, error) {
+	if c.vecModel == "" {
+		return nil, fmt.Errorf("cache: no embedding model selected")
+	}
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		var blob []byte
+		err := c.db.QueryRowContext(ctx, `SELECT vec FROM vs.vectors WHERE model=? AND hash=?`, c.vecModel, textHash(t)).Scan(&blob)
+		switch {
+		case err == nil:
+			out[i] = decodeVec(blob)
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, fmt.Errorf("cache: text vectors: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// SaveTextVectors stores the vectors of texts that are no entry's (a
+// detector's templates), by the model in use, so that a process without
+// the model reads them (TextVectors).
+func (c *Cache) SaveTextVectors(ctx context.Context, texts []string, vecs [][]float32) error {
+	if c.vecModel == "" || len(texts) != len(vecs) {
+		return fmt.Errorf("cache: %d vectors for %d texts (model %q)", len(vecs), len(texts), c.vecModel)
+	}
+	for i, t := range texts {
+		if _, err := c.db.ExecContext(ctx, `INSERT OR REPLACE INTO vs.vectors(model, hash, vec) VALUES(?, ?, ?)`, c.vecModel, textHash(t), encodeVec(vecs[i])); err != nil {
+			return fmt.Errorf("cache: save text vectors: %w", err)
+		}
+	}
+	return nil
 }

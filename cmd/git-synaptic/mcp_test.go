@@ -855,3 +855,19 @@ func TestPromptDigestKeepsTheFirstSentenceWhole(t *testing.T) {
 		t.Fatalf("the fourth showing is not the whole first sentence (%d characters):\n%s", len(first), out)
 	}
 }
+
+// A correction found by its meaning alone is a pending rule at the
+// session start too, once the model has embedded it (here, rules pending
+// did): the hook reads the stored vectors of the entry and the templates.
+func TestSessionStartShowsCorrectionsFoundByMeaning(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	const meant = "it is wrong, please do it differently"
+	ok(t, dir, "save", meant, "--type", "insight")
+	if out := ok(t, dir, "rules", "pending"); !strings.Contains(out, meant) {
+		t.Fatalf("rules pending lacks the correction found by meaning:\n%s", out)
+	}
+	md := run(t, dir, `{"session_id":"m1"}`, "hook", "session-start", "--format", "markdown").out
+	if !strings.Contains(md, "## Pending rules") || !strings.Contains(md, meant) {
+		t.Fatalf("the session start lacks the correction rules pending lists:\n%s", md)
+	}
+}

@@ -166,29 +166,44 @@ var directiveTemplates = []string{
 // close paraphrases of a template only; the words catch the rest.
 const directiveCosine = 0.75
 
-// directivesByMeaning finds, where the model is loaded, the recent
-// entries that read like a directive template. Without a model it finds
-// none: the words stand alone.
-func (s *core) directivesByMeaning(ctx context.Context) []Entry {
+// directivesByMeaning finds the recent entries that read like a directive
+// template, from the vectors of the entries and of the templates: with
+// load, the model's (embedding what waits); without, those the cache
+// stores, so that a session start finds what rules pending finds. With
+// none stored, it finds none: the words stand alone.
+func (s *core) directivesByMeaning(ctx context.Context, load bool) []Entry {
 	var out []Entry
-	_ = s.withVectors(ctx, func(c *cache.Cache, m Embedder) error {
+	find := func(c *cache.Cache, tvecs [][]float32) error {
 		rows, vecs, err := c.VectorRows(ctx, cache.Filter{Types: correctionTypes, Limit: 500})
-		if err != nil || len(rows) == 0 {
-			return err
-		}
-		tvecs, err := m.Embed(ctx, directiveTemplates)
-		if err != nil {
-			return err
-		}
 		for i, r := range rows {
 			for _, t := range tvecs {
-				if embed.Cosine(vecs[i], t) >= directiveCosine {
+				if t != nil && embed.Cosine(vecs[i], t) >= directiveCosine {
 					out = append(out, entryOf(r))
 					break
 				}
 			}
 		}
-		return nil
+		return err
+	}
+	if load {
+		_ = s.withVectors(ctx, func(c *cache.Cache, m Embedder) error {
+			tvecs, err := c.TextVectors(ctx, directiveTemplates) // withVectors stored them
+			if err != nil {
+				return err
+			}
+			return find(c, tvecs)
+		})
+		return out
+	}
+	_ = s.withCache(ctx, func(c *cache.Cache) error {
+		if ok, err := c.UseStoredModel(ctx); !ok || err != nil {
+			return err
+		}
+		tvecs, err := c.TextVectors(ctx, directiveTemplates)
+		if err != nil {
+			return err
+		}
+		return find(c, tvecs)
 	})
 	return out
 }
@@ -206,8 +221,9 @@ func (s *Agent) PendingRules(ctx context.Context) ([]PendingRule, error) {
 }
 
 // pendingRules is PendingRules; without load, and where no model is
-// loaded yet, it reads stored vectors only: no directive is found by
-// meaning, and conflicts are found for the corrections that have a vector.
+// loaded yet, it reads stored vectors only: directives are found by
+// meaning among the entries with a vector, and conflicts for the
+// corrections that have one.
 // Loading the model costs a session start about 300 ms.
 func (s *core) pendingRules(ctx context.Context, load bool) ([]PendingRule, error) {
 	load = load || s.emb != nil
@@ -233,9 +249,7 @@ func (s *core) pendingRules(ctx context.Context, load bool) ([]PendingRule, erro
 		return nil, err
 	}
 	add(recent, false)
-	if load {
-		add(s.directivesByMeaning(ctx), true)
-	}
+	add(s.directivesByMeaning(ctx, load), true)
 	if cands, err = s.withoutRule(ctx, cands); err != nil {
 		return nil, err
 	}

@@ -44,8 +44,25 @@ func (s *core) withVectors(ctx context.Context, f func(c *cache.Cache, m Embedde
 		if err := s.embedRecentIssues(ctx, c, m); err != nil {
 			return err
 		}
+		if err := s.storeTemplates(ctx, c, m); err != nil {
+			return err
+		}
 		return f(c, m)
 	})
+}
+
+// storeTemplates stores the directive templates' vectors once per model,
+// for the processes that find directives by meaning without it.
+func (s *core) storeTemplates(ctx context.Context, c *cache.Cache, m Embedder) error {
+	have, err := c.TextVectors(ctx, directiveTemplates[:1])
+	if err != nil || have[0] != nil {
+		return err
+	}
+	tvecs, err := m.Embed(ctx, directiveTemplates)
+	if err != nil {
+		return err
+	}
+	return c.SaveTextVectors(ctx, directiveTemplates, tvecs)
 }
 
 // recentIssues selects the issues recurring patterns are made of.
