@@ -35,8 +35,16 @@ func start(t *testing.T, idle time.Duration, handler Handler) (string, chan erro
 			t.Error("the server did not stop")
 		}
 	})
-	waitFor(t, func() bool { _, err := os.Stat(path); return err == nil })
+	listening(t, path)
 	return path, done
+}
+
+// listening waits for a server to listen on path. The socket file appears
+// at bind, before listen and its chmod: the server listens once the file
+// is private.
+func listening(t *testing.T, path string) {
+	t.Helper()
+	waitFor(t, func() bool { fi, err := os.Stat(path); return err == nil && fi.Mode().Perm() == 0o600 })
 }
 
 func waitFor(t *testing.T, ok func() bool) {
@@ -256,7 +264,7 @@ func TestBackgroundRunsBetweenRequests(t *testing.T) {
 		}}
 	go func() { done <- srv.Serve(ctx) }()
 	defer func() { cancel(); <-done }()
-	waitFor(t, func() bool { _, err := os.Stat(path); return err == nil })
+	listening(t, path)
 	count := func() int { mu.Lock(); defer mu.Unlock(); return pieces }
 	time.Sleep(50 * time.Millisecond)
 	if n := count(); n != 0 {
