@@ -75,11 +75,16 @@ type captureLine struct {
 
 // CapturePrompt records the agent's prompt as the start of an exchange.
 func (s *Agent) CapturePrompt(ctx context.Context, sessionID, prompt string) error {
-	prompt = strings.TrimSpace(prompt)
-	if prompt == "" {
+	if strings.TrimSpace(prompt) == "" {
 		return nil
 	}
-	return s.appendCapture(ctx, sessionID, captureLine{Prompt: s.scrub(clipText(prompt, maxCaptureText))})
+	return s.appendCapture(ctx, sessionID, captureLine{Prompt: s.capturedPrompt(prompt)})
+}
+
+// capturedPrompt is a prompt as a capture buffer holds it: trimmed,
+// clipped and scrubbed.
+func (s *core) capturedPrompt(prompt string) string {
+	return s.scrub(clipText(strings.TrimSpace(prompt), maxCaptureText))
 }
 
 // CaptureTool records one tool call of the current exchange.

@@ -68,9 +68,7 @@ func (s *Agent) sessionContext(ctx context.Context, budget int) (string, []Entry
 	if len(lines) > 0 {
 		w.b.raw("\n## Files you are working on: " + strings.Join(files, ", ") + "\n")
 		for _, l := range lines {
-			if w.b.item(l.text) && l.entry != nil {
-				w.shown = append(w.shown, *l.entry)
-			}
+			w.entryItem(l.text, l.entry)
 		}
 	}
 	w.otherProjects()
@@ -135,10 +133,11 @@ type line struct {
 	entry *Entry
 }
 
-// entryItem writes r as an item, noting it as shown when it fits.
-func (w *contextWriter) entryItem(text string, r Entry) {
-	if w.b.item(text) {
-		w.shown = append(w.shown, r)
+// entryItem writes text as an item, noting r (nil: none) as shown when
+// it fits.
+func (w *contextWriter) entryItem(text string, r *Entry) {
+	if w.b.item(text) && r != nil {
+		w.shown = append(w.shown, *r)
 	}
 }
 
@@ -172,7 +171,7 @@ func (w *contextWriter) section(title string, rows []Entry) {
 	}
 	w.b.raw("\n## " + title + "\n")
 	for _, r := range rows {
-		w.entryItem(w.item(r), r)
+		w.entryItem(w.item(r), &r)
 	}
 }
 
@@ -214,7 +213,7 @@ func (w *contextWriter) rules() {
 		for _, c := range p.Conflicts {
 			line += fmt.Sprintf("\n  - CONFLICT with rule %s (similarity %.2f): %s", ShortID(c.ID), c.Similarity, FirstLine(c.Content, 100))
 		}
-		w.entryItem(line, p.Entry)
+		w.entryItem(line, &p.Entry)
 	}
 }
 
@@ -311,20 +310,10 @@ func (w *contextWriter) predictive() ([]string, []line) {
 // namesFile reports whether text names the file at path p: its path or
 // its file name, as a whole name (not inside a longer one).
 func namesFile(text, p string) bool {
-	for _, name := range []string{p, path.Base(p)} {
-		for i := 0; ; {
-			j := strings.Index(text[i:], name)
-			if j < 0 {
-				break
-			}
-			start, end := i+j, i+j+len(name)
-			if (start == 0 || !nameByte(text[start-1])) && (end == len(text) || !nameByte(text[end]) || text[end] == '.' && (end+1 == len(text) || !nameByte(text[end+1]))) {
-				return true
-			}
-			i = start + 1
-		}
+	whole := func(start, end int) bool {
+		return (start == 0 || !nameByte(text[start-1])) && (end == len(text) || !nameByte(text[end]) || text[end] == '.' && (end+1 == len(text) || !nameByte(text[end+1])))
 	}
-	return false
+	return occurs(text, p, whole) || occurs(text, path.Base(p), whole)
 }
 
 // nameByte reports whether b may be part of a file name next to one (a

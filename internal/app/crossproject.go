@@ -249,19 +249,26 @@ func mentions(text string, names []string) bool {
 		if !isLanguage[n] {
 			t, m = strings.ToLower(text), strings.ToLower(n)
 		}
-		for i := 0; ; {
-			j := strings.Index(t[i:], m)
-			if j < 0 {
-				break
-			}
-			j += i
-			if wordEdge(t, j-1) && wordEdge(t, j+len(m)) {
-				return true
-			}
-			i = j + 1
+		if occurs(t, m, func(start, end int) bool { return wordEdge(t, start-1) && wordEdge(t, end) }) {
+			return true
 		}
 	}
 	return false
+}
+
+// occurs reports whether m occurs in text at a place whole accepts
+// (text[start:end] is the occurrence).
+func occurs(text, m string, whole func(start, end int) bool) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], m)
+		if j < 0 {
+			return false
+		}
+		if whole(i+j, i+j+len(m)) {
+			return true
+		}
+		i += j + 1
+	}
 }
 
 func wordEdge(s string, i int) bool {

@@ -36,21 +36,21 @@ var (
 )
 
 // constraints are the imperatives that constrain how to work, whatever the
-// entry's type; strong marks those that need no verb after them.
+// entry's type ("only" too, when a verb follows it).
 var constraints = map[string]bool{"never": true, "always": true, "don't": true, "dont": true, "do not": true, "avoid": true, "stop": true, "quit": true,
-	"make sure": true, "be sure": true, "remember to": true, "remember that": true, "no more": true, "only": false, "prefer": true}
+	"make sure": true, "be sure": true, "remember to": true, "remember that": true, "no more": true, "prefer": true}
 
 // imperatives are verbs that start an instruction in the imperative. A
 // decision or a reference starting so is the decision or the how-to
 // itself; only an insight's or a correction's is taken for an instruction.
 var imperatives = func() map[string]bool {
 	m := map[string]bool{}
-	for _, v := range strings.Fields(`use keep run write put add ask check commit push pull link call wait try test update remove delete
+	for _, v := range strings.Fields(`use run write put add ask check commit push pull link call wait try test update remove delete
 		rename move create open close read tell include follow split name mark tag document log return wrap prefix start
 		leave bump pin squash rebase merge format lint measure fix handle validate store save send set pass give show print
 		let install configure import export declare define prefer mention explain describe comment reply answer cite copy
 		keep drop replace refactor reuse extend limit cap retry guard lock sort group order stage clean review verify confirm
-		build deploy release tag sign mock stub skip be do go get think look see note double-check`) {
+		build deploy release sign mock stub skip be do go get think look see note double-check`) {
 		m[v] = true
 	}
 	return m
@@ -157,7 +157,7 @@ func sentenceDirective(s string, typ notes.Type) bool {
 	switch {
 	case (lead == "always" || lead == "never") && describes(words[1]):
 		return false
-	case constraints[lead] && lead != "only":
+	case constraints[lead]:
 		return true
 	case lead == "only":
 		return imperatives[words[1]]

@@ -119,8 +119,9 @@ func (s *Agent) withRecentPrompts(ctx context.Context, sessionID, prompt string)
 	var before []string // newest first
 	if path, ok := s.captureFile(sessionID); ok {
 		lines, _ := readCapture(path)
+		current := s.capturedPrompt(prompt) // the hook captured it already
 		for i := len(lines) - 1; i >= 0 && len(before) < 2; i-- {
-			if p := lines[i].Prompt; p != "" && p != s.scrub(clipText(strings.TrimSpace(prompt), maxCaptureText)) {
+			if p := lines[i].Prompt; p != "" && p != current {
 				before = append(before, p)
 			}
 		}

@@ -65,16 +65,17 @@ func (s *core) storeTemplates(ctx context.Context, c *cache.Cache, m Embedder) e
 	return c.SaveTextVectors(ctx, directiveTemplates, tvecs)
 }
 
-// recentIssues selects the issues recurring patterns are made of.
-func (s *core) recentIssues() cache.Filter {
-	return cache.Filter{Types: []notes.Type{notes.TypeIssue}, Since: s.now().Add(-intelligenceDays * 24 * time.Hour), Limit: 500}
+// recentOf selects the entries of types that patterns and consolidation
+// look back on (intelligenceDays, the newest 500).
+func (s *core) recentOf(types ...notes.Type) cache.Filter {
+	return cache.Filter{Types: types, Since: s.now().Add(-intelligenceDays * 24 * time.Hour), Limit: 500}
 }
 
 // embedRecentIssues embeds the recent issues that wait for a vector, ahead
 // of the rest of the backlog (thousands of indexed commits, say):
 // patterns are found by meaning, whatever saved the issue.
 func (s *core) embedRecentIssues(ctx context.Context, c *cache.Cache, m Embedder) error {
-	pending, err := c.PendingIn(ctx, s.recentIssues())
+	pending, err := c.PendingIn(ctx, s.recentOf(notes.TypeIssue))
 	if err != nil || len(pending) == 0 {
 		return err
 	}
@@ -86,7 +87,7 @@ func (s *core) embedRecentIssues(ctx context.Context, c *cache.Cache, m Embedder
 func (s *core) issuesWait(ctx context.Context) bool {
 	wait := false
 	_ = s.withCache(ctx, func(c *cache.Cache) error {
-		f := s.recentIssues()
+		f := s.recentOf(notes.TypeIssue)
 		f.Limit = 1
 		p, err := c.PendingIn(ctx, f)
 		wait = err == nil && len(p) > 0
@@ -200,7 +201,7 @@ func jaccard(a, b map[string]bool) float64 {
 // with their vectors. A long-lived process keeps the answer until entries
 // or vectors change (and for at most a minute, as the window moves).
 func (s *core) recentVectors(ctx context.Context, c *cache.Cache, types ...notes.Type) (*recentSet, error) {
-	f := cache.Filter{Types: types, Since: s.now().Add(-intelligenceDays * 24 * time.Hour), Limit: 500}
+	f := s.recentOf(types...)
 	if !s.longLived {
 		rows, vecs, err := c.VectorRows(ctx, f)
 		return &recentSet{rows: entriesOf(rows), vecs: vecs, labels: map[string]string{}}, err
