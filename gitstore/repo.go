@@ -238,13 +238,24 @@ func (r *Repo) Ident(ctx context.Context) (string, error) {
 	}
 	out, err := r.run(ctx, nil, nil, "var", "GIT_AUTHOR_IDENT")
 	if err != nil {
-		return "", fmt.Errorf("no git identity: set user.name and user.email (%w)", err)
+		return "", fmt.Errorf("no git identity: git cannot tell who is saving (%s); set it the way git asks:\n  git config --global user.name \"Your Name\"\n  git config --global user.email you@example.com", gitFatal(err))
 	}
 	s := strings.TrimSpace(out)
 	if i := strings.LastIndex(s, ">"); i >= 0 {
 		s = s[:i+1]
 	}
 	return s, nil
+}
+
+// gitFatal is the "fatal:" line of a git error, or the whole error.
+func gitFatal(err error) string {
+	msg := err.Error()
+	for _, line := range strings.Split(msg, "\n") {
+		if f, ok := strings.CutPrefix(strings.TrimSpace(line), "fatal: "); ok {
+			return f
+		}
+	}
+	return msg
 }
 
 // RemoteURL is the first URL of a remote, or "" when it has none.

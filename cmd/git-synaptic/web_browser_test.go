@@ -18,15 +18,16 @@ import (
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
 
-// browserPath is Debian's chromium (make test installs it; CI fails on
-// the skip when it is missing).
+// browserPath is Debian's headless Chromium (make test installs
+// chromium-headless-shell; CI fails on the skip when none is found). A
+// full chromium already installed serves as well.
 func browserPath(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+	for _, name := range []string{"chromium-headless-shell", "chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
 	}
-	t.Skip("no chromium: 'make browser' (run by make test) installs Debian's chromium")
+	t.Skip("no chromium: 'make browser' (run by make test) installs Debian's chromium-headless-shell")
 	return ""
 }
 

@@ -24,8 +24,11 @@ func InstallModel(name, from, python string, progress func(done, total int64)) (
 	return embed.InstallNamed(name, progress, python)
 }
 
-// InstallORT installs ONNX Runtime's library and returns its path.
-func InstallORT(progress func(done, total int64)) (string, error) { return embed.InstallORT(progress) }
+// InstallORT installs ONNX Runtime's library and returns its path, and the
+// per-user copy it reused ("" when it downloaded the library).
+func InstallORT(progress func(done, total int64)) (lib, copiedFrom string, err error) {
+	return embed.InstallORT(progress)
+}
 
 // InstalledModels lists the models installed on this machine.
 func InstalledModels() ([]InstalledModel, error) { return embed.List() }

@@ -76,19 +76,31 @@ func runModelInstall(e *env, o *modelInstallOptions) error {
 	if _, known := app.ModelCatalogue()[name]; !known && o.from == "" {
 		return usagef("unknown model %q: known models are use-lite; install others with --from", name)
 	}
+	if o.from == "" {
+		fmt.Fprintf(e.io.Err, "model: installing %s (downloading its weights and converting them to ONNX with %s takes about a minute)\n", name, o.python)
+	}
 	m, err := app.InstallModel(name, o.from, o.python, byteProgress(e, "downloading "+name+" (MiB)"))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.io.Out, "installed %s (%d dimensions) in %s\n", m.ID(), m.Dim, m.Dir)
+	fmt.Fprintf(e.io.Out, "installed %s (%d dimensions) in %s%s\n", m.ID(), m.Dim, m.Dir, copiedNote(m.CopiedFrom))
 	if o.withORT {
-		lib, err := app.InstallORT(byteProgress(e, "downloading ONNX Runtime (MiB)"))
+		lib, from, err := app.InstallORT(byteProgress(e, "downloading ONNX Runtime (MiB)"))
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.io.Out, "installed ONNX Runtime %s\n", lib)
+		fmt.Fprintf(e.io.Out, "installed ONNX Runtime %s%s\n", lib, copiedNote(from))
 	}
 	return nil
+}
+
+// copiedNote says where an install was copied from, when it reused this
+// user's install instead of downloading.
+func copiedNote(from string) string {
+	if from == "" {
+		return ""
+	}
+	return " (copied from " + from + ": same download, checksum matches)"
 }
 
 type modelListOptions struct {
