@@ -82,11 +82,13 @@ browser:
 # end-to-end test (the e2e tests build the real binary and drive it against
 # temp repos).
 test: fmt-check tidy-check vet lint model browser
+	@echo "test: every unit and end-to-end test; go prints each package as it finishes (about 10 minutes on 2 cores)"
 	$(GO) test -tags=$(TESTTAGS) -count=1 -timeout 30m $(TESTFLAGS) ./...
 
 # staticcheck, pinned, from the Go module proxy (checks in staticcheck.conf).
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint: $(SQLITE_H)
+	@echo "lint: staticcheck (its first run downloads and builds it: 1-2 minutes)"
 	$(GO) run $(STATICCHECK) -tags=$(TESTTAGS) ./...
 
 # go.mod and go.sum say exactly what the code needs.
@@ -94,6 +96,7 @@ tidy-check:
 	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 
 vet: $(SQLITE_H)
+	@echo "vet: go vet (the first run compiles SQLite: 1-3 minutes)"
 	$(GO) vet -tags=$(TESTTAGS) ./...
 
 $(SQLITE_H): go.mod

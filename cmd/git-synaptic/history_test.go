@@ -160,7 +160,7 @@ func TestIndexCochangesAndSuggest(t *testing.T) {
 		sweep = append(sweep, fmt.Sprintf("vendor/v%d.go", i))
 	}
 	commitFiles(t, dir, "vendor everything", sweep...)
-	if text := ok(t, dir, "cochanges", "vendor/v3.go"); !strings.Contains(text, "changed only in 1 commits of more than 20 files") {
+	if text := ok(t, dir, "cochanges", "vendor/v3.go"); !strings.Contains(text, "changed only in 1 commit of more than 20 files") {
 		t.Errorf("cochanges of a file only a sweeping commit touched:\n%s", text)
 	}
 	if text := ok(t, dir, "cochanges", "no/such.go"); !strings.Contains(text, "no indexed commit touches it") {
@@ -292,5 +292,61 @@ func TestPredictiveContextNeedsSupport(t *testing.T) {
 	}
 	if strings.Contains(md, "c.go") {
 		t.Fatalf("a pair seen once was called usual:\n%s", md)
+	}
+}
+
+// From a subdirectory, cochanges and suggest --files take paths as git
+// does (relative to the current directory, or from the top with :/) and
+// also from the top as before; a path outside the repository is refused.
+// The text table shows the score that orders it and says what it means.
+func TestCochangesTakePathsAsGitDoesAndShowTheirOrder(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	for range 3 {
+		commitFiles(t, dir, "compat step", "compat/strlcpy.c", "compat/strlcat.c")
+	}
+	commitFiles(t, dir, "with the top", "compat/strlcpy.c", "tty.c")
+	sub := filepath.Join(dir, "compat")
+	cochanges := func(dir, file string) (string, int) {
+		var cc struct {
+			File      string       `json:"file"`
+			Cochanges []suggestion `json:"cochanges"`
+		}
+		out := ok(t, dir, "cochanges", file, "--json")
+		if err := json.Unmarshal([]byte(out), &cc); err != nil {
+			t.Fatalf("cochanges %s: %v\n%s", file, err, out)
+		}
+		if len(cc.Cochanges) == 0 {
+			return cc.File, 0
+		}
+		return cc.File, cc.Cochanges[0].Count
+	}
+	for _, c := range []struct{ dir, file string }{
+		{sub, "strlcpy.c"}, {sub, "./strlcpy.c"}, {sub, "compat/strlcpy.c"}, {sub, ":/compat/strlcpy.c"},
+		{sub, filepath.Join(sub, "strlcpy.c")}, {dir, "compat/strlcpy.c"},
+	} {
+		if file, count := cochanges(c.dir, c.file); file != "compat/strlcpy.c" || count != 3 {
+			t.Errorf("cochanges %s in %s: file %q, top partner shares %d commits; want compat/strlcpy.c and 3", c.file, c.dir, file, count)
+		}
+	}
+	var sg struct {
+		Changed []string `json:"changed"`
+	}
+	json.Unmarshal([]byte(ok(t, sub, "suggest", "--files", "strlcat.c,../tty.c", "--json")), &sg)
+	if strings.Join(sg.Changed, ",") != "compat/strlcat.c,tty.c" {
+		t.Errorf("suggest --files from compat/ took %v", sg.Changed)
+	}
+	for _, outside := range []string{"../../etc/passwd", "/etc/passwd"} {
+		if r := run(t, sub, "", "cochanges", outside); r.code != 2 || !strings.Contains(r.err, "outside the repository") {
+			t.Errorf("cochanges %s: exit %d, %q", outside, r.code, r.err)
+		}
+	}
+	text := ok(t, sub, "cochanges", "strlcpy.c")
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	if !strings.HasPrefix(lines[0], "compat/strlcpy.c changed in 4 commits") || !strings.HasPrefix(lines[1], "SCORE") ||
+		!strings.Contains(lines[2], "compat/strlcat.c") || !strings.HasPrefix(lines[len(lines)-1], "ordered by SCORE:") {
+		t.Errorf("cochanges text:\n%s", text)
+	}
+	if score := strings.Fields(lines[2])[0]; strings.Trim(score, "0123456789.") != "" {
+		t.Errorf("the first row's score is %q:\n%s", score, text)
 	}
 }

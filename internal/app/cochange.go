@@ -234,7 +234,11 @@ func (s *Code) NoCochanges(ctx context.Context, file string) (string, error) {
 	if swept == 0 {
 		return file + ": no indexed commit touches it (is the path relative to the repository root?)", nil
 	}
-	return fmt.Sprintf("%s changed only in %d commits of more than %d files, which are ignored for pairs (sweeping changes couple everything)", file, swept, cochange.DefaultMaxFiles), nil
+	commits := "commits"
+	if swept == 1 {
+		commits = "commit"
+	}
+	return fmt.Sprintf("%s changed only in %d %s of more than %d files, which are ignored for pairs (sweeping changes couple everything)", file, swept, commits, cochange.DefaultMaxFiles), nil
 }
 
 // SuggestRequest asks what else usually changes with some files.

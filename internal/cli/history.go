@@ -112,15 +112,26 @@ func runIndex(e *env, o *indexOptions) error {
 	})
 }
 
-func printSuggestions(w io.Writer, list []cochange.Suggestion, now time.Time) {
-	fmt.Fprintf(w, "%-6s  %-6s  %-10s  %s\n", "COUNT", "CONF", "LAST SEEN", "FILE")
+func printSuggestions(w io.Writer, list []cochange.Suggestion, m cochange.Method, now time.Time) {
+	fmt.Fprintf(w, "%-6s  %-6s  %-6s  %-10s  %s\n", "SCORE", "COUNT", "CONF", "LAST SEEN", "FILE")
 	for _, s := range list {
 		if s.Count == 0 { // no shared commit: a stem twin or a recent neighbour
-			fmt.Fprintf(w, "%-6s  %6s  %-10s  %s  (no shared commit: same name or directory)\n", "-", "-", app.Age(now, s.Last), s.File)
+			fmt.Fprintf(w, "%-6s  %-6s  %6s  %-10s  %s  (no shared commit: same name or directory)\n", "-", "-", "-", app.Age(now, s.Last), s.File)
 			continue
 		}
-		fmt.Fprintf(w, "%-6d  %5.0f%%  %-10s  %s\n", s.Count, 100*s.Confidence, app.Age(now, s.Last), s.File)
+		fmt.Fprintf(w, "%-6.3g  %-6d  %5.0f%%  %-10s  %s\n", s.Score, s.Count, 100*s.Confidence, app.Age(now, s.Last), s.File)
 	}
+	if len(list) > 1 {
+		fmt.Fprintf(w, "ordered by SCORE: %s\n", scoreMeaning[m])
+	}
+}
+
+// scoreMeaning says what orders each recommender's rows.
+var scoreMeaning = map[cochange.Method]string{
+	cochange.Weighted: "shared commits, newer and smaller commits weighing more (so a few recent ones can beat many old ones)",
+	cochange.Rose:     "confidence (CONF), ties by COUNT",
+	cochange.Count:    "shared commits (COUNT)",
+	cochange.Degree:   "shared commits over the average of the two files' commits (code-maat's degree)",
 }
 
 // tuningSummary says what self-tuning chose and by how much it beat the
@@ -165,9 +176,15 @@ share of FILE's commits that also touched them (confidence) and when they
 last changed together. Commits touching more than %d files are ignored for
 pairs (sweeping changes couple everything); merge commits add nothing of
 their own; renames are followed, so history survives a move; files deleted
-since are never listed. New commits of the current branch are indexed first.`, cochange.DefaultMaxFiles),
+since are never listed. New commits of the current branch are indexed first.
+
+The table's SCORE is what orders it (the weighted recommender's: shared
+commits, newer and smaller ones weighing more). FILE is a path as git takes
+it: relative to the current directory, absolute, or from the top with :/; a
+path from the top works in a subdirectory too.`, cochange.DefaultMaxFiles),
 		Example: `  git synaptic cochanges internal/app/sync.go
-  git synaptic cochanges go.mod -n 5 --json
+  cd internal/app && git synaptic cochanges sync.go     # the same file
+  git synaptic cochanges :/go.mod -n 5 --json
   git synaptic cochanges tty.c --method count`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -190,24 +207,29 @@ func runCochanges(e *env, o *cochangesOptions) error {
 		return err
 	}
 	return e.withService(func(s *app.Service) error {
-		list, commits, err := s.Code().Cochanges(contextOf(e), o.args[0], m, o.maxCount, progress(e, "indexing commits"))
+		files, err := repoPaths(s.Root(), e.dir, o.args)
+		if err != nil {
+			return err
+		}
+		file := files[0]
+		list, commits, err := s.Code().Cochanges(contextOf(e), file, m, o.maxCount, progress(e, "indexing commits"))
 		if err != nil {
 			return err
 		}
 		if o.json {
 			list = nonNil(list)
-			return writeJSON(e.io.Out, map[string]any{"file": o.args[0], "commits": commits, "cochanges": list})
+			return writeJSON(e.io.Out, map[string]any{"file": file, "commits": commits, "cochanges": list})
 		}
 		if commits == 0 {
-			why, err := s.Code().NoCochanges(contextOf(e), o.args[0])
+			why, err := s.Code().NoCochanges(contextOf(e), file)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintln(e.io.Out, why)
 			return nil
 		}
-		fmt.Fprintf(e.io.Out, "%s changed in %d commits; files changed with it:\n", o.args[0], commits)
-		printSuggestions(e.io.Out, list, time.Now())
+		fmt.Fprintf(e.io.Out, "%s changed in %s; files changed with it:\n", file, plural(commits, "commit"))
+		printSuggestions(e.io.Out, list, m, time.Now())
 		return nil
 	})
 }
@@ -231,7 +253,8 @@ changes too". Ranked by the weighted co-change recommender (see
 'make eval-cochange' for how it compares with pair counts, code-maat's degree
 and ROSE association rules). When shared commits run short, files with the
 same name stem (x_test.go for x.go) and recently changed files of the same
-directory follow, marked as having no shared commit.`,
+directory follow, marked as having no shared commit. --files takes paths as
+git does (see 'git synaptic cochanges -h').`,
 		Example: `  git synaptic suggest
   git synaptic suggest --staged
   git synaptic suggest --files hugolib/site.go,hugolib/page.go --json`,
@@ -257,7 +280,11 @@ func runSuggest(e *env, o *suggestOptions) error {
 		return err
 	}
 	return e.withService(func(s *app.Service) error {
-		query, list, err := s.Code().Suggest(contextOf(e), app.SuggestRequest{Files: o.files, Staged: o.staged, Method: m, N: o.maxCount, Progress: progress(e, "indexing commits")})
+		files, err := repoPaths(s.Root(), e.dir, o.files)
+		if err != nil {
+			return err
+		}
+		query, list, err := s.Code().Suggest(contextOf(e), app.SuggestRequest{Files: files, Staged: o.staged, Method: m, N: o.maxCount, Progress: progress(e, "indexing commits")})
 		if err != nil {
 			return err
 		}
@@ -276,7 +303,7 @@ func runSuggest(e *env, o *suggestOptions) error {
 			return nil
 		}
 		fmt.Fprintln(e.io.Out, "these usually change too:")
-		printSuggestions(e.io.Out, list, time.Now())
+		printSuggestions(e.io.Out, list, m, time.Now())
 		return nil
 	})
 }
