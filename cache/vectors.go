@@ -157,11 +157,26 @@ func textHash(s string) []byte {
 // text) are indexed from the vector store on the way, without the model;
 // reused counts them.
 func (c *Cache) PendingVectors(ctx context.Context, limit int) (pending []PendingText, reused int, err error) {
+	return c.pendingVectors(ctx, limit, false)
+}
+
+// RestoreVectors gives every entry waiting for a vector the one the vector
+// store already holds for its text under the active model, and returns how
+// many it restored: after the cache is rebuilt from the refs, which keeps
+// the vector store, nothing needs embedding again.
+func (c *Cache) RestoreVectors(ctx context.Context) (int, error) {
+	_, reused, err := c.pendingVectors(ctx, 0, true)
+	return reused, err
+}
+
+// pendingVectors reuses stored vectors and returns up to limit texts that
+// need embedding; with all, it goes through every pending entry.
+func (c *Cache) pendingVectors(ctx context.Context, limit int, all bool) (pending []PendingText, reused int, err error) {
 	if c.vecModel == "" {
 		return nil, 0, fmt.Errorf("cache: no embedding model selected")
 	}
 	after := int64(0)
-	for len(pending) < limit {
+	for all || len(pending) < limit {
 		rows, err := c.db.QueryContext(ctx, `SELECT e.rowid, e.content FROM vec_pending p JOIN entries e ON e.rowid = p.rowid WHERE p.rowid > ? ORDER BY p.rowid LIMIT 2000`, after)
 		if err != nil {
 			return nil, reused, fmt.Errorf("cache: pending vectors: %w", err)

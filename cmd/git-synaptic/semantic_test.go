@@ -88,6 +88,35 @@ func TestHybridSearchFindsParaphrases(t *testing.T) {
 	}
 }
 
+// Right after a reindex, model status counts the vectors the vector store
+// kept (before, it said "embedded 0 of N" until the next search), and a
+// commit indexed again after a reindex gets its old vector back.
+func TestModelStatusAfterReindexCountsKeptVectors(t *testing.T) {
+	modelHome(t)
+	dir := testrepo.NewRepo(t)
+	for _, text := range []string{"we chose postgres for billing", "the retry loop backs off 1/4/16 s", "deploys go out on mondays"} {
+		save(t, dir, text)
+	}
+	ok(t, dir, "index")
+	ok(t, dir, "embed")
+	status := func() (embedded, entries int) {
+		var st struct{ Embedded, Entries int }
+		if err := json.Unmarshal([]byte(ok(t, dir, "model", "status", "--json")), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Embedded, st.Entries
+	}
+	before, all := status()
+	if before != all || all < 4 { // three entries and the repository's commit
+		t.Fatalf("after embed: %d of %d embedded", before, all)
+	}
+	ok(t, dir, "reindex")
+	ok(t, dir, "index")
+	if got, total := status(); got != total || total != all {
+		t.Errorf("after reindex: embedded %d of %d, want %d of %d", got, total, all, all)
+	}
+}
+
 func TestSearchWithoutModelFallsBackLexically(t *testing.T) {
 	dir := testrepo.NewRepo(t)
 	id := save(t, dir, "we chose postgres for the billing service")
@@ -186,6 +215,14 @@ func TestIntelligenceCommands(t *testing.T) {
 	}
 	if out := ok(t, dir, "rules", "pending"); !strings.Contains(out, "no pending rules") {
 		t.Fatalf("still pending:\n%s", out)
+	}
+	// dismiss reports what it did, as accept, pin and archive do
+	other := save(t, dir, "don't push on fridays, we deploy on mondays", "--tag", "correction")
+	if out := ok(t, dir, "rules", "dismiss", other[:8]); out != "dismiss "+other+"\n" {
+		t.Fatalf("rules dismiss printed %q", out)
+	}
+	if out := ok(t, dir, "rules", "pending"); !strings.Contains(out, "no pending rules") {
+		t.Fatalf("a dismissed correction is still pending:\n%s", out)
 	}
 	// without a model the vector features say why
 	if r := runEnv(t, dir, []string{"GIT_SYNAPTIC_HOME=" + t.TempDir()}, "patterns"); r.code != 3 || !strings.Contains(r.err, "model install") {

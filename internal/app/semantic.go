@@ -87,6 +87,15 @@ func (s *Recall) VectorStatus(ctx context.Context) (ModelStatus, error) {
 		if err := c.UseModel(ctx, m.ModelID(), m.Dim()); err != nil {
 			return err
 		}
+		// After a reindex the vectors wait in the vector store until a
+		// search takes them back; count them as they are.
+		if pending, err := c.HasPending(ctx); err != nil {
+			return err
+		} else if pending {
+			if _, err := c.RestoreVectors(ctx); err != nil {
+				return err
+			}
+		}
 		var err error
 		st.Embedded, st.Entries, err = c.VectorCounts(ctx)
 		return err

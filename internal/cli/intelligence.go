@@ -238,7 +238,7 @@ func runRulesPending(e *env, o *rulesPendingOptions) error {
 }
 
 // newRuleVerdict is rules accept (a correction becomes a rule, whose id
-// it prints) or rules dismiss.
+// it prints) or rules dismiss (which prints "dismiss ID").
 type ruleVerdictOptions struct {
 	accept bool
 	label  string
@@ -270,7 +270,10 @@ func newRuleVerdict(e *env, accept bool) *cobra.Command {
 func runRuleVerdict(e *env, o *ruleVerdictOptions) error {
 	return e.withService(func(s *app.Service) error {
 		if !o.accept {
-			_, err := s.Agent().DismissRule(contextOf(e), o.args[0])
+			op, err := s.Agent().DismissRule(contextOf(e), o.args[0])
+			if err == nil {
+				fmt.Fprintf(e.io.Out, "dismiss %s\n", op.Entry) // as pin and archive report
+			}
 			return err
 		}
 		rule, err := s.Agent().AcceptRule(contextOf(e), o.args[0], o.label)
