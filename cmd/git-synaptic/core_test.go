@@ -248,6 +248,14 @@ func TestSecretsAreRefusedForSharedMemory(t *testing.T) {
 			t.Fatalf("private entry: %+v", r)
 		}
 	}
+	// the listings mark the private entry, and only it
+	for _, args := range [][]string{{"list"}, {"log", "--oneline"}} {
+		for _, line := range strings.Split(ok(t, dir, args...), "\n") {
+			if strings.Contains(line, priv[:8]) != strings.Contains(line, "[private]") {
+				t.Errorf("%v: %q", args, line)
+			}
+		}
+	}
 	// Editing a shared entry into a secret is refused too.
 	if r := run(t, dir, "", "edit", forced, "-m", "token ghp_4fT9kL2mQ8xR7vB1nC3dE5gH6jK0pW2sY9zA"); r.code != 4 {
 		t.Fatalf("secret edit accepted: %+v", r)
@@ -258,8 +266,10 @@ func TestNotesAttachIndexAndShowInGitLog(t *testing.T) {
 	dir := testrepo.NewRepo(t)
 	ok(t, dir, "init")
 	head := testrepo.Git(t, dir, "rev-parse", "HEAD")
-	ok(t, dir, "note", "HEAD", "why: the retry loop papers over a race in the connection pool")
-	ok(t, dir, "note", head[:7], "second thought: fix the pool instead")
+	printed := ok(t, dir, "note", "HEAD", "why: the retry loop papers over a race in the connection pool")
+	if again := ok(t, dir, "note", head[:7], "second thought: fix the pool instead"); again != printed {
+		t.Errorf("two notes on one commit printed %q and %q: one note, one id", printed, again)
+	}
 	if out := testrepo.Git(t, dir, "log", "--notes=synaptic", "-1"); !strings.Contains(out, "retry loop papers over") || !strings.Contains(out, "fix the pool") {
 		t.Fatalf("git log --notes=synaptic:\n%s", out)
 	}
@@ -267,6 +277,10 @@ func TestNotesAttachIndexAndShowInGitLog(t *testing.T) {
 	json.Unmarshal([]byte(ok(t, dir, "search", "connection pool race", "--json")), &hits)
 	if len(hits) != 1 || hits[0].Type != "note" || hits[0].Commit != head {
 		t.Fatalf("note not searchable: %+v", hits)
+	}
+	// note prints the id show, search and feedback know the note by
+	if printed != "note "+hits[0].ID+" on commit "+head+"\n" {
+		t.Errorf("note printed %q; its entry id is %s", printed, hits[0].ID)
 	}
 	if out := ok(t, dir, "show", hits[0].ID[:10]); !strings.Contains(out, "on commit "+head) {
 		t.Fatalf("show note:\n%s", out)

@@ -123,7 +123,7 @@ func runLog(e *env, o *logOptions) error {
 		defer done()
 		for i, r := range rows {
 			if o.oneline {
-				fmt.Fprintf(w, "%s %-9s %s\n", colour(e.io.TTY, yellow, app.ShortID(r.ID)), r.Type, app.FirstLine(r.Content, 100))
+				fmt.Fprintf(w, "%s %-9s %s%s\n", colour(e.io.TTY, yellow, app.ShortID(r.ID)), r.Type, marks(r), app.FirstLine(r.Content, 100))
 				continue
 			}
 			if i > 0 {
@@ -155,12 +155,22 @@ func flagsOf(r app.Entry) string {
 	return strings.Join(parts, ", ")
 }
 
-// subMark labels a subscription's entry in a one-line listing: "[org] ".
-func subMark(r app.Entry) string {
-	if sub := app.SubscriptionOf(r.Source); sub != "" {
-		return "[" + sub + "] "
+// marks label an entry in a one-line listing: "📌 [archived] [private] [org] ".
+func marks(r app.Entry) string {
+	mark := ""
+	if r.Pinned {
+		mark = "📌 "
 	}
-	return ""
+	if r.Archived {
+		mark += "[archived] "
+	}
+	if r.Private {
+		mark += "[private] "
+	}
+	if sub := app.SubscriptionOf(r.Source); sub != "" {
+		mark += "[" + sub + "] "
+	}
+	return mark
 }
 
 func printEntry(w io.Writer, r app.Entry, tty bool) {
@@ -193,15 +203,7 @@ func printTable(w io.Writer, rows []app.Entry, now time.Time) {
 	}
 	fmt.Fprintf(w, "%-8s  %-9s  %-9s  %-8s  %-20s  %s\n", "ID", "TYPE", "TIER", "AGE", "AUTHOR", "CONTENT")
 	for _, r := range rows {
-		mark := ""
-		if r.Pinned {
-			mark = "📌 "
-		}
-		if r.Archived {
-			mark += "[archived] "
-		}
-		mark += subMark(r)
-		fmt.Fprintf(w, "%-8s  %-9s  %-9s  %-8s  %-20s  %s%s\n", app.ShortID(r.ID), r.Type, r.Tier, app.Age(now, r.Created), app.FirstLine(app.AuthorName(r.Author), 20), mark, app.FirstLine(r.Content, 70))
+		fmt.Fprintf(w, "%-8s  %-9s  %-9s  %-8s  %-20s  %s%s\n", app.ShortID(r.ID), r.Type, r.Tier, app.Age(now, r.Created), app.FirstLine(app.AuthorName(r.Author), 20), marks(r), app.FirstLine(r.Content, 70))
 	}
 }
 
@@ -373,7 +375,7 @@ func runSearch(e *env, o *searchOptions) error {
 			return nil
 		}
 		for _, h := range hits {
-			fmt.Fprintf(e.io.Out, "%s  %-9s %-8s %s%s\n", colour(e.io.TTY, yellow, app.ShortID(h.ID)), h.Type, app.Age(now, h.Created), subMark(h.Entry), app.FirstLine(h.Content, 90))
+			fmt.Fprintf(e.io.Out, "%s  %-9s %-8s %s%s\n", colour(e.io.TTY, yellow, app.ShortID(h.ID)), h.Type, app.Age(now, h.Created), marks(h.Entry), app.FirstLine(h.Content, 90))
 			if h.Pattern != "" {
 				fmt.Fprintf(e.io.Out, "          %s\n", colour(e.io.TTY, yellow, h.Pattern))
 			}

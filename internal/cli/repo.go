@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/hooks"
 	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/notes"
 )
 
 type initOptions struct {
@@ -226,7 +227,9 @@ func newNote(e *env) *cobra.Command {
 		Short: "Attach memory to a commit as a git note (refs/notes/synaptic)",
 		Long: `Attach text to a commit as a git note under refs/notes/synaptic, appended to
 any note already there. 'git log --notes=synaptic' shows it, and it is indexed
-and searchable like entries.`,
+and searchable like entries. It prints the note's id, 40 hex digits derived
+from the commit's (so every clone gives the note the same id), which show,
+feedback and the other commands take like an entry's.`,
 		Example: `  git synaptic note HEAD "why: the retry loop papers over a race in the pool"
   git synaptic note a1b2c3d -F postmortem.md
   git log --notes=synaptic`,
@@ -251,7 +254,9 @@ func runNote(e *env, o *noteOptions) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.io.Out, "note %s\n", h)
+		// the note's entry id (what show, search and feedback take), as
+		// show's header gives it
+		fmt.Fprintf(e.io.Out, "note %s on commit %s\n", notes.NoteID(h.String()), h)
 		return nil
 	})
 }
