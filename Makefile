@@ -57,8 +57,8 @@ model: build
 		echo "model: use-lite and ONNX Runtime already in $(MODEL_HOME)"; \
 	else $(BIN) model install use-lite --ort; fi
 
-# numpy and onnx for the model conversion, from Debian's packages (without
-# their recommends: 104 packages on a bare Debian 12 instead of 201).
+# numpy and onnx for the model conversion, from Debian's packages without
+# their recommends (27 packages beyond gcc, git and make on a bare Debian 12).
 APT_GET := apt-get install -y --no-install-recommends
 python-deps:
 	@echo "model: installing Debian's python3-numpy and python3-onnx to convert the model"

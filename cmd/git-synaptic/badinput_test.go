@@ -130,3 +130,27 @@ func TestNoteOverwrittenPastTheLimitLeavesTheIndex(t *testing.T) {
 		t.Errorf("status does not name the note it cannot read: %s", out)
 	}
 }
+
+// With no identity, save says how to set one in git's own words and
+// writes nothing; with one git can work out (here from the environment,
+// as git commit would), save works without any configuration.
+func TestSaveWithoutAGitIdentity(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	testrepo.Git(t, dir, "config", "user.useConfigOnly", "true") // no guessing from user@host
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "EMAIL="}
+	r := runWith(t, dir, "", env, "save", "we chose postgres")
+	if r.code != 1 || !strings.Contains(r.err, "no git identity") || !strings.Contains(r.err, `git config --global user.email`) || strings.Contains(r.err, "*** Please tell me") {
+		t.Errorf("save without an identity: exit %d\n%s", r.code, r.err)
+	}
+	if rows := listJSON(t, dir); len(rows) != 0 {
+		t.Errorf("a failed save wrote %+v", rows)
+	}
+	env = append(env, "GIT_AUTHOR_NAME=Ada", "GIT_AUTHOR_EMAIL=ada@example.com")
+	if r := runWith(t, dir, "", env, "save", "we chose postgres"); r.code != 0 {
+		t.Fatalf("save with an identity from the environment: %+v", r)
+	}
+	if rows := listJSON(t, dir); len(rows) != 1 || rows[0].Author != "Ada <ada@example.com>" {
+		t.Errorf("saved %+v", rows)
+	}
+}
