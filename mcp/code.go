@@ -73,5 +73,42 @@ func (h *request) cochanges(ctx context.Context, r mcpgo.CallToolRequest) (*mcpg
 	return mcpgo.NewToolResultStructured(map[string]any{"file": file, "commits": commits, "cochanges": list}, b.String()), nil
 }
 
+func (h *request) suggest(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	limit := r.GetInt("limit", 10)
+	if limit < 1 || limit > maxCochanges {
+		return nil, fmt.Errorf("%w: limit %d: give 1 to %d", notes.ErrInvalid, limit, maxCochanges)
+	}
+	changed, list, err := h.svc.Code().Suggest(ctx, app.SuggestRequest{Files: r.GetStringSlice("files", nil), Staged: r.GetBool("staged", false), N: limit})
+	if err != nil {
+		return nil, err
+	}
+	changed, list = nonNilSlice(changed), nonNilSlice(list)
+	var b strings.Builder
+	switch {
+	case len(changed) == 0:
+		b.WriteString("no changed files (pass files)")
+	case len(list) == 0:
+		fmt.Fprintf(&b, "changed: %s; no suggestions: these files have no co-change history", strings.Join(changed, ", "))
+	default:
+		fmt.Fprintf(&b, "changed: %s; these usually change too:", strings.Join(changed, ", "))
+	}
+	for _, s := range list {
+		if s.Count == 0 {
+			fmt.Fprintf(&b, "\n- %s (no shared commit: same name or directory)", s.File)
+			continue
+		}
+		fmt.Fprintf(&b, "\n- %s (%d times, %.0f%% of the changed file's commits, last %s)", s.File, s.Count, 100*s.Confidence, s.Last.Format("2006-01-02"))
+	}
+	return mcpgo.NewToolResultStructured(map[string]any{"changed": changed, "suggestions": list}, b.String()), nil
+}
+
+// nonNilSlice is s, or an empty slice for nil (JSON [] rather than null).
+func nonNilSlice[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
 // maxCochanges bounds context_cochanges' limit.
 const maxCochanges = 50

@@ -39,16 +39,8 @@ func (h *request) pendingRules(ctx context.Context, _ mcpgo.CallToolRequest) (*m
 	if len(list) == 0 {
 		return mcpgo.NewToolResultText("no pending rules"), nil
 	}
-	me := h.svc.Identity(ctx)
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d corrections waiting to become rules (accept with context_accept_rule, or context_dismiss_rule):\n", len(list))
-	for _, p := range list {
-		fmt.Fprintf(&b, "\n%s\n%s\n", h.provenance(me, p.Entry).head(), indent(p.Content))
-		for _, c := range p.Conflicts {
-			fmt.Fprintf(&b, "  CONFLICT with rule %s (similarity %.2f): %s\n", app.ShortID(c.ID), c.Similarity, app.FirstLine(c.Content, 100))
-		}
-	}
-	return mcpgo.NewToolResultText(b.String()), nil
+	head := fmt.Sprintf("%d corrections waiting to become rules (accept with context_accept_rule, or context_dismiss_rule):\n", len(list))
+	return mcpgo.NewToolResultText(head + h.pendingText(ctx, list)), nil
 }
 
 func (h *request) acceptRule(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {

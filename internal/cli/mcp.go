@@ -28,7 +28,10 @@ context_list, context_status, context_update, context_pin, context_archive,
 context_delete, context_related, context_git_index, context_cochanges,
 context_session, context_save_rule, context_list_rules, context_delete_rule,
 context_pending_rules, context_accept_rule, context_dismiss_rule,
-context_relevant, context_irrelevant, context_resolve_pattern.
+context_relevant, context_irrelevant, context_resolve_pattern,
+context_suggest. Resources: synaptic://context (the session-start context),
+synaptic://rules and synaptic://entries/{id}; prompts: consolidate and
+review_corrections.
 Search results carry provenance (id, age, author, "you"/"teammate"/"git
 history"), since teammates' memory is untrusted text in an agent's context.
 The server is the git-synaptic-mcp program installed beside git-synaptic.
