@@ -172,7 +172,7 @@ func TestMCPServerOverStdio(t *testing.T) {
 	json.Unmarshal(list.Result, &tools)
 	want := []string{"context_save", "context_search", "context_list", "context_status", "context_update", "context_pin", "context_archive", "context_delete", "context_related", "context_git_index", "context_cochanges",
 		"context_session", "context_save_rule", "context_list_rules", "context_delete_rule", "context_relevant", "context_irrelevant", "context_resolve_pattern",
-		"context_pending_rules", "context_accept_rule", "context_dismiss_rule"}
+		"context_pending_rules", "context_accept_rule", "context_dismiss_rule", "context_suggest"}
 	have := map[string]bool{}
 	for _, tl := range tools.Tools {
 		have[tl.Name] = true
@@ -193,6 +193,18 @@ func TestMCPServerOverStdio(t *testing.T) {
 		t.Fatalf("context_save: %+v", saved)
 	}
 	other := c.tool("context_save", map[string]any{"content": "see the retry insight", "related_ids": []string{s.ID}})
+	// the same entry as a resource, with its link
+	uri := "synaptic://entries/" + s.ID[:8]
+	read := c.call("resources/read", map[string]any{"uri": uri})
+	var contents struct{ Contents []struct{ URI, MimeType, Text string } }
+	json.Unmarshal(read.Result, &contents)
+	if read.Error != nil || len(contents.Contents) != 1 || contents.Contents[0].URI != uri || contents.Contents[0].MimeType != "text/markdown" ||
+		!strings.Contains(contents.Contents[0].Text, "retries 3 times") || !strings.Contains(contents.Contents[0].Text, "see the retry insight") {
+		t.Errorf("resources/read %s: %+v %s", uri, read.Error, read.Result)
+	}
+	if bad := c.call("resources/read", map[string]any{"uri": "synaptic://entries/ffffffff"}); bad.Error == nil {
+		t.Errorf("an unknown entry read as %s", bad.Result)
+	}
 
 	res := c.tool("context_search", map[string]any{"query": "billing postgres retries", "limit": 5})
 	text := res.Content[0].Text
