@@ -123,7 +123,7 @@ func TestOptionsFromFlags(t *testing.T) {
 		{[]string{"edit", "3f2a", "-m", "", "--add-tag", "db", "--remove-tag", "wip", "--tier", "longterm", "-t", "decision"},
 			&editOptions{typ: "decision", tier: "longterm", addTags: []string{"db"}, removeTags: []string{"wip"}, id: "3f2a", hasMessage: true}},
 		{[]string{"edit", "3f2a"}, &editOptions{id: "3f2a"}},
-		{[]string{"import", "-", "--private"}, &importOptions{private: true, file: "-"}},
+		{[]string{"import", "-", "--private"}, &importOptions{private: true, path: "-"}},
 		{[]string{"relevant", "3f2a", "--score", "0.5", "--reason", "r", "--objective", "o"}, &feedbackOptions{relevant: true, score: 0.5, reason: "r", objective: "o", args: []string{"3f2a"}}},
 		{[]string{"irrelevant", "3f2a"}, &feedbackOptions{args: []string{"3f2a"}}},
 		{[]string{"delete", "a", "b", "--purge"}, &deleteOptions{purge: true, args: []string{"a", "b"}}},

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 
 	"golang.org/x/term"
 
@@ -73,10 +74,13 @@ func nonNil[T any](v []T) []T {
 	return v
 }
 
-// plural is "1 commit" or "n commits".
+// plural is "1 commit" or "n commits" ("1 entry", "n entries").
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
+	}
+	if s, ok := strings.CutSuffix(noun, "y"); ok {
+		return fmt.Sprintf("%d %sies", n, s)
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }

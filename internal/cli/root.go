@@ -204,7 +204,7 @@ without conflicts, and is indexed in a disposable local cache for search.`,
 	root.AddCommand(
 		newInit(e), newSave(e), newLog(e), newList(e), newShow(e), newSearch(e),
 		newPin(e, true), newPin(e, false), newArchive(e, true), newArchive(e, false),
-		newEdit(e), newStatus(e), newRepair(e), newNote(e), newSync(e), newReindex(e), newImport(e),
+		newEdit(e), newStatus(e), newRepair(e), newNote(e), newSync(e), newReindex(e), newImport(e), newExport(e),
 		newIndex(e), newCochanges(e), newSuggest(e), newHooks(e), newHook(e), newMCP(e), newMaintain(e), newFeedback(e, true), newFeedback(e, false),
 		newModel(e), newEmbed(e), newPatterns(e), newConsolidate(e), newRules(e), newDelete(e), newProjects(e),
 		newSubscribe(e), newUnsubscribe(e), newSubscriptions(e), newWeb(e), newDaemon(e),

@@ -1,17 +1,12 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -335,128 +330,6 @@ func editInEditor(e *env, ed, content string) (string, error) {
 		return "", err
 	}
 	return string(b), nil
-}
-
-type importOptions struct {
-	private, js bool
-	file        string
-}
-
-// importLine is one JSON line of `git synaptic import`.
-type importLine struct {
-	Content string     `json:"content"`
-	Type    string     `json:"type"`
-	Tags    []string   `json:"tags"`
-	Tier    string     `json:"tier"`
-	Pinned  bool       `json:"pinned"`
-	Created *time.Time `json:"created"`
-	Session string     `json:"session_id"`
-	Agent   string     `json:"agent_id"`
-	Private bool       `json:"private"`
-}
-
-// maxImportLines bounds one import: it is one commit, built in memory
-// (a million lines took 185 s and 2.7 GB), so a larger file is split.
-const maxImportLines = 100_000
-
-func newImport(e *env) *cobra.Command {
-	o := &importOptions{}
-	c := &cobra.Command{
-		Use:   "import FILE",
-		Short: "Save many entries from JSON lines in one commit",
-		Long: `Import entries from a file (or - for stdin) holding one JSON object per line:
-  {"content": "...", "type": "decision", "tags": ["db"], "tier": "", "pinned": false, "created": "2026-01-31T10:00:00Z", "private": false}
-This is the format "list --json" prints, so memory exported from one clone
-imports into another. A line with "private": true goes to private memory
-(never pushed), as every line does with --private. Every line is validated
-and the shared ones secret-checked before anything is written; one bad line
-refuses the whole import. At most 100,000 lines per import.`,
-		Example: `  git synaptic import decisions.jsonl
-  some-exporter | git synaptic import -`,
-		Args: exactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			o.file = args[0]
-			return e.run(o, func() error { return runImport(e, o) })
-		},
-	}
-	c.Flags().BoolVar(&o.private, "private", false, "import into private memory (never pushed)")
-	c.Flags().BoolVar(&o.js, "json", false, "print the new ids as JSON")
-	return c
-}
-
-func runImport(e *env, o *importOptions) error {
-	var r io.Reader = e.io.In
-	if o.file != "-" {
-		f, err := os.Open(o.file)
-		if err != nil {
-			return usagef("cannot read %s: %v", o.file, err)
-		}
-		defer f.Close()
-		r = f
-	}
-	var reqs []app.SaveRequest
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), notes.MaxDocumentBytes)
-	n := 0
-	for n = 1; sc.Scan(); n++ {
-		line := sc.Bytes()
-		if n == 1 {
-			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		if len(reqs) == maxImportLines {
-			return fmt.Errorf("%w: more than %d entries in one import; split the file (split -l %d) and import the parts", notes.ErrInvalid, maxImportLines, maxImportLines)
-		}
-		var l importLine
-		if err := json.Unmarshal(line, &l); err != nil {
-			return fmt.Errorf("%w: line %d: %v", notes.ErrInvalid, n, err)
-		}
-		if l.Type == "" {
-			l.Type = string(notes.TypeInsight)
-		}
-		typ, err := notes.ParseType(l.Type)
-		if err != nil {
-			return fmt.Errorf("line %d: %w", n, err)
-		}
-		var tier notes.Tier
-		if l.Tier != "" {
-			if tier, err = notes.ParseTier(l.Tier); err != nil {
-				return fmt.Errorf("line %d: %w", n, err)
-			}
-		}
-		var created time.Time
-		if l.Created != nil {
-			if l.Created.IsZero() {
-				return fmt.Errorf("%w: line %d: created %s is not a date an entry can have; leave the field out for now", notes.ErrInvalid, n, l.Created.Format(time.RFC3339))
-			}
-			created = *l.Created
-		}
-		reqs = append(reqs, app.SaveRequest{Content: l.Content, Type: typ, Tags: l.Tags, Tier: tier, Pinned: l.Pinned, Created: created,
-			SessionID: l.Session, AgentID: l.Agent, Private: o.private || l.Private})
-	}
-	if errors.Is(sc.Err(), bufio.ErrTooLong) {
-		return fmt.Errorf("%w: line %d is longer than %d bytes (one entry's content may be at most %d bytes)", notes.ErrInvalid, n, notes.MaxDocumentBytes, notes.MaxContentBytes)
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read %s: %w", o.file, err)
-	}
-	return e.withService(func(s *app.Service) error {
-		ents, err := s.Memory().Import(contextOf(e), reqs)
-		if err != nil {
-			return err
-		}
-		if o.js {
-			ids := make([]string, len(ents))
-			for i, x := range ents {
-				ids[i] = x.ID
-			}
-			return writeJSON(e.io.Out, map[string]any{"imported": len(ents), "ids": ids})
-		}
-		fmt.Fprintf(e.io.Out, "imported %d entries\n", len(ents))
-		return nil
-	})
 }
 
 type feedbackOptions struct {

@@ -1,0 +1,233 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/internal/secrets"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// ImportItem is one entry to import, perhaps one that an export wrote and
+// a person edited: ID names the entry it was exported from and Updated
+// when that entry last changed before the export. For an entry found by
+// ID, an empty Type or Tier keeps the entry's.
+type ImportItem struct {
+	SaveRequest
+	ID      string
+	Updated time.Time
+}
+
+// ImportReport says what an import did: the ids of new and of updated
+// entries, and how many it left as they were.
+type ImportReport struct {
+	New       []string `json:"new"`
+	Updated   []string `json:"updated"`
+	Unchanged int      `json:"unchanged"`
+}
+
+// ImportItems imports items. One whose ID names an entry of this
+// repository has what differs (content, type, tags, tier, pin) applied to
+// that entry as edits, so an export edited in a text editor comes back
+// without duplicates and with its history; the others are saved as new
+// entries in one commit (Import). Everything is checked before anything is
+// written: an entry that changed here since it was exported, or whose
+// privacy the item flips, refuses the whole import.
+func (s *Memory) ImportItems(ctx context.Context, items []ImportItem, opt ImportOptions) (ImportReport, error) {
+	var rep ImportReport
+	var known map[string]bool
+	if opt.SkipKnownText {
+		var err error
+		if known, err = s.knownTexts(ctx); err != nil {
+			return rep, err
+		}
+	}
+	var fresh []SaveRequest
+	type change struct {
+		item ImportItem
+		cur  Entry
+	}
+	var changes []change
+	for i, it := range items {
+		cur, found, err := s.exported(ctx, it.ID)
+		if err != nil {
+			return rep, err
+		}
+		if !found {
+			if known[textKey(it.Type, it.Content)] {
+				rep.Unchanged++
+				continue
+			}
+			it.Private = it.Private || opt.NewPrivate
+			fresh = append(fresh, it.SaveRequest)
+			continue
+		}
+		if !differs(it, cur) {
+			rep.Unchanged++
+			continue
+		}
+		if err := s.checkReturn(it, cur); err != nil {
+			return rep, fmt.Errorf("entry %d (%s): %w", i+1, short(cur.ID), err)
+		}
+		changes = append(changes, change{it, cur})
+	}
+	if len(fresh) > 0 {
+		ents, err := s.Import(ctx, fresh)
+		if err != nil {
+			return rep, err
+		}
+		for _, e := range ents {
+			rep.New = append(rep.New, e.ID)
+		}
+	}
+	for _, c := range changes {
+		if err := s.applyReturn(ctx, c.item, c.cur); err != nil {
+			return rep, fmt.Errorf("update %s (%d of %d updates written): %w", short(c.cur.ID), len(rep.Updated), len(changes), err)
+		}
+		rep.Updated = append(rep.Updated, c.cur.ID)
+	}
+	return rep, nil
+}
+
+// ImportOptions adjust ImportItems.
+type ImportOptions struct {
+	// NewPrivate puts every new entry in private memory.
+	NewPrivate bool
+	// SkipKnownText leaves out a new entry whose type and text an entry
+	// here already has, so that importing files a person wrote (which
+	// carry no id) twice adds nothing the second time.
+	SkipKnownText bool
+}
+
+// knownTexts are the type and text of every memory entry, archived and
+// private ones included, as textKey spells them.
+func (s *Memory) knownTexts(ctx context.Context) (map[string]bool, error) {
+	f, err := ParseFilter(FilterSpec{Types: MemoryTypes(), IncludeArchived: true}, s.now())
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.recall().List(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	known := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		known[textKey(r.Type, r.Content)] = true
+	}
+	return known, nil
+}
+
+func textKey(t notes.Type, content string) string {
+	if t == "" {
+		t = notes.TypeInsight
+	}
+	return string(t) + "\x00" + strings.TrimSpace(content)
+}
+
+// MemoryTypes names the types of memory entries (what a person or agent
+// saves; not indexed commits or notes on commits).
+func MemoryTypes() []string {
+	out := make([]string, len(notes.SavableTypes))
+	for i, t := range notes.SavableTypes {
+		out[i] = string(t)
+	}
+	return out
+}
+
+// exported is the memory entry id names exactly, if this repository has
+// one (commits and notes are not imported into).
+func (s *Memory) exported(ctx context.Context, id string) (Entry, bool, error) {
+	if len(id) != 32 {
+		return Entry{}, false, nil
+	}
+	var d Detail
+	err := s.withCache(ctx, func(c *cache.Cache) error {
+		var err error
+		d, err = detailIn(ctx, c, id)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) || err == nil && (d.ID != id || !slices.Contains(notes.SavableTypes, d.Type)) {
+		return Entry{}, false, nil
+	}
+	return d.Entry, err == nil, err
+}
+
+// differs reports whether it would change cur.
+func differs(it ImportItem, cur Entry) bool {
+	tags, _ := notes.NormalizeTags(it.Tags)
+	return strings.TrimSpace(it.Content) != strings.TrimSpace(cur.Content) || it.Type != "" && it.Type != cur.Type ||
+		it.Tier != "" && it.Tier != cur.Tier || it.Pinned != cur.Pinned || it.Private != cur.Private || !sameSet(tags, cur.Tags)
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b))
+	return slices.Equal(a, b)
+}
+
+// checkReturn refuses an update that would lose or leak something: the
+// entry changed since the export, or the item moves it between private
+// and shared memory. Content is checked as a save checks it.
+func (s *Memory) checkReturn(it ImportItem, cur Entry) error {
+	if !it.Updated.IsZero() && cur.Updated.After(it.Updated) {
+		return fmt.Errorf("%w: it changed here on %s, after it was exported; export again and redo the edit, or remove its id to save it as a new entry", notes.ErrInvalid, cur.Updated.Local().Format(time.DateTime))
+	}
+	if it.Private != cur.Private {
+		where := map[bool]string{true: "private", false: "shared"}
+		return fmt.Errorf("%w: the entry is %s and cannot become %s by import (archive it and save a %s copy)", notes.ErrInvalid, where[cur.Private], where[it.Private], where[it.Private])
+	}
+	if err := notes.ValidateContent(it.Content); err != nil {
+		return err
+	}
+	if _, err := notes.NormalizeTags(it.Tags); err != nil {
+		return err
+	}
+	if cur.Private || strings.TrimSpace(it.Content) == strings.TrimSpace(cur.Content) {
+		return nil
+	}
+	return s.checkShareable([]secrets.Field{{Name: "content", Text: it.Content}}, it.AllowSecret, "shared memory is pushed to your remotes: remove the secret, or import with --private")
+}
+
+// applyReturn writes what differs between it and cur as edit, tier and
+// pin operations on cur.
+func (s *Memory) applyReturn(ctx context.Context, it ImportItem, cur Entry) error {
+	tags, _ := notes.NormalizeTags(it.Tags)
+	var req EditRequest
+	if strings.TrimSpace(it.Content) != strings.TrimSpace(cur.Content) {
+		req.Content = &it.Content
+	}
+	if it.Type != "" && it.Type != cur.Type {
+		req.Type = it.Type
+	}
+	for _, t := range tags {
+		if !slices.Contains(cur.Tags, t) {
+			req.AddTags = append(req.AddTags, t)
+		}
+	}
+	for _, t := range cur.Tags {
+		if !slices.Contains(tags, t) {
+			req.RemoveTags = append(req.RemoveTags, t)
+		}
+	}
+	req.AllowSecret = it.AllowSecret
+	if req.Content != nil || req.Type != "" || len(req.AddTags)+len(req.RemoveTags) > 0 {
+		if _, err := s.Edit(ctx, cur.ID, req); err != nil {
+			return err
+		}
+	}
+	if it.Tier != "" && it.Tier != cur.Tier {
+		if _, err := s.SetTier(ctx, cur.ID, it.Tier); err != nil {
+			return err
+		}
+	}
+	if it.Pinned != cur.Pinned {
+		if _, err := s.SetPinned(ctx, cur.ID, it.Pinned); err != nil {
+			return err
+		}
+	}
+	return nil
+}
