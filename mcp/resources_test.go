@@ -76,9 +76,13 @@ func TestResourcesPromptsAndSuggest(t *testing.T) {
 			t.Errorf("initialize does not offer %s: %v", c, init.Capabilities)
 		}
 	}
-	var list struct{ Resources []struct{ URI, MimeType string } }
+	var list struct {
+		Resources []struct{ URI, MimeType string }
+	}
 	rpc(t, h, "resources/list", map[string]any{}, &list)
-	var templates struct{ ResourceTemplates []struct{ URITemplate string } }
+	var templates struct {
+		ResourceTemplates []struct{ URITemplate string }
+	}
 	rpc(t, h, "resources/templates/list", map[string]any{}, &templates)
 	if len(list.Resources) != 2 || list.Resources[0].MimeType != "text/markdown" || len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].URITemplate != "synaptic://entries/{id}" {
 		t.Errorf("resources %+v, templates %+v", list.Resources, templates.ResourceTemplates)

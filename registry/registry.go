@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/git-synaptic/git-synaptic/internal/atomicfile"
 	"github.com/git-synaptic/git-synaptic/internal/regular"
 )
 
@@ -136,19 +137,7 @@ func (f *File) change(edit func([]Project) []Project) error {
 	if err != nil {
 		return fmt.Errorf("projects: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(f.path), ".projects-*.json")
-	if err != nil {
-		return fmt.Errorf("projects: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("projects: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("projects: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), f.path); err != nil {
+	if err := atomicfile.Write(f.path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("projects: %w", err)
 	}
 	return nil

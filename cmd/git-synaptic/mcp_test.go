@@ -196,7 +196,9 @@ func TestMCPServerOverStdio(t *testing.T) {
 	// the same entry as a resource, with its link
 	uri := "synaptic://entries/" + s.ID[:8]
 	read := c.call("resources/read", map[string]any{"uri": uri})
-	var contents struct{ Contents []struct{ URI, MimeType, Text string } }
+	var contents struct {
+		Contents []struct{ URI, MimeType, Text string }
+	}
 	json.Unmarshal(read.Result, &contents)
 	if read.Error != nil || len(contents.Contents) != 1 || contents.Contents[0].URI != uri || contents.Contents[0].MimeType != "text/markdown" ||
 		!strings.Contains(contents.Contents[0].Text, "retries 3 times") || !strings.Contains(contents.Contents[0].Text, "see the retry insight") {

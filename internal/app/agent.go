@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/git-synaptic/git-synaptic/internal/atomicfile"
 	"github.com/git-synaptic/git-synaptic/notes"
 
 	"github.com/git-synaptic/git-synaptic/internal/regular"
@@ -106,7 +107,7 @@ func mergeJSONFile(path string, merge func(map[string]any) (bool, error)) (bool,
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return false, err
 	}
-	if err := writeFileAtomic(path, append(out, '\n'), 0o644); err != nil {
+	if err := atomicfile.Write(path, append(out, '\n'), 0o644); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/cochange"
+	"github.com/git-synaptic/git-synaptic/internal/atomicfile"
 	"github.com/git-synaptic/git-synaptic/notes"
 
 	"github.com/git-synaptic/git-synaptic/internal/regular"
@@ -131,7 +132,7 @@ func writeSnapshot(path, key, state string, m *cochange.Model) error {
 	b.WriteString(key + "\n" + state)
 	b.WriteByte(0)
 	b.Write(m.Snapshot())
-	return writeFileAtomic(path, b.Bytes(), 0o644)
+	return atomicfile.Write(path, b.Bytes(), 0o644)
 }
 
 // tuningKey holds the last cochange.Tuning of this repository (JSON).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/internal/atomicfile"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
@@ -48,7 +49,7 @@ func (s *core) readVerified() map[string]string {
 
 func (s *core) writeVerified(m map[string]string) {
 	b, _ := json.Marshal(m)
-	writeFileAtomic(s.verifiedPath(), b, 0o600) // only saves work next time
+	atomicfile.Write(s.verifiedPath(), b, 0o600) // only saves work next time
 }
 
 // damaged checks every memory ref, local and remote-tracking, and lists

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/git-synaptic/git-synaptic/internal/atomicfile"
 	"github.com/git-synaptic/git-synaptic/notes"
 
 	"github.com/git-synaptic/git-synaptic/internal/regular"
@@ -24,7 +25,7 @@ func (s *core) recordAgentSession(id string) {
 	if id == "" || len(id) > 200 || !notes.ValidName(id) || s.readAgentSession() == id {
 		return
 	}
-	if err := writeFileAtomic(s.agentSessionFile(), []byte(id+"\n"), 0o600); err != nil {
+	if err := atomicfile.Write(s.agentSessionFile(), []byte(id+"\n"), 0o600); err != nil {
 		s.warnf("cannot record the agent session: %v", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/internal/atomicfile"
 	"github.com/git-synaptic/git-synaptic/internal/memfile"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
@@ -118,7 +119,6 @@ func runExport(e *env, o *exportOptions) error {
 	})
 }
 
-
 // docOf is an entry as an export writes it.
 func docOf(r app.Entry) memfile.Doc {
 	created, updated := r.Created.UTC(), r.Updated.UTC()
@@ -139,7 +139,7 @@ func writeJSONLines(e *env, path string, docs []memfile.Doc) error {
 		_, err := e.io.Out.Write(buf.Bytes())
 		return err
 	}
-	return writeFileAtomic(path, buf.Bytes())
+	return atomicfile.Write(path, buf.Bytes(), 0o644)
 }
 
 // writeMarkdownFolder writes one file per entry under dir, replacing
@@ -170,11 +170,11 @@ func writeMarkdownFolder(dir string, docs []memfile.Doc) error {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if err := writeFileAtomic(p, memfile.Markdown(d)); err != nil {
+		if err := atomicfile.Write(p, memfile.Markdown(d), 0o644); err != nil {
 			return err
 		}
 	}
-	return writeFileAtomic(filepath.Join(dir, exportMarker), []byte(strings.Join(names, "\n")+"\n"))
+	return atomicfile.Write(filepath.Join(dir, exportMarker), []byte(strings.Join(names, "\n")+"\n"), 0o644)
 }
 
 // earlierExport returns the files an earlier export wrote into dir, after
@@ -205,27 +205,6 @@ func earlierExport(dir string) ([]string, error) {
 		}
 	}
 	return names, nil
-}
-
-// writeFileAtomic writes data to path through a temporary file in the
-// same folder, so that a reader never sees half a file.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 type importOptions struct {
