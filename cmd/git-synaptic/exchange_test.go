@@ -147,6 +147,17 @@ func TestExportJSONLinesIntoAnotherRepository(t *testing.T) {
 	if got := ok(t, b, "import", file); got != "imported 0 entries, updated 0, left 2 unchanged\n" {
 		t.Errorf("re-import into the same repository printed %q", got)
 	}
+	// paths are read as git -C reads them: from the -C directory
+	parent := filepath.Dir(b)
+	ok(t, parent, "-C", filepath.Base(b), "export", "out.jsonl")
+	if _, err := os.Stat(filepath.Join(b, "out.jsonl")); err != nil {
+		t.Errorf("export -C: %v", err)
+	}
+	writeFile(t, filepath.Join(b, "note.txt"), "read from beside the repository's files\n")
+	ok(t, parent, "-C", filepath.Base(b), "save", "-F", "note.txt")
+	if r := run(t, b, "", "export", "-", "--json"); r.code != 2 {
+		t.Errorf("export - --json: exit %d", r.code)
+	}
 }
 
 func mdFiles(t *testing.T, dir string) []string {

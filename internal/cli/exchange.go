@@ -85,6 +85,9 @@ func runExport(e *env, o *exportOptions) error {
 	if format == "markdown" && o.path == "-" {
 		return usagef("a Markdown export is a folder: give its path, or --format jsonl for stdout")
 	}
+	if o.js && o.path == "-" {
+		return usagef("--json reports an export to a file or folder; with - the JSON lines are the output")
+	}
 	return e.withService(func(s *app.Service) error {
 		f, err := s.Filter(app.FilterSpec{Types: app.MemoryTypes(), IncludeArchived: o.archived})
 		if err != nil {
@@ -102,9 +105,9 @@ func runExport(e *env, o *exportOptions) error {
 			docs = append(docs, docOf(r))
 		}
 		if format == "jsonl" {
-			err = writeJSONLines(e, o.path, docs)
+			err = writeJSONLines(e, e.path(o.path), docs)
 		} else {
-			err = writeMarkdownFolder(o.path, docs)
+			err = writeMarkdownFolder(e.path(o.path), docs)
 		}
 		if err != nil {
 			return err
@@ -252,7 +255,7 @@ entry refuses the whole import. At most 100,000 entries per import.`,
 }
 
 func runImport(e *env, o *importOptions) error {
-	docs, markdown, err := readDocs(e, o.path)
+	docs, markdown, err := readDocs(e, e.path(o.path))
 	if err != nil {
 		return err
 	}

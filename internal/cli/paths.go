@@ -56,6 +56,15 @@ func repoPath(top, here, p string) (string, error) {
 	return filepath.ToSlash(rel), nil
 }
 
+// path is a file path the user gave, read as git -C reads it: relative
+// to the -C directory ("-" and absolute paths as they are).
+func (e *env) path(p string) string {
+	if p == "-" || p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(e.dir, p)
+}
+
 // realPath resolves symbolic links in p as far as p exists, so that a
 // repository reached through a link (/tmp on macOS) compares equal.
 func realPath(p string) string {

@@ -23,7 +23,7 @@ func readContent(e *env, args []string, file string) (string, error) {
 	case file == "-":
 		return readLimited(e.io.In, "stdin")
 	case file != "":
-		f, err := os.Open(file)
+		f, err := os.Open(e.path(file))
 		if err != nil {
 			return "", usagef("cannot read %s: %v", file, err)
 		}
