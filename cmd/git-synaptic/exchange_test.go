@@ -91,6 +91,11 @@ func TestExportMarkdownEditAndImportBack(t *testing.T) {
 	if !strings.Contains(all, priv[:8]) || !strings.Contains(all, old[:8]) {
 		t.Errorf("the private or archived entry is missing: %s", all)
 	}
+	for _, name := range mdFiles(t, out3) { // private memory stays this user's on disk
+		if st, err := os.Stat(filepath.Join(out3, name)); err != nil || (st.Mode().Perm() == 0o600) != strings.Contains(name, priv[:8]) {
+			t.Errorf("%s: mode %v, %v", name, st.Mode(), err)
+		}
+	}
 	for _, name := range mdFiles(t, out3) {
 		if strings.Contains(name, ref[:8]) {
 			p := filepath.Join(out3, name)

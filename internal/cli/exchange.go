@@ -142,7 +142,16 @@ func writeJSONLines(e *env, path string, docs []memfile.Doc) error {
 		_, err := e.io.Out.Write(buf.Bytes())
 		return err
 	}
-	return atomicfile.Write(path, buf.Bytes(), 0o644)
+	return atomicfile.Write(path, buf.Bytes(), filePerm(slices.ContainsFunc(docs, func(d memfile.Doc) bool { return d.Private })))
+}
+
+// filePerm is the mode of an exported file: readable by this user only
+// when it holds private memory.
+func filePerm(private bool) os.FileMode {
+	if private {
+		return 0o600
+	}
+	return 0o644
 }
 
 // writeMarkdownFolder writes one file per entry under dir, replacing
@@ -173,7 +182,7 @@ func writeMarkdownFolder(dir string, docs []memfile.Doc) error {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if err := atomicfile.Write(p, memfile.Markdown(d), 0o644); err != nil {
+		if err := atomicfile.Write(p, memfile.Markdown(d), filePerm(d.Private)); err != nil {
 			return err
 		}
 	}
