@@ -82,7 +82,7 @@ browser:
 # end-to-end test (the e2e tests build the real binary and drive it against
 # temp repos).
 test: fmt-check tidy-check vet lint model browser
-	@echo "test: every unit and end-to-end test; go prints each package as it finishes (about 10 minutes on 2 cores)"
+	@echo "test: every unit and end-to-end test; go prints each package as it finishes (about 8 minutes on 2 cores)"
 	$(GO) test -tags=$(TESTTAGS) -count=1 -timeout 30m $(TESTFLAGS) ./...
 
 # staticcheck, pinned, from the Go module proxy (checks in staticcheck.conf).
