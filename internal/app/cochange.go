@@ -235,11 +235,7 @@ func (s *Code) NoCochanges(ctx context.Context, file string) (string, error) {
 	if swept == 0 {
 		return file + ": no indexed commit touches it (is the path relative to the repository root?)", nil
 	}
-	commits := "commits"
-	if swept == 1 {
-		commits = "commit"
-	}
-	return fmt.Sprintf("%s changed only in %d %s of more than %d files, which are ignored for pairs (sweeping changes couple everything)", file, swept, commits, cochange.DefaultMaxFiles), nil
+	return fmt.Sprintf("%s changed only in %s of more than %d files, which are ignored for pairs (sweeping changes couple everything)", file, Plural(swept, "commit"), cochange.DefaultMaxFiles), nil
 }
 
 // SuggestRequest asks what else usually changes with some files.

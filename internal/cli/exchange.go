@@ -116,7 +116,7 @@ func runExport(e *env, o *exportOptions) error {
 			return writeJSON(e.io.Out, map[string]any{"format": format, "path": o.path, "exported": len(docs)})
 		}
 		if o.path != "-" {
-			fmt.Fprintf(e.io.Out, "exported %s to %s\n", plural(len(docs), "entry"), o.path)
+			fmt.Fprintf(e.io.Out, "exported %s to %s\n", app.Plural(len(docs), "entry"), o.path)
 		}
 		return nil
 	})
@@ -287,7 +287,7 @@ func runImport(e *env, o *importOptions) error {
 			rep.New, rep.Updated = nonNil(rep.New), nonNil(rep.Updated)
 			return writeJSON(e.io.Out, map[string]any{"imported": len(rep.New), "ids": rep.New, "updated": rep.Updated, "unchanged": rep.Unchanged})
 		}
-		fmt.Fprintf(e.io.Out, "imported %s", plural(len(rep.New), "entry"))
+		fmt.Fprintf(e.io.Out, "imported %s", app.Plural(len(rep.New), "entry"))
 		if len(rep.Updated)+rep.Unchanged > 0 {
 			fmt.Fprintf(e.io.Out, ", updated %d, left %d unchanged", len(rep.Updated), rep.Unchanged)
 		}

@@ -228,7 +228,7 @@ func runCochanges(e *env, o *cochangesOptions) error {
 			fmt.Fprintln(e.io.Out, why)
 			return nil
 		}
-		fmt.Fprintf(e.io.Out, "%s changed in %s; files changed with it:\n", file, plural(commits, "commit"))
+		fmt.Fprintf(e.io.Out, "%s changed in %s; files changed with it:\n", file, app.Plural(commits, "commit"))
 		printSuggestions(e.io.Out, list, m, time.Now())
 		return nil
 	})

@@ -3,11 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 
 	"golang.org/x/term"
 
@@ -72,15 +70,4 @@ func nonNil[T any](v []T) []T {
 		return []T{}
 	}
 	return v
-}
-
-// plural is "1 commit" or "n commits" ("1 entry", "n entries").
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	if s, ok := strings.CutSuffix(noun, "y"); ok {
-		return fmt.Sprintf("%d %sies", n, s)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
