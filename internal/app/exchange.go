@@ -53,11 +53,15 @@ func (s *Memory) ImportItems(ctx context.Context, items []ImportItem, opt Import
 		cur  Entry
 	}
 	var changes []change
+	current, err := s.exported(ctx, items)
+	if err != nil {
+		return rep, err
+	}
 	for i, it := range items {
-		cur, found, err := s.exported(ctx, it.ID)
-		if err != nil {
-			return rep, err
+		if it.Tags, err = notes.NormalizeTags(it.Tags); err != nil {
+			return rep, fmt.Errorf("entry %d: %w", i+1, err)
 		}
+		cur, found := current[it.ID]
 		if !found {
 			if known[textKey(it.Type, it.Content)] {
 				rep.Unchanged++
@@ -139,29 +143,35 @@ func MemoryTypes() []string {
 	return out
 }
 
-// exported is the memory entry id names exactly, if this repository has
-// one (commits and notes are not imported into).
-func (s *Memory) exported(ctx context.Context, id string) (Entry, bool, error) {
-	if len(id) != 32 {
-		return Entry{}, false, nil
-	}
-	var d Detail
+// exported finds the memory entries the items' ids name exactly, in one
+// pass over the cache (commits and notes are not imported into).
+func (s *Memory) exported(ctx context.Context, items []ImportItem) (map[string]Entry, error) {
+	found := map[string]Entry{}
 	err := s.withCache(ctx, func(c *cache.Cache) error {
-		var err error
-		d, err = detailIn(ctx, c, id)
-		return err
+		for _, it := range items {
+			if len(it.ID) != 32 {
+				continue
+			}
+			r, err := c.Get(ctx, it.ID)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if e := entryOf(r); slices.Contains(notes.SavableTypes, e.Type) {
+				found[it.ID] = e
+			}
+		}
+		return nil
 	})
-	if errors.Is(err, ErrNotFound) || err == nil && (d.ID != id || !slices.Contains(notes.SavableTypes, d.Type)) {
-		return Entry{}, false, nil
-	}
-	return d.Entry, err == nil, err
+	return found, err
 }
 
-// differs reports whether it would change cur.
+// differs reports whether it (its tags normalized) would change cur.
 func differs(it ImportItem, cur Entry) bool {
-	tags, _ := notes.NormalizeTags(it.Tags)
 	return strings.TrimSpace(it.Content) != strings.TrimSpace(cur.Content) || it.Type != "" && it.Type != cur.Type ||
-		it.Tier != "" && it.Tier != cur.Tier || it.Pinned != cur.Pinned || it.Private != cur.Private || !sameSet(tags, cur.Tags)
+		it.Tier != "" && it.Tier != cur.Tier || it.Pinned != cur.Pinned || it.Private != cur.Private || !sameSet(it.Tags, cur.Tags)
 }
 
 func sameSet(a, b []string) bool {
@@ -183,19 +193,16 @@ func (s *Memory) checkReturn(it ImportItem, cur Entry) error {
 	if err := notes.ValidateContent(it.Content); err != nil {
 		return err
 	}
-	if _, err := notes.NormalizeTags(it.Tags); err != nil {
-		return err
-	}
 	if cur.Private || strings.TrimSpace(it.Content) == strings.TrimSpace(cur.Content) {
 		return nil
 	}
 	return s.checkShareable([]secrets.Field{{Name: "content", Text: it.Content}}, it.AllowSecret, "shared memory is pushed to your remotes: remove the secret, or import with --private")
 }
 
-// applyReturn writes what differs between it and cur as edit, tier and
-// pin operations on cur.
+// applyReturn writes what differs between it (its tags normalized) and
+// cur as edit, tier and pin operations on cur.
 func (s *Memory) applyReturn(ctx context.Context, it ImportItem, cur Entry) error {
-	tags, _ := notes.NormalizeTags(it.Tags)
+	tags := it.Tags
 	var req EditRequest
 	if strings.TrimSpace(it.Content) != strings.TrimSpace(cur.Content) {
 		req.Content = &it.Content
