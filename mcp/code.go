@@ -67,9 +67,7 @@ func (h *request) cochanges(ctx context.Context, r mcpgo.CallToolRequest) (*mcpg
 	if len(list) > 0 {
 		b.WriteString("; files that usually change with it:")
 	}
-	for _, s := range list {
-		fmt.Fprintf(&b, "\n- %s (%d times, %.0f%% of its commits, last %s)", s.File, s.Count, 100*s.Confidence, s.Last.Format("2006-01-02"))
-	}
+	writeSuggestions(&b, list, "its")
 	return mcpgo.NewToolResultStructured(map[string]any{"file": file, "commits": commits, "cochanges": list}, b.String()), nil
 }
 
@@ -82,7 +80,7 @@ func (h *request) suggest(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.
 	if err != nil {
 		return nil, err
 	}
-	changed, list = nonNilSlice(changed), nonNilSlice(list)
+	changed, list = append([]string{}, changed...), append([]cochange.Suggestion{}, list...) // [] in JSON, not null
 	var b strings.Builder
 	switch {
 	case len(changed) == 0:
@@ -92,22 +90,20 @@ func (h *request) suggest(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.
 	default:
 		fmt.Fprintf(&b, "changed: %s; these usually change too:", strings.Join(changed, ", "))
 	}
-	for _, s := range list {
-		if s.Count == 0 {
-			fmt.Fprintf(&b, "\n- %s (no shared commit: same name or directory)", s.File)
-			continue
-		}
-		fmt.Fprintf(&b, "\n- %s (%d times, %.0f%% of the changed file's commits, last %s)", s.File, s.Count, 100*s.Confidence, s.Last.Format("2006-01-02"))
-	}
+	writeSuggestions(&b, list, "the changed file's")
 	return mcpgo.NewToolResultStructured(map[string]any{"changed": changed, "suggestions": list}, b.String()), nil
 }
 
-// nonNilSlice is s, or an empty slice for nil (JSON [] rather than null).
-func nonNilSlice[T any](s []T) []T {
-	if s == nil {
-		return []T{}
+// writeSuggestions lists co-change suggestions, one line each; whose
+// names the files the confidence is a share of the commits of.
+func writeSuggestions(b *strings.Builder, list []cochange.Suggestion, whose string) {
+	for _, s := range list {
+		if s.Count == 0 {
+			fmt.Fprintf(b, "\n- %s (no shared commit: same name or directory)", s.File)
+			continue
+		}
+		fmt.Fprintf(b, "\n- %s (%d times, %.0f%% of %s commits, last %s)", s.File, s.Count, 100*s.Confidence, whose, s.Last.Format("2006-01-02"))
 	}
-	return s
 }
 
 // maxCochanges bounds context_cochanges' limit.

@@ -180,6 +180,12 @@ func (p provenance) head() string {
 	return s
 }
 
+// block is an entry as a result's text shows it: its head, then its
+// content indented, after a blank line.
+func (p provenance) block() string {
+	return "\n" + p.head() + "\n" + indent(p.Content) + "\n"
+}
+
 func (h *request) rowsResult(ctx context.Context, rows []app.Entry, head string) *mcpgo.CallToolResult {
 	return h.labelledResult(ctx, rows, nil, nil, head)
 }
@@ -198,7 +204,7 @@ func (h *request) labelledResult(ctx context.Context, rows []app.Entry, labels, 
 		if p.Pattern != "" {
 			b.WriteString("\n" + p.Pattern)
 		}
-		b.WriteString("\n" + p.head() + "\n" + indent(p.Content) + "\n")
+		b.WriteString(p.block())
 	}
 	return mcpgo.NewToolResultStructured(map[string]any{"results": items}, b.String())
 }

@@ -129,8 +129,7 @@ func (h *request) entriesText(ctx context.Context, head string, rows []app.Entry
 	var b strings.Builder
 	b.WriteString(head + "\n")
 	for _, r := range rows {
-		p := h.provenance(me, r)
-		b.WriteString("\n" + p.head() + "\n" + indent(p.Content) + "\n")
+		b.WriteString(h.provenance(me, r).block())
 	}
 	return b.String()
 }
@@ -171,7 +170,7 @@ func (h *request) pendingText(ctx context.Context, list []app.PendingRule) strin
 	me := h.svc.Identity(ctx)
 	var b strings.Builder
 	for _, p := range list {
-		fmt.Fprintf(&b, "\n%s\n%s\n", h.provenance(me, p.Entry).head(), indent(p.Content))
+		b.WriteString(h.provenance(me, p.Entry).block())
 		for _, c := range p.Conflicts {
 			fmt.Fprintf(&b, "  CONFLICT with rule %s (similarity %.2f): %s\n", app.ShortID(c.ID), c.Similarity, app.FirstLine(c.Content, 100))
 		}

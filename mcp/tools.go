@@ -1,8 +1,13 @@
 package mcp
 
-import mcpgo "github.com/mark3labs/mcp-go/mcp"
+import (
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
-var typeEnum = []string{"decision", "progress", "issue", "handoff", "insight", "reference", "rule"}
+	"github.com/git-synaptic/git-synaptic/internal/app"
+)
+
+// typeEnum are the types a tool saves or filters by.
+var typeEnum = app.MemoryTypes()
 
 func tools() []tool {
 	filterOpts := []mcpgo.ToolOption{
