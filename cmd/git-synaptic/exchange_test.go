@@ -132,6 +132,16 @@ func TestExportJSONLinesIntoAnotherRepository(t *testing.T) {
 	if r := run(t, a, leaked, "import", "-"); r.code != 4 || !strings.Contains(r.err, "secret") {
 		t.Errorf("import of an edit with a credential: exit %d %s", r.code, r.err)
 	}
+	// so is one that adds it as a tag (checked as written, not lower-cased)
+	tagged := strings.Replace(lines, `"tags":["db"]`, `"tags":["db","AKIAQYLPMN5HHHFPZAM2"]`, 1)
+	if r := run(t, a, tagged, "import", "-"); r.code != 4 || !strings.Contains(r.err, "secret") {
+		t.Errorf("import of an edit adding a credential as a tag: exit %d %s", r.code, r.err)
+	}
+	for _, r := range listJSON(t, a) {
+		if len(r.Tags) > 1 || strings.Contains(r.Content, "AKIA") {
+			t.Errorf("a refused import changed %+v", r)
+		}
+	}
 	r := run(t, b, lines, "import", "-", "--json")
 	var rep struct {
 		Imported  int

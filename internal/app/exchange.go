@@ -50,6 +50,7 @@ func (s *Memory) ImportItems(ctx context.Context, items []ImportItem, opt Import
 	var fresh []SaveRequest
 	type change struct {
 		item ImportItem
+		edit EditRequest
 		cur  Entry
 	}
 	var changes []change
@@ -58,7 +59,9 @@ func (s *Memory) ImportItems(ctx context.Context, items []ImportItem, opt Import
 		return rep, err
 	}
 	for i, it := range items {
-		if it.Tags, err = notes.NormalizeTags(it.Tags); err != nil {
+		// compared normalized; saved and secret-checked as given
+		tags, err := notes.NormalizeTags(it.Tags)
+		if err != nil {
 			return rep, fmt.Errorf("entry %d: %w", i+1, err)
 		}
 		cur, found := current[it.ID]
@@ -71,14 +74,15 @@ func (s *Memory) ImportItems(ctx context.Context, items []ImportItem, opt Import
 			fresh = append(fresh, it.SaveRequest)
 			continue
 		}
-		if !differs(it, cur) {
+		if !differs(it, tags, cur) {
 			rep.Unchanged++
 			continue
 		}
-		if err := s.checkReturn(it, cur); err != nil {
+		edit := returnEdit(it, tags, cur)
+		if err := s.checkReturn(it, edit, cur); err != nil {
 			return rep, fmt.Errorf("entry %d (%s): %w", i+1, short(cur.ID), err)
 		}
-		changes = append(changes, change{it, cur})
+		changes = append(changes, change{it, edit, cur})
 	}
 	if len(fresh) > 0 {
 		ents, err := s.Import(ctx, fresh)
@@ -90,7 +94,7 @@ func (s *Memory) ImportItems(ctx context.Context, items []ImportItem, opt Import
 		}
 	}
 	for _, c := range changes {
-		if err := s.applyReturn(ctx, c.item, c.cur); err != nil {
+		if err := s.applyReturn(ctx, c.item, c.edit, c.cur); err != nil {
 			return rep, fmt.Errorf("update %s (%d of %d updates written): %w", short(c.cur.ID), len(rep.Updated), len(changes), err)
 		}
 		rep.Updated = append(rep.Updated, c.cur.ID)
@@ -168,10 +172,35 @@ func (s *Memory) exported(ctx context.Context, items []ImportItem) (map[string]E
 	return found, err
 }
 
-// differs reports whether it (its tags normalized) would change cur.
-func differs(it ImportItem, cur Entry) bool {
+// differs reports whether it, with its tags normalized as tags, would
+// change cur.
+func differs(it ImportItem, tags []string, cur Entry) bool {
 	return strings.TrimSpace(it.Content) != strings.TrimSpace(cur.Content) || it.Type != "" && it.Type != cur.Type ||
-		it.Tier != "" && it.Tier != cur.Tier || it.Pinned != cur.Pinned || it.Private != cur.Private || !sameSet(it.Tags, cur.Tags)
+		it.Tier != "" && it.Tier != cur.Tier || it.Pinned != cur.Pinned || it.Private != cur.Private || !sameSet(tags, cur.Tags)
+}
+
+// returnEdit is the edit that gives cur the item's content, type and tags
+// (tags: its tags normalized). Added tags keep the spelling they were
+// given, so that the secret check reads them as written.
+func returnEdit(it ImportItem, tags []string, cur Entry) EditRequest {
+	req := EditRequest{AllowSecret: it.AllowSecret}
+	if strings.TrimSpace(it.Content) != strings.TrimSpace(cur.Content) {
+		req.Content = &it.Content
+	}
+	if it.Type != "" && it.Type != cur.Type {
+		req.Type = it.Type
+	}
+	for _, given := range it.Tags {
+		if t, _ := notes.NormalizeTags([]string{given}); len(t) == 1 && !slices.Contains(cur.Tags, t[0]) {
+			req.AddTags = append(req.AddTags, given)
+		}
+	}
+	for _, t := range cur.Tags {
+		if !slices.Contains(tags, t) {
+			req.RemoveTags = append(req.RemoveTags, t)
+		}
+	}
+	return req
 }
 
 func sameSet(a, b []string) bool {
@@ -181,8 +210,9 @@ func sameSet(a, b []string) bool {
 
 // checkReturn refuses an update that would lose or leak something: the
 // entry changed since the export, or the item moves it between private
-// and shared memory. Content is checked as a save checks it.
-func (s *Memory) checkReturn(it ImportItem, cur Entry) error {
+// and shared memory. Content and added tags are checked as a save and an
+// edit check them.
+func (s *Memory) checkReturn(it ImportItem, edit EditRequest, cur Entry) error {
 	if !it.Updated.IsZero() && cur.Updated.After(it.Updated) {
 		return fmt.Errorf("%w: it changed here on %s, after it was exported; export again and redo the edit, or remove its id to save it as a new entry", notes.ErrInvalid, cur.Updated.Local().Format(time.DateTime))
 	}
@@ -193,36 +223,21 @@ func (s *Memory) checkReturn(it ImportItem, cur Entry) error {
 	if err := notes.ValidateContent(it.Content); err != nil {
 		return err
 	}
-	if cur.Private || strings.TrimSpace(it.Content) == strings.TrimSpace(cur.Content) {
+	if cur.Private {
 		return nil
 	}
-	return s.checkShareable([]secrets.Field{{Name: "content", Text: it.Content}}, it.AllowSecret, "shared memory is pushed to your remotes: remove the secret, or import with --private")
+	if edit.Content != nil {
+		if err := s.checkShareable([]secrets.Field{{Name: "content", Text: *edit.Content}}, it.AllowSecret, "shared memory is pushed to your remotes: remove the secret, or import with --private"); err != nil {
+			return err
+		}
+	}
+	return s.checkAsGiven("tag", edit.AddTags, it.AllowSecret)
 }
 
-// applyReturn writes what differs between it (its tags normalized) and
-// cur as edit, tier and pin operations on cur.
-func (s *Memory) applyReturn(ctx context.Context, it ImportItem, cur Entry) error {
-	tags := it.Tags
-	var req EditRequest
-	if strings.TrimSpace(it.Content) != strings.TrimSpace(cur.Content) {
-		req.Content = &it.Content
-	}
-	if it.Type != "" && it.Type != cur.Type {
-		req.Type = it.Type
-	}
-	for _, t := range tags {
-		if !slices.Contains(cur.Tags, t) {
-			req.AddTags = append(req.AddTags, t)
-		}
-	}
-	for _, t := range cur.Tags {
-		if !slices.Contains(tags, t) {
-			req.RemoveTags = append(req.RemoveTags, t)
-		}
-	}
-	req.AllowSecret = it.AllowSecret
-	if req.Content != nil || req.Type != "" || len(req.AddTags)+len(req.RemoveTags) > 0 {
-		if _, err := s.Edit(ctx, cur.ID, req); err != nil {
+// applyReturn writes edit, and the tier and pin it asks for, on cur.
+func (s *Memory) applyReturn(ctx context.Context, it ImportItem, edit EditRequest, cur Entry) error {
+	if edit.Content != nil || edit.Type != "" || len(edit.AddTags)+len(edit.RemoveTags) > 0 {
+		if _, err := s.Edit(ctx, cur.ID, edit); err != nil {
 			return err
 		}
 	}
