@@ -431,7 +431,7 @@ func TestInitAgentClaudeWritesMCPConfigWithoutClobbering(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, ".mcp.json")); string(b) != "{broken" {
 		t.Fatal("a broken .mcp.json was overwritten")
 	}
-	if r := run(t, dir, "", "init", "--agent", "vim"); r.code != 4 {
+	if r := run(t, dir, "", "init", "--agent", "vim"); r.code != 2 || !strings.Contains(r.err, "known: claude") {
 		t.Fatalf("unknown agent: %+v", r)
 	}
 }

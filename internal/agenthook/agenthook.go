@@ -1,7 +1,7 @@
 // Package agenthook is the front end coding agents call through their
-// lifecycle hooks (Claude Code first): it reads the agent's hook JSON,
-// asks the application for context or a handoff, and writes the answer in
-// the agent's format. Like the CLI and the MCP server it holds no business
+// lifecycle hooks: it reads the agent's hook JSON, asks the application
+// for context or a handoff, and writes the answer in the agent's dialect
+// (internal/agents says which). Like the CLI and the MCP server it holds no business
 // rules; unlike them it never fails its caller.
 package agenthook
 
@@ -13,44 +13,59 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 
+	"github.com/git-synaptic/git-synaptic/internal/agents"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
 // Names are the hooks an agent calls, by the name the CLI takes.
-var Names = map[string]bool{"session-start": true, "prompt": true, "tool": true, "stop": true, "pre-compact": true}
-
-// Format is how an answer is written.
-type Format string
-
-// Formats.
-const (
-	Claude   Format = "claude"   // Claude Code's hook JSON
-	Markdown Format = "markdown" // the context alone, for other agents
-)
-
-// ParseFormat checks a --format value.
-func ParseFormat(s string) (Format, error) {
-	switch f := Format(s); f {
-	case Claude, Markdown:
-		return f, nil
+var Names = func() map[string]bool {
+	m := map[string]bool{}
+	for _, e := range agents.Events {
+		m[string(e)] = true
 	}
-	return "", fmt.Errorf("unknown hook format %q (want claude or markdown)", s)
-}
+	return m
+}()
 
-// Input is what an agent passes a hook on stdin (Claude Code's hook JSON);
-// other fields are ignored.
+// Input is what an agent passes a hook on stdin: one reading of every
+// dialect (Claude Code, Codex and Gemini CLI write snake_case; VS Code
+// writes sessionId; Cursor names the session conversation_id). Other
+// fields are ignored.
 type Input struct {
 	SessionID string `json:"session_id"`
-	Prompt    string `json:"prompt"`
-	// PostToolUse: the tool and its arguments.
+	// VSCodeSessionID is VS Code's "sessionId"; CursorConversation is
+	// Cursor's "conversation_id".
+	VSCodeSessionID    string `json:"sessionId"`
+	CursorConversation string `json:"conversation_id"`
+	Prompt             string `json:"prompt"`
+	// After a tool call: the tool and its arguments.
 	ToolName  string          `json:"tool_name"`
 	ToolInput json.RawMessage `json:"tool_input"`
 	// TranscriptPath is the session's transcript (JSON lines), where the
-	// stop hook finds the agent's last message.
+	// stop hook finds the agent's last message when the agent does not
+	// pass it.
 	TranscriptPath string `json:"transcript_path"`
+	// The agent's last message, where the stop hook is given it: Codex's
+	// last_assistant_message, Gemini CLI's prompt_response.
+	LastAssistantMessage string `json:"last_assistant_message"`
+	PromptResponse       string `json:"prompt_response"`
 }
+
+// session is the session id, whichever field carried it.
+func (in Input) session() string {
+	for _, s := range []string{in.SessionID, in.VSCodeSessionID, in.CursorConversation} {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// FromVSCode reports whether the input has VS Code's shape (sessionId,
+// not session_id): VS Code also runs the hooks in .claude/settings.json.
+func (in Input) FromVSCode() bool { return in.SessionID == "" && in.VSCodeSessionID != "" }
 
 // maxInput bounds the hook JSON read: a PostToolUse of a Write carries
 // the whole file.
@@ -65,15 +80,21 @@ func ReadInput(r io.Reader) Input {
 	}
 	b, _ := io.ReadAll(io.LimitReader(r, maxInput))
 	_ = json.Unmarshal(b, &in)
+	in.SessionID = in.session()
 	return in
 }
 
 // Request is one hook call.
 type Request struct {
-	Name   string // session-start, prompt, tool, stop or pre-compact
-	Input  Input
-	Budget int // session-start and prompt: characters of context (0: configured)
-	Format Format
+	Name  string       // session-start, prompt, tool, stop or pre-compact
+	Agent agents.Agent // whose dialect the answer is written in
+	Input Input
+	// Budget: session-start and prompt: characters of context (0:
+	// configured).
+	Budget int
+	// Markdown prints the context alone, for an agent or a script that
+	// reads plain text.
+	Markdown bool
 	// EnvFile is Claude Code's $CLAUDE_ENV_FILE: on session-start the
 	// session id is exported there as GIT_SYNAPTIC_SESSION, so that the
 	// agent's own git synaptic commands save into its session.
@@ -82,49 +103,80 @@ type Request struct {
 
 // Run answers the hook: context on session-start and prompt; on stop,
 // the exchange's capture and the session's handoff; on pre-compact, the
-// handoff. A tool hook records the call for the exchange's capture. Only
-// the context hooks write anything.
+// handoff. A tool hook records the call for the exchange's capture. The
+// answer is written in the agent's dialect.
 func Run(ctx context.Context, a *app.Agent, req Request, out io.Writer) error {
-	var md, event string
-	// exportErr and captureErr are told after the context is written.
+	var md string
+	// exportErr and captureErr are told after the answer is written.
 	var err, exportErr, captureErr error
 	in := req.Input
 	if !notes.ValidName(in.SessionID) {
 		return fmt.Errorf("%w: the hook's session_id %q must be a line of at most 256 bytes without control characters", notes.ErrInvalid, in.SessionID)
 	}
-	switch req.Name {
-	case "tool":
-		return a.CaptureTool(ctx, in.SessionID, toolUse(in.ToolName, in.ToolInput))
-	case "stop":
-		_, _, captureErr = a.CaptureExchange(ctx, in.SessionID, lastAssistantText(in.TranscriptPath))
-		_, _, err := a.SessionHandoff(ctx, in.SessionID)
-		return errors.Join(captureErr, err)
-	case "pre-compact":
-		_, _, err := a.SessionHandoff(ctx, in.SessionID)
-		return err
-	case "prompt":
-		event = "UserPromptSubmit"
+	event := agents.Event(req.Name)
+	switch event {
+	case agents.Tool:
+		err = a.CaptureTool(ctx, in.SessionID, toolUse(in.ToolName, in.ToolInput))
+	case agents.Stop:
+		outcome := in.LastAssistantMessage
+		if outcome == "" {
+			outcome = in.PromptResponse
+		}
+		if outcome == "" {
+			outcome = lastAssistantText(in.TranscriptPath)
+		}
+		_, _, captureErr = a.CaptureExchange(ctx, in.SessionID, strings.TrimSpace(outcome))
+		_, _, err = a.SessionHandoff(ctx, in.SessionID)
+	case agents.PreCompact:
+		_, _, err = a.SessionHandoff(ctx, in.SessionID)
+	case agents.Prompt:
 		captureErr = a.CapturePrompt(ctx, in.SessionID, in.Prompt)
-		md, err = a.PromptContext(ctx, in.SessionID, in.Prompt, req.Budget)
-	case "session-start":
-		event = "SessionStart"
+		if req.Agent.Context[agents.Prompt] || req.Markdown {
+			md, err = a.PromptContext(ctx, in.SessionID, in.Prompt, req.Budget)
+		}
+	case agents.SessionStart:
 		exportErr = exportSession(req.EnvFile, in.SessionID)
 		md, err = a.StartSession(ctx, in.SessionID, req.Budget)
 	default:
 		return fmt.Errorf("unknown agent hook %q", req.Name)
 	}
-	if err != nil || md == "" {
+	if req.Markdown {
+		if md != "" {
+			_, werr := io.WriteString(out, md)
+			err = errors.Join(err, werr)
+		}
 		return errors.Join(err, exportErr, captureErr)
 	}
-	if req.Format == Markdown {
-		_, err = io.WriteString(out, md)
-		return errors.Join(err, exportErr, captureErr)
+	if answer := reply(req.Agent, event, in.SessionID, md); answer != nil {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		err = errors.Join(err, enc.Encode(answer))
 	}
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	err = enc.Encode(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event, "additionalContext": md}})
 	return errors.Join(err, exportErr, captureErr)
+}
+
+// reply is the hook's answer in the agent's dialect, or nil for none.
+func reply(ag agents.Agent, e agents.Event, session, md string) any {
+	if md != "" && ag.Context[e] {
+		switch ag.Output {
+		case agents.SnakeCase: // Cursor's sessionStart
+			r := map[string]any{"additional_context": md}
+			if sessionIDRE.MatchString(session) {
+				r["env"] = map[string]string{"GIT_SYNAPTIC_SESSION": session}
+			}
+			return r
+		default:
+			return map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": ag.Hooks[e], "additionalContext": md}}
+		}
+	}
+	if !ag.JSONAlways {
+		return nil
+	}
+	if ag.Output == agents.SnakeCase && e == agents.Prompt {
+		return map[string]any{"continue": true} // Cursor's beforeSubmitPrompt: let it through
+	}
+	return map[string]any{}
 }
 
 // sessionIDRE is what a session id must look like to be exported to a

@@ -21,9 +21,8 @@ var oldPushSpecs = []string{"refs/synaptic/*:refs/synaptic/*", "refs/notes/synap
 
 // InitOptions configure Init.
 type InitOptions struct {
-	NoPush  bool   // do not push memory along with git push (synaptic.autoPush false)
-	NoHooks bool   // do not install the git hooks
-	Agent   string // also register the MCP server with this agent ("claude")
+	NoPush  bool // do not push memory along with git push (synaptic.autoPush false)
+	NoHooks bool // do not install the git hooks
 }
 
 // InitReport says what Init changed.
@@ -88,13 +87,6 @@ func (s *Sharing) Init(ctx context.Context, opts InitOptions) (InitReport, error
 	}
 	if err := add("notes.rewriteRef", gitstore.NotesRef); err != nil {
 		return rep, err
-	}
-	if opts.Agent != "" {
-		changes, err := s.agent().ConfigureAgent(ctx, opts.Agent)
-		rep.Changes = append(rep.Changes, changes...)
-		if err != nil {
-			return rep, err
-		}
 	}
 	if !opts.NoHooks {
 		h, err := s.code().InstallHooks(ctx)

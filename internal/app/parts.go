@@ -76,6 +76,14 @@ func (s *Service) Root() string {
 	return s.repo.CommonDir()
 }
 
+// WorkTree is the repository's working tree ("" when bare).
+func (s *Service) WorkTree() string { return s.repo.WorkTree() }
+
+// StateDir is where this working tree's local state outside the cache
+// lives (backups of agent settings init changed): inside its git dir,
+// never committed.
+func (s *Service) StateDir() string { return filepath.Join(s.repo.GitDir(), "synaptic") }
+
 // IsRepository reports whether path is in this repository (any of its
 // worktrees).
 func (s *Service) IsRepository(path string) bool {

@@ -85,7 +85,8 @@ func TestOptionsFromFlags(t *testing.T) {
 		args []string
 		want any
 	}{
-		{[]string{"init", "--agent", "claude", "--no-push", "--json"}, &initOptions{noPush: true, json: true, agent: "claude"}},
+		{[]string{"init", "--agent", "claude", "--no-push", "--json"}, &initOptions{noPush: true, json: true, agents: []string{"claude"}}},
+		{[]string{"init", "--agent", "codex,cursor", "--agent", "auto", "--remove"}, &initOptions{remove: true, agents: []string{"codex", "cursor", "auto"}}},
 		{[]string{"status", "--json"}, &statusOptions{json: true}},
 		{[]string{"note", "HEAD", "why", "so", "-F", "f.md", "--allow-secret"}, &noteOptions{file: "f.md", allowSecret: true, args: []string{"HEAD", "why", "so"}}},
 		{[]string{"sync", "upstream", "--json"}, &syncOptions{json: true, args: []string{"upstream"}}},
@@ -108,8 +109,9 @@ func TestOptionsFromFlags(t *testing.T) {
 		{[]string{"model", "list", "--json"}, &modelListOptions{json: true}},
 		{[]string{"model", "status"}, &modelStatusOptions{}},
 		{[]string{"embed", "--json"}, &embedOptions{json: true}},
-		{[]string{"hook", "session-start", "--budget", "8000", "--format", "markdown"}, &hookOptions{budget: 8000, format: "markdown", args: []string{"session-start"}}},
-		{[]string{"hook", "post-rewrite", "amend"}, &hookOptions{format: "claude", args: []string{"post-rewrite", "amend"}}},
+		{[]string{"hook", "session-start", "--budget", "8000", "--format", "markdown"}, &hookOptions{budget: 8000, format: "markdown", agent: "claude", args: []string{"session-start"}}},
+		{[]string{"hook", "prompt", "--agent", "cursor"}, &hookOptions{format: "json", agent: "cursor", args: []string{"prompt"}}},
+		{[]string{"hook", "post-rewrite", "amend"}, &hookOptions{format: "json", agent: "claude", args: []string{"post-rewrite", "amend"}}},
 		{[]string{"hooks", "install"}, &hooksOptions{action: "install"}},
 		{[]string{"hooks", "status"}, &hooksOptions{action: "status"}},
 		{[]string{"mcp"}, &mcpOptions{}},

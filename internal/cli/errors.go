@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/git-synaptic/git-synaptic/internal/agentsetup"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/secrets"
 	"github.com/git-synaptic/git-synaptic/notes"
@@ -38,7 +39,7 @@ func ExitCode(err error) int {
 		return ExitNotFound
 	case errors.Is(err, notes.ErrUnsupportedVersion):
 		return ExitUnsupported
-	case errors.Is(err, notes.ErrInvalid), errors.Is(err, secrets.ErrSecret), errors.Is(err, app.ErrNoWords):
+	case errors.Is(err, notes.ErrInvalid), errors.Is(err, secrets.ErrSecret), errors.Is(err, app.ErrNoWords), errors.Is(err, agentsetup.ErrConfig):
 		return ExitRefused
 	case errors.Is(err, context.Canceled):
 		return 130

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"github.com/git-synaptic/git-synaptic/cochange"
 	"github.com/git-synaptic/git-synaptic/hooks"
 	"github.com/git-synaptic/git-synaptic/internal/agenthook"
+	"github.com/git-synaptic/git-synaptic/internal/agents"
+	"github.com/git-synaptic/git-synaptic/internal/agentsetup"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 )
 
@@ -374,7 +377,7 @@ func runHooks(e *env, o *hooksOptions) error {
 func runHook(e *env, o *hookOptions) error {
 	e.busy = 2 * time.Second // never hold git or the agent up for long
 	name := o.args[0]
-	err := hookWork(e, name, o.args[1:], o.budget, o.format)
+	err := hookWork(e, name, o.args[1:], o)
 	switch {
 	case err == nil:
 	case name == "pre-push":
@@ -387,7 +390,7 @@ func runHook(e *env, o *hookOptions) error {
 
 // hookWork reads what the hook is given on stdin and hands it to the
 // application (git hooks) or to the agent-hook front end.
-func hookWork(e *env, name string, args []string, budget int, format string) error {
+func hookWork(e *env, name string, args []string, o *hookOptions) error {
 	if !agenthook.Names[name] {
 		var stdin string
 		if name == "post-rewrite" {
@@ -396,19 +399,34 @@ func hookWork(e *env, name string, args []string, budget int, format string) err
 		}
 		return e.withService(func(s *app.Service) error { return s.Code().Hook(contextOf(e), name, args, stdin) })
 	}
-	f, err := agenthook.ParseFormat(format)
+	req := agenthook.Request{Name: name, Budget: o.budget, EnvFile: os.Getenv("CLAUDE_ENV_FILE")}
+	switch o.format {
+	case "", "json", "claude":
+	case "markdown":
+		req.Markdown = true
+	default:
+		return fmt.Errorf("unknown hook format %q (want json or markdown)", o.format)
+	}
+	a, err := agents.Lookup(o.agent)
 	if err != nil {
 		return err
 	}
-	var in agenthook.Input
+	req.Agent = a
 	if stdin, ok := e.io.In.(*os.File); !ok || !isTerminal(stdin) {
-		in = agenthook.ReadInput(e.io.In)
+		req.Input = agenthook.ReadInput(e.io.In)
 	}
-	if in.SessionID == "" {
-		in.SessionID = ConfigFromEnv(app.Options{}).Session
+	if req.Input.SessionID == "" {
+		req.Input.SessionID = ConfigFromEnv(app.Options{}).Session
 	}
 	return e.withService(func(s *app.Service) error {
-		return agenthook.Run(contextOf(e), s.Agent(), agenthook.Request{Name: name, Input: in, Budget: budget, Format: f, EnvFile: os.Getenv("CLAUDE_ENV_FILE")}, e.io.Out)
+		// VS Code runs the hooks in .claude/settings.json too: when its own
+		// are installed, those answer.
+		if a.Name == "claude" && req.Input.FromVSCode() && s.WorkTree() != "" {
+			if _, err := os.Stat(filepath.Join(s.WorkTree(), filepath.FromSlash(agentsetup.VSCodeHookFile))); err == nil {
+				return nil
+			}
+		}
+		return agenthook.Run(contextOf(e), s.Agent(), req, e.io.Out)
 	})
 }
 
@@ -416,9 +434,9 @@ func hookWork(e *env, name string, args []string, budget int, format string) err
 // must never fail or block git, nor break an agent's session. Problems go
 // to stderr.
 type hookOptions struct {
-	budget int
-	format string
-	args   []string
+	budget        int
+	format, agent string
+	args          []string
 }
 
 func newHook(e *env) *cobra.Command {
@@ -435,8 +453,10 @@ versions, index new commits) and by coding agents:
                   what usually changes with the files being worked on, within
                   a budget (--budget, or git config synaptic.contextBudget;
                   default 4000 characters). Runs a maintenance pass first.
-                  --format claude (default) prints Claude Code's hook JSON;
-                  --format markdown prints the context alone.
+                  The answer is the JSON of the agent named with --agent
+                  (claude, the default; codex, gemini, cursor, vscode: what
+                  git synaptic init --agent writes); --format markdown prints
+                  the context alone.
   prompt          with the agent's prompt (hook JSON "prompt" on stdin): the
                   memory of the last 24 hours (at most 5) and, when the
                   prompt asks something, at most 3 strong matches; each
@@ -455,10 +475,11 @@ versions, index new commits) and by coding agents:
                   then, as pre-compact does, write (or update) the session's
                   handoff: memory saved, commits made, files left changed,
                   and what was learned.
-The session id comes from the agent's hook JSON on stdin (session_id), else
-$GIT_SYNAPTIC_SESSION.`,
+The session id comes from the agent's hook JSON on stdin (session_id; VS
+Code's sessionId, Cursor's conversation_id), else $GIT_SYNAPTIC_SESSION.`,
 		Example: `  git synaptic hook session-start --format markdown
-  git synaptic hook session-start --budget 8000`,
+  git synaptic hook session-start --budget 8000
+  echo '{"session_id":"s1","prompt":"why postgres?"}' | git synaptic hook prompt --agent gemini`,
 		Hidden: true,
 		Args:   minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -467,6 +488,7 @@ $GIT_SYNAPTIC_SESSION.`,
 		},
 	}
 	c.Flags().IntVar(&o.budget, "budget", 0, "session-start and prompt: context size in `characters` (default: synaptic.contextBudget or 4000; synaptic.promptBudget or 8000)")
-	c.Flags().StringVar(&o.format, "format", "claude", "agent hooks: claude (hook JSON) or markdown")
+	c.Flags().StringVar(&o.agent, "agent", "claude", "agent hooks: answer in this `agent`'s hook JSON ("+strings.Join(agents.Names(), ", ")+")")
+	c.Flags().StringVar(&o.format, "format", "json", "agent hooks: json (the agent's hook JSON) or markdown (the context alone)")
 	return c
 }

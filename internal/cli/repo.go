@@ -4,18 +4,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/git-synaptic/git-synaptic/hooks"
+	"github.com/git-synaptic/git-synaptic/internal/agents"
+	"github.com/git-synaptic/git-synaptic/internal/agentsetup"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
 type initOptions struct {
-	noPush, noHooks, json bool
-	agent                 string
+	noPush, noHooks, json, remove bool
+	agents                        []string
 }
 
 func newInit(e *env) *cobra.Command {
@@ -37,49 +41,172 @@ func newInit(e *env) *cobra.Command {
     cannot go, it says so and your push goes on; --no-push, or git config
     synaptic.autoPush false, leaves memory to 'git synaptic sync');
   - push refspecs an earlier version added (remote.<name>.push) are removed;
-  - with --agent claude, the MCP server in .mcp.json and the agent hooks in
-    .claude/settings.json (other entries kept), and the auto-distill rule;
+  - with --agent, each coding agent's project configuration (repeatable or
+    comma-separated; auto: every agent whose project or user configuration is
+    here), and the auto-distill rule:
+      claude    .mcp.json, hooks in .claude/settings.json
+      codex     [mcp_servers] and features.codex_hooks in .codex/config.toml,
+                hooks in .codex/hooks.json
+      gemini    mcpServers and hooks in .gemini/settings.json
+      cursor    .cursor/mcp.json, .cursor/hooks.json, the rule file
+                .cursor/rules/git-synaptic.mdc (Cursor's prompt hook cannot
+                add context)
+      opencode  opencode.json, a block in AGENTS.md (OpenCode has no
+                command hooks)
+      vscode    .vscode/mcp.json, .github/hooks/git-synaptic.json, a block in
+                .github/copilot-instructions.md
+    Files are merged: other servers, hooks, settings and comments stay as they
+    were. The first change to a file keeps a backup under .git/synaptic/agents.
+    --agent NAME --remove takes it out again: a file init created goes, one it
+    changed goes back to its backup while nobody else changed it since, else
+    exactly git-synaptic's entries are taken out. Only files inside the
+    working tree are written, never through a symlink that leaves it;
   - the cache, inside the git directory.
 Running it again changes nothing; run it again after adding a remote.`,
 		Example: `  git synaptic init
   git synaptic init --agent claude
+  git synaptic init --agent codex --agent cursor
+  git synaptic init --agent auto
+  git synaptic init --agent gemini --remove
   git synaptic init --no-push`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error { return e.run(o, func() error { return runInit(e, o) }) },
 	}
 	c.Flags().BoolVar(&o.noPush, "no-push", false, "do not push memory along with git push (synaptic.autoPush false; share with git synaptic sync)")
 	c.Flags().BoolVar(&o.noHooks, "no-hooks", false, "do not install git hooks")
-	c.Flags().StringVar(&o.agent, "agent", "", "also register the MCP server with this coding `agent` (claude: .mcp.json)")
+	c.Flags().StringSliceVar(&o.agents, "agent", nil, "also set up this coding `agent` (repeatable: "+strings.Join(agents.Names(), ", ")+", or auto)")
+	c.Flags().BoolVar(&o.remove, "remove", false, "take the --agent configuration out again (and nothing else)")
 	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	return c
 }
 
+// initReport is init's JSON: the repository's changes and each agent's
+// files.
+type initReport struct {
+	app.InitReport
+	Agents []agentsetup.Change `json:"agents"`
+}
+
 func runInit(e *env, o *initOptions) error {
+	if o.remove && len(o.agents) == 0 {
+		return usageError{errors.New("--remove takes out the configuration of the agents named with --agent (git synaptic init --agent NAME --remove)")}
+	}
 	return e.withService(func(s *app.Service) error {
-		rep, err := s.Sharing().Init(contextOf(e), app.InitOptions{NoPush: o.noPush, NoHooks: o.noHooks, Agent: o.agent})
+		ctx := contextOf(e)
+		var rep initReport
+		setup := agentsetup.Options{Root: s.WorkTree(), StateDir: filepath.Join(s.StateDir(), "agents"), Rule: app.DistillRule}
+		setup.Home, _ = os.UserHomeDir()
+		chosen, err := chooseAgents(o.agents, setup)
 		if err != nil {
 			return err
 		}
-		if o.json {
-			if rep.Changes == nil {
-				rep.Changes = []string{}
-			}
-			return writeJSON(e.io.Out, rep)
+		if len(chosen) > 0 && setup.Root == "" {
+			return fmt.Errorf("%w: a bare repository has no working tree for agent settings", notes.ErrInvalid)
 		}
-		for _, ch := range rep.Changes {
-			fmt.Fprintln(e.io.Out, ch)
-		}
-		for _, f := range rep.Fetched {
-			if f.Error != "" {
-				fmt.Fprintf(e.io.Out, "memory of %s not fetched (%s); git synaptic sync fetches it later\n", f.Remote, f.Error)
+		if !o.remove {
+			if rep.InitReport, err = s.Sharing().Init(ctx, app.InitOptions{NoPush: o.noPush, NoHooks: o.noHooks}); err != nil {
+				return err
 			}
 		}
-		if len(rep.Changes) == 0 {
-			fmt.Fprintln(e.io.Out, "already set up")
+		for _, a := range chosen {
+			do := agentsetup.Setup
+			if o.remove {
+				do = agentsetup.Remove
+			}
+			changes, err := do(setup, a)
+			rep.Agents = append(rep.Agents, changes...)
+			if err != nil {
+				return errors.Join(printInit(e, o, rep), err)
+			}
 		}
-		fmt.Fprintf(e.io.Out, "cache %s\n", rep.CachePath)
-		return nil
+		if len(chosen) > 0 && !o.remove {
+			did, err := s.Agent().EnsureDistillRule(ctx)
+			if err != nil {
+				return errors.Join(printInit(e, o, rep), err)
+			}
+			if did != "" {
+				rep.Changes = append(rep.Changes, did)
+			}
+		}
+		return printInit(e, o, rep)
 	})
+}
+
+// chooseAgents reads --agent: names, comma-separated or repeated, and
+// auto.
+func chooseAgents(names []string, setup agentsetup.Options) ([]agents.Agent, error) {
+	var chosen []agents.Agent
+	seen := map[string]bool{}
+	add := func(a agents.Agent) {
+		if !seen[a.Name] {
+			seen[a.Name] = true
+			chosen = append(chosen, a)
+		}
+	}
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if strings.EqualFold(n, "auto") {
+			found := agentsetup.Detect(setup)
+			if len(found) == 0 {
+				return nil, usageError{fmt.Errorf("--agent auto found no coding agent's configuration here or in your home folder; name one: --agent %s", strings.Join(agents.Names(), "|"))}
+			}
+			for _, a := range found {
+				add(a)
+			}
+			continue
+		}
+		a, err := agents.Lookup(n)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		add(a)
+	}
+	return chosen, nil
+}
+
+func printInit(e *env, o *initOptions, rep initReport) error {
+	if o.json {
+		if rep.Changes == nil {
+			rep.Changes = []string{}
+		}
+		if rep.Agents == nil {
+			rep.Agents = []agentsetup.Change{}
+		}
+		return writeJSON(e.io.Out, rep)
+	}
+	for _, ch := range rep.Changes {
+		fmt.Fprintln(e.io.Out, ch)
+	}
+	for _, f := range rep.Fetched {
+		if f.Error != "" {
+			fmt.Fprintf(e.io.Out, "memory of %s not fetched (%s); git synaptic sync fetches it later\n", f.Remote, f.Error)
+		}
+	}
+	changed := len(rep.Changes) > 0
+	for _, a := range rep.Agents {
+		if a.Action != "unchanged" {
+			changed = true
+			line := fmt.Sprintf("%s: %s %s", a.Agent, a.Action, a.Path)
+			if a.Backup != "" {
+				line += " (backup: " + a.Backup + ")"
+			}
+			fmt.Fprintln(e.io.Out, line)
+		}
+		if a.Note != "" {
+			fmt.Fprintf(e.io.Out, "%s: %s\n", a.Agent, a.Note)
+		}
+	}
+	switch {
+	case o.remove && !changed:
+		fmt.Fprintln(e.io.Out, "nothing to remove")
+	case o.remove:
+	case !changed:
+		fmt.Fprintln(e.io.Out, "already set up")
+	}
+	if !o.remove {
+		fmt.Fprintf(e.io.Out, "cache %s\n", rep.CachePath)
+	}
+	return nil
 }
 
 type statusOptions struct{ json bool }

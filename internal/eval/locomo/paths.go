@@ -14,6 +14,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/internal/agenthook"
+	"github.com/git-synaptic/git-synaptic/internal/agents"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/mcp"
 	"github.com/git-synaptic/git-synaptic/notes"
@@ -210,10 +211,14 @@ func (cv *conversation) runPath(ctx context.Context, p path, qs []query) ([]outc
 			}
 		}
 	case "hook":
+		claude, err := agents.Lookup("claude")
+		if err != nil {
+			return nil, err
+		}
 		for i, q := range qs {
 			var b bytes.Buffer
 			in := agenthook.Input{SessionID: fmt.Sprintf("eval-q%d", i), Prompt: q.Question}
-			if err := agenthook.Run(ctx, s.Agent(), agenthook.Request{Name: "prompt", Input: in, Format: agenthook.Claude}, &b); err != nil {
+			if err := agenthook.Run(ctx, s.Agent(), agenthook.Request{Name: "prompt", Agent: claude, Input: in}, &b); err != nil {
 				return nil, err
 			}
 			if out[i], err = cv.injected(b.Bytes()); err != nil {
