@@ -97,6 +97,7 @@ type row struct {
 	Edits    int      `json:"edits"`
 	Source   string   `json:"source"`
 	Commit   string   `json:"commit"`
+	Session  string   `json:"session_id"`
 }
 
 func listJSON(t testing.TB, dir string, args ...string) []row {

@@ -51,6 +51,8 @@ type Input struct {
 	// last_assistant_message, Gemini CLI's prompt_response.
 	LastAssistantMessage string `json:"last_assistant_message"`
 	PromptResponse       string `json:"prompt_response"`
+	// vscode: the session came as VS Code's sessionId alone.
+	vscode bool
 }
 
 // session is the session id, whichever field carried it.
@@ -65,7 +67,7 @@ func (in Input) session() string {
 
 // FromVSCode reports whether the input has VS Code's shape (sessionId,
 // not session_id): VS Code also runs the hooks in .claude/settings.json.
-func (in Input) FromVSCode() bool { return in.SessionID == "" && in.VSCodeSessionID != "" }
+func (in Input) FromVSCode() bool { return in.vscode }
 
 // maxInput bounds the hook JSON read: a PostToolUse of a Write carries
 // the whole file.
@@ -80,6 +82,7 @@ func ReadInput(r io.Reader) Input {
 	}
 	b, _ := io.ReadAll(io.LimitReader(r, maxInput))
 	_ = json.Unmarshal(b, &in)
+	in.vscode = in.SessionID == "" && in.VSCodeSessionID != ""
 	in.SessionID = in.session()
 	return in
 }

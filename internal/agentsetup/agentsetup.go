@@ -151,7 +151,7 @@ func Setup(o Options, a agents.Agent) ([]Change, error) {
 		return nil, err
 	}
 	var changes []Change
-	for _, f := range plan(a, o.Rule) {
+	for _, f := range plan(a, o.Rule, o.Root) {
 		ch, err := o.setupFile(st, a, f)
 		if ch != nil {
 			changes = append(changes, *ch)
@@ -252,7 +252,11 @@ func Remove(o Options, a agents.Agent) ([]Change, error) {
 		return nil, err
 	}
 	var changes []Change
-	for _, f := range plan(a, o.Rule) {
+	var made []string // folders init made, which go when left empty
+	for _, f := range plan(a, o.Rule, o.Root) {
+		if rec := st.Files[f.rel]; rec != nil {
+			made = append(made, rec.Dirs...)
+		}
 		ch, err := o.removeFile(st, a, f)
 		if ch != nil {
 			changes = append(changes, *ch)
@@ -260,6 +264,11 @@ func Remove(o Options, a agents.Agent) ([]Change, error) {
 		if err != nil {
 			return changes, errors.Join(err, o.save(st))
 		}
+	}
+	// deepest first; only empty ones go
+	sort.Slice(made, func(i, j int) bool { return len(made[i]) > len(made[j]) })
+	for _, d := range made {
+		_ = os.Remove(d)
 	}
 	if len(changes) == 0 {
 		return nil, nil
@@ -286,9 +295,6 @@ func (o Options) removeFile(st *state, a agents.Agent, f file) (*Change, error) 
 		if rec.Created {
 			if err := os.Remove(path); err != nil {
 				return nil, err
-			}
-			for i := len(rec.Dirs) - 1; i >= 0; i-- {
-				_ = os.Remove(rec.Dirs[i]) // only when empty
 			}
 			ch.Action = "removed"
 		} else {
@@ -365,13 +371,3 @@ func present(dir string, names []string) bool {
 	return false
 }
 
-// Files lists the files Setup writes for agent, relative to the working
-// tree.
-func Files(a agents.Agent) []string {
-	var out []string
-	for _, f := range plan(a, "") {
-		out = append(out, f.rel)
-	}
-	sort.Strings(out)
-	return out
-}

@@ -2,6 +2,8 @@ package agentsetup
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/git-synaptic/git-synaptic/internal/agents"
@@ -188,6 +190,28 @@ func flatHooks(rel string, a agents.Agent, entry func(cmd string) obj, version b
 		})
 }
 
+// both is two edits of one file, as one.
+func both(f, g file) file {
+	return file{
+		rel: f.rel,
+		add: func(base []byte) ([]byte, string, error) {
+			t, n1, err := f.add(base)
+			if err != nil {
+				return nil, "", err
+			}
+			t, n2, err := g.add(t)
+			return t, strings.TrimSpace(n1 + " " + n2), err
+		},
+		take: func(cur []byte) ([]byte, error) {
+			t, err := f.take(cur)
+			if err != nil || t == nil {
+				return t, err
+			}
+			return g.take(t)
+		},
+	}
+}
+
 // ownFile is a file that is git-synaptic's alone.
 func ownFile(rel, content string) file {
 	return file{
@@ -234,7 +258,7 @@ func Instructions(a agents.Agent, rule string) string {
 }
 
 // plan is the files an agent's setup edits.
-func plan(a agents.Agent, rule string) []file {
+func plan(a agents.Agent, rule, root string) []file {
 	plain := obj{{"command", "git-synaptic"}, {"args", []any{"mcp"}}}
 	switch a.Name {
 	case "claude":
@@ -261,10 +285,10 @@ func plan(a agents.Agent, rule string) []file {
 	case "gemini":
 		// https://geminicli.com/docs/tools/mcp-server (mcpServers),
 		// https://geminicli.com/docs/hooks/reference (hooks)
-		return []file{
+		return []file{both(
 			mcpEntry(".gemini/settings.json", []string{"mcpServers"}, plain, nil),
 			groupedHooks(".gemini/settings.json", a, true),
-		}
+		)}
 	case "cursor":
 		// https://cursor.com/docs/context/mcp (.cursor/mcp.json),
 		// https://cursor.com/docs/agent/hooks (.cursor/hooks.json, version 1),
@@ -278,7 +302,7 @@ func plan(a agents.Agent, rule string) []file {
 		// https://opencode.ai/docs/mcp-servers (mcp, type local),
 		// https://opencode.ai/docs/rules (AGENTS.md)
 		return []file{
-			mcpEntry("opencode.json", []string{"mcp"},
+			mcpEntry(opencodeConfig(root), []string{"mcp"},
 				obj{{"type", "local"}, {"command", []any{"git-synaptic", "mcp"}}, {"enabled", true}},
 				func(d *jsonDoc) error { _, err := d.set(nil, "$schema", "https://opencode.ai/config.json"); return err }),
 			instructionBlock("AGENTS.md", a, Instructions(a, rule)),
@@ -296,6 +320,19 @@ func plan(a agents.Agent, rule string) []file {
 		}
 	}
 	return nil
+}
+
+// opencodeConfig is OpenCode's project configuration: opencode.jsonc
+// when that is the one there, else opencode.json.
+func opencodeConfig(root string) string {
+	if root != "" {
+		if _, err := os.Lstat(filepath.Join(root, "opencode.json")); err != nil {
+			if _, err := os.Lstat(filepath.Join(root, "opencode.jsonc")); err == nil {
+				return "opencode.jsonc"
+			}
+		}
+	}
+	return "opencode.json"
 }
 
 // VSCodeHookFile is where VS Code's hooks are written; a hook run from
