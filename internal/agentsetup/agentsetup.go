@@ -370,4 +370,3 @@ func present(dir string, names []string) bool {
 	}
 	return false
 }
-
