@@ -113,10 +113,14 @@ func Run(ctx context.Context, a *app.Agent, req Request, out io.Writer) error {
 	// exportErr and captureErr are told after the answer is written.
 	var err, exportErr, captureErr error
 	in := req.Input
-	if !notes.ValidName(in.SessionID) {
-		return fmt.Errorf("%w: the hook's session_id %q must be a line of at most 256 bytes without control characters", notes.ErrInvalid, in.SessionID)
-	}
 	event := agents.Event(req.Name)
+	if !event.Valid() {
+		return fmt.Errorf("unknown agent hook %q", req.Name)
+	}
+	if !notes.ValidName(in.SessionID) {
+		err := fmt.Errorf("%w: the hook's session_id %q must be a line of at most 256 bytes without control characters", notes.ErrInvalid, in.SessionID)
+		return errors.Join(err, write(out, req, event, "", ""))
+	}
 	switch event {
 	case agents.Tool:
 		err = a.CaptureTool(ctx, in.SessionID, toolUse(in.ToolName, in.ToolInput))
@@ -140,23 +144,26 @@ func Run(ctx context.Context, a *app.Agent, req Request, out io.Writer) error {
 	case agents.SessionStart:
 		exportErr = exportSession(req.EnvFile, in.SessionID)
 		md, err = a.StartSession(ctx, in.SessionID, req.Budget)
-	default:
-		return fmt.Errorf("unknown agent hook %q", req.Name)
 	}
+	return errors.Join(err, write(out, req, event, in.SessionID, md), exportErr, captureErr)
+}
+
+// write prints the answer: the context alone (markdown), or the agent's
+// JSON, which an agent that parses every hook's output gets even when
+// there is nothing to say or the hook failed.
+func write(out io.Writer, req Request, e agents.Event, session, md string) error {
 	if req.Markdown {
-		if md != "" {
-			_, werr := io.WriteString(out, md)
-			err = errors.Join(err, werr)
-		}
-		return errors.Join(err, exportErr, captureErr)
+		_, err := io.WriteString(out, md)
+		return err
 	}
-	if answer := reply(req.Agent, event, in.SessionID, md); answer != nil {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		err = errors.Join(err, enc.Encode(answer))
+	answer := reply(req.Agent, e, session, md)
+	if answer == nil {
+		return nil
 	}
-	return errors.Join(err, exportErr, captureErr)
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(answer)
 }
 
 // reply is the hook's answer in the agent's dialect, or nil for none.

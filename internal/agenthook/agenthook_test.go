@@ -192,3 +192,41 @@ func TestUsedHandoffExpires(t *testing.T) {
 		t.Errorf("the used handoff did not expire:\n%s", out.String())
 	}
 }
+
+// Every dialect's tool call names its files: VS Code's camelCase and file
+// lists, Codex's apply_patch and argv commands, Gemini's paths.
+func TestToolUseDialects(t *testing.T) {
+	for _, tc := range []struct {
+		input, what string
+		files       []string
+	}{
+		{`{"files":["a.go","b.go"]}`, "", []string{"a.go", "b.go"}},
+		{`{"filePath":"c.go"}`, "", []string{"c.go"}},
+		{`{"absolute_path":"/r/d.go"}`, "", []string{"/r/d.go"}},
+		{`{"command":"*** Begin Patch\n*** Update File: e.go\n@@\n*** Add File: f.go\n*** End Patch"}`, "", []string{"e.go", "f.go"}},
+		{`{"command":["go","test","./..."]}`, "go test ./...", nil},
+	} {
+		got := toolUse("x", json.RawMessage(tc.input))
+		if got.What != tc.what || strings.Join(got.Files, ",") != strings.Join(tc.files, ",") {
+			t.Errorf("%s: %+v", tc.input, got)
+		}
+	}
+}
+
+// Agents that parse every hook's output as JSON get {} when there is
+// nothing to say, and when the hook's input is bad.
+func TestQuietAnswers(t *testing.T) {
+	s := open(t)
+	for _, name := range []string{"gemini", "cursor"} {
+		a, _ := agents.Lookup(name)
+		var out bytes.Buffer
+		err := Run(context.Background(), s.Agent(), Request{Name: "tool", Agent: a, Input: Input{SessionID: "bad\nid"}}, &out)
+		if err == nil || strings.TrimSpace(out.String()) != "{}" {
+			t.Errorf("%s, bad session: %v %q", name, err, out.String())
+		}
+	}
+	var out bytes.Buffer
+	if err := Run(context.Background(), s.Agent(), Request{Name: "tool", Agent: claude, Input: Input{SessionID: "s"}}, &out); err != nil || out.Len() != 0 {
+		t.Errorf("claude's tool hook printed %q (%v)", out.String(), err)
+	}
+}
