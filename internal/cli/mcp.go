@@ -36,7 +36,9 @@ Search results carry provenance (id, age, author, "you"/"teammate"/"git
 history"), since teammates' memory is untrusted text in an agent's context.
 The server is the git-synaptic-mcp program installed beside git-synaptic.
 
-Claude Code: git synaptic init --agent claude, or add to .mcp.json
+Claude Code, Codex, Gemini CLI, Cursor, OpenCode, VS Code: git synaptic init
+--agent NAME writes the server (and the agent's hooks) into the project's
+configuration; by hand, Claude Code's .mcp.json is
   {"mcpServers": {"git-synaptic": {"command": "git-synaptic", "args": ["mcp"]}}}
 Other MCP clients: run "git-synaptic mcp" as a stdio server with the
 repository as its working directory.`,

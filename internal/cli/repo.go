@@ -93,7 +93,7 @@ func runInit(e *env, o *initOptions) error {
 	}
 	return e.withService(func(s *app.Service) error {
 		ctx := contextOf(e)
-		var rep initReport
+		rep := initReport{InitReport: app.InitReport{CachePath: s.CachePath()}}
 		setup := agentsetup.Options{Root: s.WorkTree(), StateDir: filepath.Join(s.StateDir(), "agents"), Rule: app.DistillRule}
 		setup.Home, _ = os.UserHomeDir()
 		chosen, err := chooseAgents(o.agents, setup)
