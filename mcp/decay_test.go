@@ -46,7 +46,7 @@ func TestExplicitEphemeralExpires(t *testing.T) {
 	tool(3, "context_save", map[string]any{"content": "keep: the release checklist lives in RELEASING.md", "type": "insight", "tier": "longterm"})
 	now = now.AddDate(0, 0, 10)
 	var out bytes.Buffer
-	if err := agenthook.Run(context.Background(), svc.Agent(), agenthook.Request{Name: "session-start", Input: agenthook.Input{SessionID: "s2"}, Format: agenthook.Markdown}, &out); err != nil {
+	if err := agenthook.Run(context.Background(), svc.Agent(), agenthook.Request{Name: "session-start", Input: agenthook.Input{SessionID: "s2"}, Markdown: true}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "1 archived") {
