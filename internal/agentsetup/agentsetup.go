@@ -155,26 +155,36 @@ func Setup(o Options, a agents.Agent) ([]Change, error) {
 		ch, err := o.setupFile(st, a, f)
 		if ch != nil {
 			changes = append(changes, *ch)
+			// recorded at once: a setup killed later still comes out whole
+			err = errors.Join(err, o.save(st))
 		}
 		if err != nil {
-			return changes, errors.Join(err, o.save(st))
+			return changes, err
 		}
 	}
-	if len(changes) == 0 {
-		return nil, nil
+	return changes, nil
+}
+
+// read finds a file: where it really is, its text, whether it exists.
+func (o Options) read(rel string) (string, []byte, bool, error) {
+	path, err := o.resolve(rel)
+	if err != nil {
+		return "", nil, false, err
 	}
-	return changes, o.save(st)
+	cur, err := regular.ReadFile(path, maxFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return path, nil, false, nil
+	case err != nil:
+		return "", nil, false, fmt.Errorf("read %s: %w", rel, err)
+	}
+	return path, cur, true, nil
 }
 
 func (o Options) setupFile(st *state, a agents.Agent, f file) (*Change, error) {
-	path, err := o.resolve(f.rel)
+	path, cur, exists, err := o.read(f.rel)
 	if err != nil {
 		return nil, err
-	}
-	cur, err := regular.ReadFile(path, maxFile)
-	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read %s: %w", f.rel, err)
 	}
 	var base []byte
 	if exists {
@@ -253,16 +263,19 @@ func Remove(o Options, a agents.Agent) ([]Change, error) {
 	}
 	var changes []Change
 	var made []string // folders init made, which go when left empty
+	recorded := false
 	for _, f := range plan(a, o.Rule, o.Root) {
 		if rec := st.Files[f.rel]; rec != nil {
 			made = append(made, rec.Dirs...)
+			recorded = true
 		}
 		ch, err := o.removeFile(st, a, f)
 		if ch != nil {
 			changes = append(changes, *ch)
+			err = errors.Join(err, o.save(st))
 		}
 		if err != nil {
-			return changes, errors.Join(err, o.save(st))
+			return changes, err
 		}
 	}
 	// deepest first; only empty ones go
@@ -270,25 +283,21 @@ func Remove(o Options, a agents.Agent) ([]Change, error) {
 	for _, d := range made {
 		_ = os.Remove(d)
 	}
-	if len(changes) == 0 {
-		return nil, nil
+	if recorded { // records of files gone or left as they were
+		return changes, o.save(st)
 	}
-	return changes, o.save(st)
+	return changes, nil
 }
 
 func (o Options) removeFile(st *state, a agents.Agent, f file) (*Change, error) {
-	path, err := o.resolve(f.rel)
+	path, cur, exists, err := o.read(f.rel)
 	if err != nil {
 		return nil, err
 	}
 	rec := st.Files[f.rel]
-	cur, err := regular.ReadFile(path, maxFile)
-	if errors.Is(err, fs.ErrNotExist) {
+	if !exists {
 		delete(st.Files, f.rel)
 		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", f.rel, err)
 	}
 	ch := &Change{Agent: a.Name, Path: f.rel}
 	if rec != nil && rec.Exact && digest(cur) == rec.Wrote {
