@@ -155,8 +155,6 @@ func Setup(o Options, a agents.Agent) ([]Change, error) {
 		ch, err := o.setupFile(st, a, f)
 		if ch != nil {
 			changes = append(changes, *ch)
-			// recorded at once: a setup killed later still comes out whole
-			err = errors.Join(err, o.save(st))
 		}
 		if err != nil {
 			return changes, err
@@ -215,42 +213,53 @@ func (o Options) setupFile(st *state, a agents.Agent, f file) (*Change, error) {
 			return nil, fmt.Errorf("back up %s: %w", f.rel, err)
 		}
 		ch.Backup = filepath.Join(o.StateDir, rec.Backup)
-	case digest(cur) != rec.Wrote:
+	case digest(cur) != rec.Wrote && !o.isBackup(rec, cur):
 		rec.Exact = false // changed by someone else since: --remove takes entries out
 	}
 	if !exists {
-		dirs, err := mkdirs(filepath.Dir(path))
-		if err != nil {
-			return nil, err
-		}
-		rec.Dirs = dirs
+		rec.Dirs = missingDirs(filepath.Dir(path))
 	}
 	mode := fs.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
+	// The record goes first: killed before the write, the file is as it
+	// was and --remove finds nothing of ours in it; after, it is exact.
+	rec.Wrote = digest(next)
+	st.Files[f.rel] = rec
+	if err := o.save(st); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
 	if err := atomicfile.Write(path, next, mode); err != nil {
 		return nil, fmt.Errorf("write %s: %w", f.rel, err)
 	}
-	rec.Wrote = digest(next)
-	st.Files[f.rel] = rec
 	return ch, nil
 }
 
-// mkdirs makes dir and its missing parents; it returns those it made,
-// outermost first.
-func mkdirs(dir string) ([]string, error) {
-	var made []string
+// isBackup reports whether text is the file's backup (a setup was killed
+// before it wrote the file).
+func (o Options) isBackup(rec *record, text []byte) bool {
+	if rec.Backup == "" {
+		return false
+	}
+	b, err := regular.ReadFile(filepath.Join(o.StateDir, rec.Backup), maxFile)
+	return err == nil && bytes.Equal(b, text)
+}
+
+// missingDirs are dir and its parents that do not exist yet, outermost
+// first.
+func missingDirs(dir string) []string {
+	var missing []string
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Lstat(d); err == nil || filepath.Dir(d) == d {
 			break
 		}
-		made = append([]string{d}, made...)
+		missing = append([]string{d}, missing...)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	return made, nil
+	return missing
 }
 
 // Remove takes agent's wiring out again. A file init created and nobody

@@ -1,7 +1,6 @@
 package agentsetup
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"io/fs"
@@ -214,6 +213,40 @@ func TestRemoveAfterTheUserEdited(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A setup killed after it recorded a file but before it wrote it leaves
+// the file as it was; run again and removed, it comes back byte for byte.
+func TestKilledBeforeTheWrite(t *testing.T) {
+	claude, _ := agents.Lookup("claude")
+	o := options(t)
+	before := tree(t, filepath.Join("testdata", "existing", "claude"))
+	writeTree(t, o.Root, before)
+	if _, err := Setup(o, claude); err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, o.Root, before) // as if the writes never happened
+	if _, err := Remove(o, claude); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, o.Root); got[".mcp.json"] != before[".mcp.json"] || got[".claude/settings.json"] != before[".claude/settings.json"] {
+		t.Fatalf("after a remove of nothing: %v", got)
+	}
+	if _, err := Setup(o, claude); err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, o.Root, map[string]string{".mcp.json": before[".mcp.json"]})
+	if _, err := Setup(o, claude); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Remove(o, claude); err != nil {
+		t.Fatal(err)
+	}
+	for rel, b := range before {
+		if got := tree(t, o.Root)[rel]; got != b {
+			t.Errorf("%s after setup, kill, setup, remove:\n%s\nwant:\n%s", rel, got, b)
+		}
 	}
 }
 
@@ -452,4 +485,3 @@ type errString string
 
 func (e errString) Error() string { return string(e) }
 
-var _ = bytes.Equal
