@@ -484,4 +484,3 @@ func strs(v any) []string {
 type errString string
 
 func (e errString) Error() string { return string(e) }
-
