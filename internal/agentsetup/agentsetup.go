@@ -184,11 +184,7 @@ func (o Options) setupFile(st *state, a agents.Agent, f file) (*Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	var base []byte
-	if exists {
-		base = cur
-	}
-	next, note, err := f.add(base)
+	next, note, err := f.add(cur) // nil when there is no file
 	if err != nil {
 		return nil, err
 	}
@@ -314,19 +310,28 @@ func (o Options) removeFile(st *state, a agents.Agent, f file) (*Change, error) 
 			if err := os.Remove(path); err != nil {
 				return nil, err
 			}
+			delete(st.Files, f.rel)
 			ch.Action = "removed"
-		} else {
-			b, err := regular.ReadFile(filepath.Join(o.StateDir, rec.Backup), maxFile)
-			if err != nil {
-				return nil, fmt.Errorf("the backup of %s: %w", f.rel, err)
-			}
-			if err := atomicfile.Write(path, b, modeOf(path)); err != nil {
+			return ch, nil
+		}
+		// the backup, less what an earlier version of init wrote there
+		// (without a backup, git-synaptic's entries are taken out below)
+		if b, err := regular.ReadFile(filepath.Join(o.StateDir, rec.Backup), maxFile); err == nil {
+			if b, err = f.take(b); err != nil {
 				return nil, err
 			}
+			if b == nil {
+				err = os.Remove(path)
+			} else {
+				err = atomicfile.Write(path, b, modeOf(path))
+			}
+			if err != nil {
+				return nil, err
+			}
+			delete(st.Files, f.rel)
 			ch.Action = "restored"
+			return ch, nil
 		}
-		delete(st.Files, f.rel)
-		return ch, nil
 	}
 	next, err := f.take(cur)
 	if err != nil {

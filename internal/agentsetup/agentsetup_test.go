@@ -484,3 +484,22 @@ func strs(v any) []string {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// Settings an earlier version of init wrote (before backups) are taken
+// out with the rest.
+func TestRemoveWhatAnEarlierInitWrote(t *testing.T) {
+	claude, _ := agents.Lookup("claude")
+	o := options(t)
+	old := "{\n  \"theme\": \"dark\",\n  \"hooks\": {\n    \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"git-synaptic hook stop\"}]}]\n  }\n}\n"
+	writeTree(t, o.Root, map[string]string{".claude/settings.json": old})
+	if _, err := Setup(o, claude); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Remove(o, claude); err != nil {
+		t.Fatal(err)
+	}
+	got := tree(t, o.Root)[".claude/settings.json"]
+	if strings.Contains(got, "git-synaptic") || !strings.Contains(got, `"theme": "dark"`) {
+		t.Fatalf("after remove:\n%s", got)
+	}
+}
