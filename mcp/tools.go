@@ -13,7 +13,7 @@ func tools() []tool {
 	filterOpts := []mcpgo.ToolOption{
 		mcpgo.WithArray("types", mcpgo.Description("only these entry types"), mcpgo.WithStringEnumItems(append(append([]string{}, typeEnum...), "note", "git_commit"))),
 		mcpgo.WithArray("tags", mcpgo.Description("only entries with all of these tags"), mcpgo.WithStringItems()),
-		mcpgo.WithString("tier", mcpgo.Description("only this tier"), mcpgo.Enum("ephemeral", "working", "longterm")),
+		mcpgo.WithString("tier", mcpgo.Description("only this tier"), mcpgo.Enum(app.Tiers()...)),
 		mcpgo.WithNumber("days", mcpgo.Description("only entries from the last N days")),
 		mcpgo.WithString("author", mcpgo.Description("only entries whose author contains this text")),
 		mcpgo.WithBoolean("include_archived", mcpgo.Description("include archived entries")),
@@ -25,7 +25,7 @@ func tools() []tool {
 			mcpgo.WithString("content", mcpgo.Required(), mcpgo.Description("the memory itself: what, why, and what to do about it")),
 			mcpgo.WithString("type", mcpgo.Description("entry type (default insight)"), mcpgo.Enum(typeEnum...)),
 			mcpgo.WithArray("tags", mcpgo.Description("tags, e.g. component names"), mcpgo.WithStringItems()),
-			mcpgo.WithString("tier", mcpgo.Description("tier override (default by type)"), mcpgo.Enum("ephemeral", "working", "longterm")),
+			mcpgo.WithString("tier", mcpgo.Description("tier override (default by type)"), mcpgo.Enum(app.Tiers()...)),
 			mcpgo.WithBoolean("pinned", mcpgo.Description("pin it: immune to decay")),
 			mcpgo.WithBoolean("private", mcpgo.Description("keep it in this clone only (never pushed)")),
 			mcpgo.WithArray("related_ids", mcpgo.Description("ids of related entries"), mcpgo.WithStringItems()),

@@ -117,8 +117,6 @@ type timelineData struct {
 	Invalid string
 }
 
-var entryTypes = []string{"decision", "insight", "issue", "progress", "handoff", "reference", "rule", "note", "git_commit"}
-
 func (s call) timeline(r *http.Request) (view, error) {
 	q := r.URL.Query()
 	spec := app.FilterSpec{Tags: nonEmpty(q["tag"]), Tier: q.Get("tier"), Author: q.Get("author"), Since: q.Get("since")}
@@ -133,7 +131,7 @@ func (s call) timeline(r *http.Request) (view, error) {
 	case "only":
 		spec.OnlyArchived = true
 	}
-	d := timelineData{Form: q, Types: entryTypes, Tiers: []string{"ephemeral", "working", "longterm"}}
+	d := timelineData{Form: q, Types: app.EntryTypes(), Tiers: app.Tiers()}
 	f, err := s.svc.Filter(spec)
 	if err != nil {
 		return view{}, badRequest(err)
@@ -464,6 +462,6 @@ func (s call) status(r *http.Request) (view, error) {
 	if err != nil {
 		return view{}, err
 	}
-	d := statusData{St: st, Total: st.Stats.Total, ByType: bars(st.Stats.ByType, entryTypes), ByTier: bars(st.Stats.ByTier, []string{"ephemeral", "working", "longterm"})}
+	d := statusData{St: st, Total: st.Stats.Total, ByType: bars(st.Stats.ByType, app.EntryTypes()), ByTier: bars(st.Stats.ByTier, app.Tiers())}
 	return view{name: "status", title: "Status", data: d}, nil
 }

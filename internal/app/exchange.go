@@ -147,6 +147,17 @@ func MemoryTypes() []string {
 	return out
 }
 
+// EntryTypes are the types an entry listed or searched may have: the
+// memory types, then commit notes and indexed commits.
+func EntryTypes() []string {
+	return append(MemoryTypes(), string(notes.TypeNote), string(notes.TypeGitCommit))
+}
+
+// Tiers are the memory tiers, shortest-lived first.
+func Tiers() []string {
+	return []string{string(notes.TierEphemeral), string(notes.TierWorking), string(notes.TierLongterm)}
+}
+
 // exported finds the memory entries the items' ids name exactly, in one
 // pass over the cache (commits and notes are not imported into).
 func (s *Memory) exported(ctx context.Context, items []ImportItem) (map[string]Entry, error) {
