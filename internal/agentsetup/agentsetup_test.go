@@ -1,7 +1,6 @@
 package agentsetup
 
 import (
-	"encoding/json"
 	"flag"
 	"io/fs"
 	"os"
@@ -368,10 +367,11 @@ func validate(a agents.Agent, rel, text string) error {
 		}
 		return nil
 	}
-	var doc map[string]any
-	if err := json.Unmarshal(plainJSON([]byte(text)), &doc); err != nil {
+	root, err := parseJSONC([]byte(text))
+	if err != nil {
 		return err
 	}
+	doc, _ := decode([]byte(text), root).(map[string]any)
 	if a.Name == "opencode" {
 		srv, _ := doc["mcp"].(map[string]any)["git-synaptic"].(map[string]any)
 		if srv["type"] != "local" || srv["enabled"] != true || !slices.Equal(strs(srv["command"]), []string{"git-synaptic", "mcp"}) {
@@ -484,6 +484,21 @@ func strs(v any) []string {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// A hook group written in JSONC style (a trailing comma, a comment) is
+// still recognised as git-synaptic's: a second init adds nothing.
+func TestJSONCGroupsAreRecognised(t *testing.T) {
+	claude, _ := agents.Lookup("claude")
+	o := options(t)
+	group := "{\"hooks\": [{\"type\": \"command\", \"command\": \"git-synaptic hook stop\"}, // ours\n]}"
+	writeTree(t, o.Root, map[string]string{".claude/settings.json": "{\"hooks\": {\"Stop\": [" + group + "]}}\n"})
+	if _, err := Setup(o, claude); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, o.Root)[".claude/settings.json"]; strings.Count(got, "git-synaptic hook stop") != 1 {
+		t.Fatalf("the stop hook twice:\n%s", got)
+	}
+}
 
 // Settings an earlier version of init wrote (before backups) are taken
 // out with the rest.

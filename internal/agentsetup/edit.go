@@ -36,17 +36,6 @@ func (o obj) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// canonical is v as plain JSON values (maps sorted when written).
-func canonical(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	var out any
-	_ = json.Unmarshal(b, &out)
-	return out
-}
-
 // jsonDoc is a JSON(C) file's text being edited.
 type jsonDoc struct {
 	text []byte
@@ -129,7 +118,7 @@ func (d *jsonDoc) set(path []string, key string, v any) (bool, error) {
 		return false, err
 	}
 	if cur := parent.get(key); cur != nil {
-		if sameJSON(canonical(decode(d.text, cur)), canonical(v)) {
+		if sameJSON(decode(d.text, cur), v) {
 			return false, nil
 		}
 		d.text = splice(d.text, cur.start, cur.end, marshalAt(v, indentOf(d.text, cur.start), indentUnit(d.text)))

@@ -215,64 +215,57 @@ func (p *jparser) str() (strTok, error) {
 	return strTok{}, p.errorf("unterminated string")
 }
 
-// decode is a node's value as Go's encoding/json reads it (comments and
-// trailing commas taken out first).
+// decode is a node's value as Go's encoding/json reads it.
 func decode(text []byte, n *node) any {
 	var v any
-	_ = json.Unmarshal(plainJSON(text[n.start:n.end]), &v)
+	_ = json.Unmarshal(compact(text, n, nil), &v)
 	return v
 }
 
-// plainJSON strips comments and trailing commas from JSONC.
-func plainJSON(s []byte) []byte {
-	var out []byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"':
-			j := i + 1
-			for j < len(s) && s[j] != '"' {
-				if s[j] == '\\' {
-					j++
-				}
-				j++
+// compact appends a node's value as plain JSON: what the parser read,
+// without the comments and trailing commas JSONC allows.
+func compact(text []byte, n *node, out []byte) []byte {
+	switch n.kind {
+	case '{':
+		out = append(out, '{')
+		for i, m := range n.members {
+			if i > 0 {
+				out = append(out, ',')
 			}
-			if j >= len(s) {
-				j = len(s) - 1
-			}
-			out = append(out, s[i:j+1]...)
-			i = j
-		case c == '/' && i+1 < len(s) && s[i+1] == '/':
-			for i < len(s) && s[i] != '\n' {
-				i++
-			}
-			i--
-		case c == '/' && i+1 < len(s) && s[i+1] == '*':
-			end := bytes.Index(s[i+2:], []byte("*/"))
-			if end < 0 {
-				return out
-			}
-			i += end + 3
-		case c == ',':
-			j := i + 1
-			for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
-				j++
-			}
-			if j < len(s) && (s[j] == '}' || s[j] == ']') {
-				continue // a trailing comma
-			}
-			out = append(out, c)
-		default:
-			out = append(out, c)
+			k, _ := json.Marshal(m.key)
+			out = append(append(out, k...), ':')
+			out = compact(text, m.val, out)
 		}
+		return append(out, '}')
+	case '[':
+		out = append(out, '[')
+		for i, e := range n.elems {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = compact(text, e, out)
+		}
+		return append(out, ']')
 	}
-	return out
+	return append(out, text[n.start:n.end]...)
 }
 
-// sameJSON reports whether two values are the same JSON.
+// sameJSON reports whether two values are the same JSON, whatever the
+// order of their objects' members.
 func sameJSON(a, b any) bool {
-	x, err1 := json.Marshal(a)
-	y, err2 := json.Marshal(b)
+	canonical := func(v any) ([]byte, error) {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		var plain any
+		if err := json.Unmarshal(raw, &plain); err != nil {
+			return nil, err
+		}
+		return json.Marshal(plain) // maps: keys sorted
+	}
+	x, err1 := canonical(a)
+	y, err2 := canonical(b)
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
