@@ -100,11 +100,7 @@ func (d *jsonDoc) ensure(path []string, kind byte) (*node, error) {
 		if i == len(path)-1 && kind == '[' {
 			empty = []any{}
 		}
-		key := path[i]
-		d.text = insertInto(d.text, n, func(indent string) string {
-			k, _ := json.Marshal(key)
-			return string(k) + ": " + marshalAt(empty, indent, indentUnit(d.text))
-		})
+		d.text = insertInto(d.text, n, d.member(path[i], empty))
 		if depth > len(path) {
 			return nil, fmt.Errorf("%s: cannot create %s", d.name, strings.Join(path, "."))
 		}
@@ -124,12 +120,17 @@ func (d *jsonDoc) set(path []string, key string, v any) (bool, error) {
 		d.text = splice(d.text, cur.start, cur.end, marshalAt(v, indentOf(d.text, cur.start), indentUnit(d.text)))
 		return true, nil
 	}
+	d.text = insertInto(d.text, parent, d.member(key, v))
+	return true, nil
+}
+
+// member writes "key": v at an indentation, for insertInto.
+func (d *jsonDoc) member(key string, v any) func(indent string) string {
 	unit := indentUnit(d.text)
-	d.text = insertInto(d.text, parent, func(indent string) string {
+	return func(indent string) string {
 		k, _ := json.Marshal(key)
 		return string(k) + ": " + marshalAt(v, indent, unit)
-	})
-	return true, nil
+	}
 }
 
 // appendTo adds v to the list at path unless has finds it there already.

@@ -30,7 +30,7 @@ func command(a agents.Agent, e agents.Event) string {
 func ours(h any) bool {
 	m, _ := h.(map[string]any)
 	c, _ := m["command"].(string)
-	return strings.HasPrefix(c, hookPrefix) || c == strings.TrimSpace(hookPrefix)
+	return strings.HasPrefix(c, hookPrefix)
 }
 
 // groupHas reports whether a matcher group ({"hooks": [...]}) holds a

@@ -1,6 +1,7 @@
 package agentsetup
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -68,7 +69,7 @@ func dropBlock(text, beginPrefix, end string) (string, bool) {
 
 // markdownBlock is an instruction file's block for agent.
 func markdownBlock(agent, body string) string {
-	return strings.Replace(strings.Replace(mdBegin, "%s", agent, 1), "%s", agent, 1) + "\n" + body + mdEnd + "\n"
+	return fmt.Sprintf(mdBegin, agent, agent) + "\n" + body + mdEnd + "\n"
 }
 
 // mdBeginPrefix is what every init's block starts with, whichever agent
@@ -108,22 +109,18 @@ func tomlTable(text, name string) (int, int) {
 // [mcp_servers.git-synaptic] is left alone; a codex_hooks = false the user
 // set is left too, and reported.
 func codexConfig(text string) (string, string) {
+	outside := stripBlock(text)
 	var block []string
-	if !tomlServerHeader.MatchString(stripBlock(text)) {
+	if !tomlServerHeader.MatchString(outside) {
 		block = append(block, "[mcp_servers.git-synaptic]", `command = "git-synaptic"`, `args = ["mcp"]`)
 	}
-	var note string
-	outside := stripBlock(text)
+	var set string // the value the user gave codex_hooks, if any
 	if m := tomlDottedFeat.FindStringSubmatch(outside); m != nil {
-		if m[1] != "true" {
-			note = "Codex hooks are off (features.codex_hooks = " + m[1] + " in .codex/config.toml): git-synaptic's hooks run once it is true"
-		}
+		set = m[1]
 	} else if s, e := tomlTable(outside, "features"); s >= 0 {
 		if m := tomlCodexHooks.FindStringSubmatch(outside[s:e]); m != nil {
-			if m[1] != "true" {
-				note = "Codex hooks are off (codex_hooks = " + m[1] + " in .codex/config.toml): git-synaptic's hooks run once it is true"
-			}
-		} else if !strings.Contains(text, "codex_hooks = true "+tomlMark) {
+			set = m[1]
+		} else {
 			// the user's [features]: one marked line at its top
 			ts, _ := tomlTable(text, "features")
 			text = text[:ts] + "codex_hooks = true " + tomlMark + "\n" + text[ts:]
@@ -133,6 +130,10 @@ func codexConfig(text string) (string, string) {
 			block = append(block, "")
 		}
 		block = append(block, "[features]", "codex_hooks = true")
+	}
+	var note string
+	if set != "" && set != "true" {
+		note = "Codex hooks are off (features.codex_hooks = " + set + " in .codex/config.toml): git-synaptic's hooks run once it is true"
 	}
 	if len(block) == 0 {
 		text, _ = dropBlock(text, tomlBegin, tomlEnd)
