@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/git-synaptic/git-synaptic/internal/agents"
@@ -33,18 +34,21 @@ func ours(h any) bool {
 	return strings.HasPrefix(c, hookPrefix)
 }
 
+// runs reports whether a hook entry runs cmd.
+func runs(cmd string) func(any) bool {
+	return func(h any) bool {
+		m, _ := h.(map[string]any)
+		return m["command"] == cmd
+	}
+}
+
 // groupHas reports whether a matcher group ({"hooks": [...]}) holds a
 // hook running cmd.
 func groupHas(cmd string) func(any) bool {
 	return func(g any) bool {
 		m, _ := g.(map[string]any)
 		list, _ := m["hooks"].([]any)
-		for _, h := range list {
-			if hm, _ := h.(map[string]any); hm != nil && hm["command"] == cmd {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(list, runs(cmd))
 	}
 }
 
@@ -169,10 +173,7 @@ func flatHooks(rel string, a agents.Agent, entry func(cmd string) obj, version b
 					continue
 				}
 				cmd := command(a, e)
-				if _, err := d.appendTo([]string{"hooks", name}, entry(cmd), func(h any) bool {
-					m, _ := h.(map[string]any)
-					return m["command"] == cmd
-				}); err != nil {
+				if _, err := d.appendTo([]string{"hooks", name}, entry(cmd), runs(cmd)); err != nil {
 					return err
 				}
 			}
