@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,5 +190,33 @@ func TestEveryAgentEndToEnd(t *testing.T) {
 	}
 	if r := run(t, dir, "", "init", "--remove"); r.code != 2 {
 		t.Fatalf("--remove without --agent: %+v", r)
+	}
+}
+
+// Inits run at once (an editor and a terminal, say) save the auto-distill
+// rule once.
+func TestConcurrentInitsSaveTheRuleOnce(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	errs := make(chan error, 6)
+	for i := 0; i < 6; i++ {
+		go func() {
+			r, err := testrepo.RunBinary(bin, dir, "", nil, "init", "--agent", "claude,cursor,gemini")
+			if err == nil && r.Code != 0 {
+				err = fmt.Errorf("exit %d: %s", r.Code, r.Err)
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < 6; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rules []map[string]any
+	if err := json.Unmarshal([]byte(ok(t, dir, "rules", "--json")), &rules); err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) != 1 {
+		t.Fatalf("%d auto-distill rules after concurrent inits: %v", len(rules), rules)
 	}
 }
