@@ -13,10 +13,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"syscall"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/internal/atomicfile"
+	"github.com/git-synaptic/git-synaptic/internal/lockfile"
 	"github.com/git-synaptic/git-synaptic/internal/regular"
 )
 
@@ -113,20 +113,11 @@ func (f *File) Remove(path string) (removed bool, err error) {
 // result through a temporary file and a rename, so that a reader never
 // sees half a file and a killed writer leaves the old one.
 func (f *File) change(edit func([]Project) []Project) error {
-	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
-		return fmt.Errorf("projects: %w", err)
-	}
-	lock, err := os.OpenFile(f.path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	unlock, err := lockfile.Lock(f.path + ".lock") // makes the folder too
 	if err != nil {
 		return fmt.Errorf("projects: %w", err)
 	}
-	defer lock.Close()
-	// flock is released by the kernel when the process dies, so a killed
-	// writer leaves no lock behind.
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("projects: lock %s: %w", lock.Name(), err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	defer unlock()
 	ps, err := f.List()
 	if err != nil {
 		return err

@@ -25,6 +25,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/internal/agents"
 	"github.com/git-synaptic/git-synaptic/internal/atomicfile"
+	"github.com/git-synaptic/git-synaptic/internal/lockfile"
 	"github.com/git-synaptic/git-synaptic/internal/regular"
 )
 
@@ -69,6 +70,12 @@ type state struct {
 }
 
 func (o Options) statePath() string { return filepath.Join(o.StateDir, "agents.json") }
+
+// lock serialises inits on the record, so that two at once keep both
+// their records.
+func (o Options) lock() (func(), error) {
+	return lockfile.Lock(filepath.Join(o.StateDir, "agents.lock"))
+}
 
 func (o Options) load() (*state, error) {
 	st := &state{Files: map[string]*record{}}
@@ -146,6 +153,11 @@ type file struct {
 
 // Setup wires agent into the repository. It reports what it changed.
 func Setup(o Options, a agents.Agent) ([]Change, error) {
+	unlock, err := o.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	st, err := o.load()
 	if err != nil {
 		return nil, err
@@ -262,6 +274,11 @@ func missingDirs(dir string) []string {
 // changed since goes; one it changed goes back to its backup; otherwise
 // git-synaptic's entries are taken out and the rest is kept.
 func Remove(o Options, a agents.Agent) ([]Change, error) {
+	unlock, err := o.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	st, err := o.load()
 	if err != nil {
 		return nil, err

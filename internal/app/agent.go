@@ -3,10 +3,9 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"syscall"
 
+	"github.com/git-synaptic/git-synaptic/internal/lockfile"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
@@ -21,20 +20,11 @@ const DistillRule = `Save to project memory as you work, without being asked: de
 // deleted one stays deleted). It says what it did, or "" when nothing.
 // Two inits at once save it once: the look and the save hold a lock.
 func (s *Agent) EnsureDistillRule(ctx context.Context) (string, error) {
-	dir := filepath.Join(s.repo.CommonDir(), "synaptic")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	lock, err := os.OpenFile(filepath.Join(dir, "distill-rule.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	unlock, err := lockfile.Lock(filepath.Join(s.repo.CommonDir(), "synaptic", "distill-rule.lock"))
 	if err != nil {
 		return "", err
 	}
-	defer lock.Close()
-	// flock goes with the process: a killed init leaves no lock behind
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("lock %s: %w", lock.Name(), err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	defer unlock()
 	s.stale() // what another init saved while this one waited
 	had, err := s.recall().List(ctx, Filter{Types: []notes.Type{notes.TypeRule}, Tags: []string{ruleTagPrefix + DistillLabel}, IncludeArchived: true, Limit: 1})
 	if err != nil || len(had) > 0 {
