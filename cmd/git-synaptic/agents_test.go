@@ -207,10 +207,14 @@ func TestConcurrentInitsSaveTheRuleOnce(t *testing.T) {
 			errs <- err
 		}()
 	}
-	for i := 0; i < 6; i++ {
+	var failed []error
+	for i := 0; i < 6; i++ { // every init has ended before the test does
 		if err := <-errs; err != nil {
-			t.Fatal(err)
+			failed = append(failed, err)
 		}
+	}
+	if len(failed) > 0 {
+		t.Fatal(failed)
 	}
 	var rules []map[string]any
 	if err := json.Unmarshal([]byte(ok(t, dir, "rules", "--json")), &rules); err != nil {

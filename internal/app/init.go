@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/internal/lockfile"
 )
 
 // oldPushSpecs are the push refspecs earlier versions of init added so that
@@ -50,6 +52,13 @@ const initFetchTimeout = 30 * time.Second
 // rebase, the git hooks, and the cache. Running it again changes nothing.
 func (s *Sharing) Init(ctx context.Context, opts InitOptions) (InitReport, error) {
 	rep := InitReport{CachePath: s.cachePath()}
+	// Two inits at once would race on git's config lock (the loser fails
+	// with "could not lock config file") and on the hooks: one at a time.
+	unlock, err := lockfile.Lock(filepath.Join(s.repo.CommonDir(), "synaptic", "init.lock"))
+	if err != nil {
+		return rep, err
+	}
+	defer unlock()
 	add := func(key, val string) error {
 		added, err := s.repo.ConfigAddUnique(ctx, key, val)
 		if added {
