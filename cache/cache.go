@@ -24,7 +24,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 14
+const SchemaVersion = 15
 
 // Cache is an open index.
 type Cache struct {
@@ -66,7 +66,10 @@ CREATE TABLE IF NOT EXISTS entries(
 	auto_tier TEXT NOT NULL DEFAULT '',
 	auto_archived INTEGER NOT NULL DEFAULT 0,
 	relevance REAL NOT NULL DEFAULT 0,
-	irrelevant INTEGER NOT NULL DEFAULT 0
+	irrelevant INTEGER NOT NULL DEFAULT 0,
+	anchor TEXT NOT NULL DEFAULT '',
+	verified TEXT NOT NULL DEFAULT '',
+	files TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS access(id TEXT PRIMARY KEY, count INTEGER NOT NULL, last INTEGER NOT NULL, reads INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS used(session TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY(session, id)) WITHOUT ROWID;
@@ -88,7 +91,24 @@ CREATE TRIGGER IF NOT EXISTS entries_vec_insert AFTER INSERT ON entries BEGIN IN
 CREATE TRIGGER IF NOT EXISTS entries_vec_delete AFTER DELETE ON entries BEGIN INSERT INTO meta(key, value) VALUES('entries_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; DELETE FROM vec_state WHERE rowid=old.rowid; DELETE FROM vec_pending WHERE rowid=old.rowid; END;
 CREATE TRIGGER IF NOT EXISTS entries_gen_update AFTER UPDATE ON entries BEGIN INSERT INTO meta(key, value) VALUES('entries_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; END;
 CREATE TRIGGER IF NOT EXISTS entries_vec_update AFTER UPDATE OF content ON entries WHEN old.content IS NOT new.content BEGIN DELETE FROM vec_state WHERE rowid=old.rowid; INSERT INTO vec_pending(rowid) SELECT old.rowid WHERE NOT EXISTS (SELECT 1 FROM vec_pending WHERE rowid=old.rowid); END;
+` + lineageSchema
+
+// lineageSchema holds what the cache knows of the code (lineage.go):
+// which anchors are off each recent HEAD's line, patch ids, and how many
+// commits changed a file between two commits.
+const lineageSchema = `
+CREATE INDEX IF NOT EXISTS entries_anchor ON entries(anchor) WHERE anchor != '';
+CREATE TABLE IF NOT EXISTS lineage(head TEXT NOT NULL, anchor TEXT NOT NULL, off INTEGER NOT NULL, PRIMARY KEY(head, anchor)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS lineage_heads(head TEXT PRIMARY KEY, used INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS patch_ids(key TEXT PRIMARY KEY, pid TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS file_changes(head TEXT NOT NULL, base TEXT NOT NULL, path TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY(head, base, path)) WITHOUT ROWID;
 `
+
+// v14to15 adds entries' anchors and files, and the lineage tables. No
+// entry indexed before v15 has an anchor: this version writes the first.
+const v14to15 = `ALTER TABLE entries ADD COLUMN anchor TEXT NOT NULL DEFAULT '';
+ALTER TABLE entries ADD COLUMN verified TEXT NOT NULL DEFAULT '';
+ALTER TABLE entries ADD COLUMN files TEXT NOT NULL DEFAULT '';` + lineageSchema
 
 // v13to14 adds what v14 knows of uses: deliberate reads apart, and the
 // sessions that have counted an entry.
@@ -154,11 +174,14 @@ func open(path string, busy time.Duration) (*Cache, error) {
 	}
 	switch v {
 	case SchemaVersion:
-	case 12, 13:
+	case 12, 13, 14:
 		// Older caches are upgraded in place, so that this clone's usage
 		// statistics survive: v12 lacks injections.stale, v13 the reads
-		// and the once-per-session uses.
-		stmt := v13to14
+		// and the once-per-session uses, v14 the anchors.
+		stmt := v14to15
+		if v <= 13 {
+			stmt = v13to14 + stmt
+		}
 		if v == 12 {
 			stmt = `ALTER TABLE injections ADD COLUMN stale INTEGER NOT NULL DEFAULT 0;` + stmt
 		}

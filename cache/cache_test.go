@@ -145,6 +145,43 @@ func TestCorruptOrOutdatedCacheIsRecreated(t *testing.T) {
 	c.Close()
 }
 
+// v15Only takes out of a cache what v15 added.
+var v15Only = []string{`DROP INDEX entries_anchor`, `ALTER TABLE entries DROP COLUMN anchor`, `ALTER TABLE entries DROP COLUMN verified`,
+	`ALTER TABLE entries DROP COLUMN files`, `DROP TABLE lineage`, `DROP TABLE lineage_heads`, `DROP TABLE patch_ids`, `DROP TABLE file_changes`}
+
+// A v14 cache is upgraded in place: its uses survive, and its entries
+// gain anchors and the lineage tables.
+func TestV14CacheIsUpgradedInPlace(t *testing.T) {
+	ctx := context.Background()
+	c, p := newCache(t)
+	at := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	if err := c.RecordUse(ctx, Use{IDs: []string{"aaaa"}, At: at, Read: true}); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	db, _ := sql.Open("sqlite3", p)
+	for _, q := range append(v15Only, `PRAGMA user_version = 14`) {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	c, rebuilt, err := Open(p, 0)
+	if err != nil || rebuilt {
+		t.Fatalf("open v14: %v rebuilt=%v", err, rebuilt)
+	}
+	defer c.Close()
+	if last, err := c.LastAccess(ctx, []string{"aaaa"}); err != nil || !last["aaaa"].Equal(at) {
+		t.Fatalf("access after the upgrade: %v %v", last, err)
+	}
+	if err := c.JudgeLine(ctx, "h", []string{"a1", "a2"}, map[string]bool{"a2": true}, at); err != nil {
+		t.Fatal(err)
+	}
+	if off, err := c.OffLine(ctx, "h"); err != nil || len(off) != 1 || !off["a2"] {
+		t.Errorf("line verdicts after the upgrade: %v %v", off, err)
+	}
+}
+
 // A v12 cache is upgraded in place: this clone's usage statistics, which
 // the refs cannot give back, survive; injections gain their stale flag.
 func TestV12CacheIsUpgradedInPlace(t *testing.T) {
@@ -156,7 +193,7 @@ func TestV12CacheIsUpgradedInPlace(t *testing.T) {
 	}
 	c.Close()
 	db, _ := sql.Open("sqlite3", p)
-	for _, q := range []string{`ALTER TABLE injections DROP COLUMN stale`, `ALTER TABLE access DROP COLUMN reads`, `DROP TABLE used`, `PRAGMA user_version = 12`} {
+	for _, q := range append(v15Only, `ALTER TABLE injections DROP COLUMN stale`, `ALTER TABLE access DROP COLUMN reads`, `DROP TABLE used`, `PRAGMA user_version = 12`) {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +227,7 @@ func TestV13CacheIsUpgradedInPlace(t *testing.T) {
 	}
 	c.Close()
 	db, _ := sql.Open("sqlite3", p)
-	for _, q := range []string{`ALTER TABLE access DROP COLUMN reads`, `DROP TABLE used`, `PRAGMA user_version = 13`} {
+	for _, q := range append(v15Only, `ALTER TABLE access DROP COLUMN reads`, `DROP TABLE used`, `PRAGMA user_version = 13`) {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}

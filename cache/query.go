@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -30,6 +31,9 @@ type Filter struct {
 	IncludeArchived bool
 	OnlyArchived    bool
 	Limit           int
+	// LeaveOut are anchors whose entries are left out (another branch's
+	// unmerged work, with --this-branch).
+	LeaveOut []string
 }
 
 // Row is an indexed entry in its current (folded) state. It is storage:
@@ -53,21 +57,22 @@ const (
 
 const rowCols = `e.id, e.source, e.private, e.type, e.content, e.tags, e.project, e.branch, e.session_id, e.agent_id, e.author,
 	e.created, e.updated, ` + effTier + `, e.tier_explicit, e.pinned, ` + effArchived + `, e.related, e.commit_sha, e.edits, e.auto_archived,
-	e.relevance, e.irrelevant`
+	e.relevance, e.irrelevant, e.anchor, e.verified, e.files`
 
 func scanRow(sc interface{ Scan(...any) error }, extra ...any) (Row, error) {
 	var r Row
-	var tags, related string
+	var tags, related, files string
 	var created, updated int64
 	dest := []any{&r.ID, &r.Source, &r.Private, &r.Type, &r.Content, &tags, &r.Project, &r.Branch, &r.SessionID, &r.AgentID, &r.Author,
 		&created, &updated, &r.Tier, &r.TierExplicit, &r.Pinned, &r.Archived, &related, &r.Commit, &r.Edits, &r.Decayed,
-		&r.Relevance, &r.Irrelevant}
+		&r.Relevance, &r.Irrelevant, &r.Anchor, &r.Verified, &files}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return r, err
 	}
 	r.V = notes.FormatVersion
 	r.Tags = strings.Fields(tags)
 	r.RelatedIDs = strings.Fields(related)
+	r.Files = decodeEntryFiles(files)
 	r.Created = time.Unix(0, created).UTC()
 	r.Updated = time.Unix(0, updated).UTC()
 	return r, nil
@@ -114,6 +119,11 @@ func (f Filter) where() (string, []any) {
 			conds = append(conds, "e."+kv.col+"=?")
 			args = append(args, kv.v)
 		}
+	}
+	if len(f.LeaveOut) > 0 {
+		b, _ := json.Marshal(f.LeaveOut)
+		conds = append(conds, "e.anchor NOT IN (SELECT value FROM json_each(?))")
+		args = append(args, string(b))
 	}
 	if len(conds) == 0 {
 		return "1", nil

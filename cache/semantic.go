@@ -46,6 +46,9 @@ type SemanticQuery struct {
 	// Time is the time the query names, if any (rank.TimeFactor): entries
 	// of that span are also gathered as candidates, and rank higher.
 	Time *timeexpr.Span
+	// OffLine are anchors off HEAD's line of history: their entries are
+	// weighted by rank.OffLinePrior (with Weights).
+	OffLine map[string]bool
 }
 
 // SemanticSearch ranks by BM25 and/or vector similarity, fused as a
@@ -84,6 +87,9 @@ func (c *Cache) SemanticSearch(ctx context.Context, q SemanticQuery, f Filter) (
 		h.Weight, h.Time = 1, rank.TimeFactor(q.Time, h.Created, h.Content, anchor)
 		if q.Weights {
 			h.Prior = rank.Priors(h.State, h.Reads, q.Now)
+			if q.OffLine[h.Anchor] {
+				h.Prior.Line = rank.OffLinePrior
+			}
 			h.Weight = h.Prior.Weight()
 		}
 		h.Weight *= h.Time

@@ -274,7 +274,7 @@ func (t *Tx) writeRow(st notes.State, created, updated int64, source string, pri
 }
 
 const entryCols = `id, source, private, type, content, tags, project, branch, session_id, agent_id, author,
-			created, updated, tier, tier_explicit, pinned, archived, related, commit_sha, edits, doc, relevance, irrelevant`
+			created, updated, tier, tier_explicit, pinned, archived, related, commit_sha, edits, doc, relevance, irrelevant, anchor, verified, files`
 
 // writeRowFresh writes an entry row with its tags and full-text row. fresh
 // says the caller knows the row is new, which skips the upsert and the
@@ -283,10 +283,11 @@ func (t *Tx) writeRowFresh(st notes.State, created, updated int64, source string
 	related := strings.Join(st.RelatedIDs, " ")
 	tags := strings.Join(st.Tags, " ")
 	args := []any{st.ID, source, private, st.Type, st.Content, tags, st.Project, st.Branch, st.SessionID, st.AgentID, st.Author,
-		created, updated, st.Tier, st.TierExplicit, st.Pinned, st.Archived, related, commit, st.Edits, doc, st.Relevance, st.Irrelevant}
+		created, updated, st.Tier, st.TierExplicit, st.Pinned, st.Archived, related, commit, st.Edits, doc, st.Relevance, st.Irrelevant,
+		st.Anchor, st.Verified, encodeEntryFiles(st.Files)}
 	var rowid int64
 	if fresh {
-		q, err := t.stmt(`INSERT INTO entries(` + entryCols + `) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		q, err := t.stmt(`INSERT INTO entries(` + entryCols + `) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -299,12 +300,13 @@ func (t *Tx) writeRowFresh(st notes.State, created, updated int64, source string
 		}
 	} else {
 		err := t.queryRow(`INSERT INTO entries(`+entryCols+`)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(id) DO UPDATE SET source=excluded.source, private=excluded.private, type=excluded.type, content=excluded.content,
 			tags=excluded.tags, project=excluded.project, branch=excluded.branch, session_id=excluded.session_id, agent_id=excluded.agent_id,
 			author=excluded.author, created=excluded.created, updated=excluded.updated, tier=excluded.tier, tier_explicit=excluded.tier_explicit,
 			pinned=excluded.pinned, archived=excluded.archived, related=excluded.related, commit_sha=excluded.commit_sha, edits=excluded.edits,
-			doc=excluded.doc, relevance=excluded.relevance, irrelevant=excluded.irrelevant, auto_tier='', auto_archived=0
+			doc=excluded.doc, relevance=excluded.relevance, irrelevant=excluded.irrelevant, anchor=excluded.anchor, verified=excluded.verified,
+			files=excluded.files, auto_tier='', auto_archived=0
 		RETURNING rowid`, args...).Scan(&rowid)
 		if err != nil {
 			return err

@@ -139,6 +139,12 @@ type Entry struct {
 	RelatedIDs []string  `json:"related_ids,omitempty"`
 	Tier       Tier      `json:"tier,omitempty"`
 	Pinned     bool      `json:"pinned,omitempty"`
+	// Anchor is the commit HEAD was on when the entry was written (none
+	// outside a commit, as in an empty repository), and Files the files
+	// its content names with their blob ids there (code.go). Both are
+	// optional: older entries have neither.
+	Anchor string            `json:"anchor,omitempty"`
+	Files  map[string]string `json:"files,omitempty"`
 }
 
 // NewID returns a random 128-bit id as 32 lowercase hex digits.
@@ -271,6 +277,9 @@ func (e *Entry) Validate() error {
 		if !ValidID(id) {
 			return fmt.Errorf("%w: related id %q is not 32 lowercase hex digits", ErrInvalid, id)
 		}
+	}
+	if err := ValidateCode(e.Anchor, e.Files); err != nil {
+		return err
 	}
 	for _, f := range []struct{ name, v string }{{"author", e.Author}, {"project", e.Project}, {"branch", e.Branch}, {"session_id", e.SessionID}, {"agent_id", e.AgentID}} {
 		if len(f.v) > 256 || !utf8.ValidString(f.v) || strings.ContainsAny(f.v, "\x00\n") {

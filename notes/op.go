@@ -40,6 +40,11 @@ type Op struct {
 	Score      float64   `json:"score,omitempty"`
 	Reason     string    `json:"reason,omitempty"`
 	Objective  string    `json:"objective,omitempty"`
+	// Anchor and Files, on an edit or relevant operation, are the commit
+	// HEAD was on and the files the entry names with their blobs there:
+	// the entry was confirmed against that code (code.go).
+	Anchor string            `json:"anchor,omitempty"`
+	Files  map[string]string `json:"files,omitempty"`
 }
 
 // Validate checks every field of o.
@@ -52,6 +57,9 @@ func (o *Op) Validate() error {
 	}
 	if o.At.IsZero() {
 		return fmt.Errorf("%w: operation %s has no time", ErrInvalid, o.ID)
+	}
+	if err := ValidateCode(o.Anchor, o.Files); err != nil {
+		return err
 	}
 	switch o.Kind {
 	case OpPin, OpUnpin, OpArchive, OpUnarchive:
@@ -132,6 +140,19 @@ type State struct {
 	// is set by irrelevant feedback until relevant feedback clears it.
 	Relevance  float64 `json:"relevance,omitempty"`
 	Irrelevant bool    `json:"irrelevant,omitempty"`
+	// Verified is the commit of the last edit or relevant feedback that
+	// carried one: the entry was confirmed against that code, and Files
+	// are its files there (Checked is the commit to compare them at).
+	Verified string `json:"verified,omitempty"`
+}
+
+// Checked is the commit the entry's files were last confirmed at: its
+// last confirmation's, else its anchor ("" for neither).
+func (s State) Checked() string {
+	if s.Verified != "" {
+		return s.Verified
+	}
+	return s.Anchor
 }
 
 // Fold applies ops (in any order; they are sorted here) to e. Ops for other
@@ -176,6 +197,9 @@ func Fold(e Entry, ops []Op) State {
 				}
 			}
 			s.Tags = applyTags(s.Tags, o.AddTags, o.RemoveTags)
+		}
+		if (o.Kind == OpEdit || o.Kind == OpRelevant) && o.Anchor != "" {
+			s.Verified, s.Files = o.Anchor, o.Files
 		}
 		if o.At.After(s.Updated) {
 			s.Updated = o.At

@@ -168,10 +168,19 @@ const (
 // product.
 type Prior struct {
 	Tier, Recency, Confidence, Feedback float64
+	// Line is OffLinePrior for memory written on another branch's
+	// unmerged work, else 1.
+	Line float64
 }
 
+// OffLinePrior weighs memory written on commits HEAD does not contain
+// (another branch's unmerged work): it may not hold here, so it ranks
+// below memory of this line that answers as well, yet still above
+// memory that answers much worse.
+const OffLinePrior = 0.5
+
 // Weight is the product of the priors.
-func (p Prior) Weight() float64 { return p.Tier * p.Recency * p.Confidence * p.Feedback }
+func (p Prior) Weight() float64 { return p.Tier * p.Recency * p.Confidence * p.Feedback * p.Line }
 
 // Priors are an entry's priors at now: tier (longterm 1.2, working 1,
 // ephemeral 0.8; an indexed commit CommitPrior), recency (1 when new,
@@ -181,7 +190,7 @@ func (p Prior) Weight() float64 { return p.Tier * p.Recency * p.Confidence * p.F
 // higher for having ranked high before) and relevance feedback (1 +
 // score; irrelevant 0.33).
 func Priors(e notes.State, reads int, now time.Time) Prior {
-	p := Prior{Tier: 1, Recency: 1, Confidence: 1, Feedback: 1 + e.Relevance}
+	p := Prior{Tier: 1, Recency: 1, Confidence: 1, Feedback: 1 + e.Relevance, Line: 1}
 	switch {
 	case e.Type == notes.TypeGitCommit:
 		p.Tier = CommitPrior

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,6 +72,7 @@ func (s *Agent) sessionContext(ctx context.Context, budget int) (string, []Entry
 			w.entryItem(l.text, l.entry)
 		}
 	}
+	w.write("Check before relying on (the code they name changed since; confirm with git synaptic verify)", w.check)
 	w.otherProjects()
 	return w.b.String(), w.shown, nil
 }
@@ -125,6 +127,9 @@ type contextWriter struct {
 	seen map[string]bool
 	// shown are the entries written, whole or as a digest.
 	shown []Entry
+	// check are the entries whose files changed since they were written:
+	// they go under "Check before relying on", not among what holds.
+	check []Entry
 }
 
 // line is a line of a section, and the entry it shows (nil: none).
@@ -163,9 +168,35 @@ func bullet(head, text string) string {
 }
 
 // section writes rows not yet claimed by another section under title,
-// and claims them.
+// and claims them: memory of this line of history first, then another
+// branch's unmerged work; memory whose files changed since is kept for
+// the "Check before relying on" section.
 func (w *contextWriter) section(title string, rows []Entry) {
 	rows = w.claim(rows)
+	rows = slices.DeleteFunc(rows, func(r Entry) bool {
+		if len(r.Stale) > 0 {
+			w.check = append(w.check, r)
+			return true
+		}
+		return false
+	})
+	slices.SortStableFunc(rows, func(a, b Entry) int { return cmpBool(a.Unmerged != "", b.Unmerged != "") })
+	w.write(title, rows)
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// write writes rows under title.
+func (w *contextWriter) write(title string, rows []Entry) {
 	if len(rows) == 0 {
 		return
 	}
@@ -296,8 +327,12 @@ func (w *contextWriter) predictive() ([]string, []line) {
 		for _, h := range hits {
 			if n < 2 && !h.Irrelevant && namesFile(h.Content, f) && !w.seen[h.ID] {
 				w.seen[h.ID] = true
-				lines = append(lines, line{text: w.item(h.Entry), entry: &h.Entry})
 				n++
+				if len(h.Stale) > 0 {
+					w.check = append(w.check, h.Entry)
+					continue
+				}
+				lines = append(lines, line{text: w.item(h.Entry), entry: &h.Entry})
 			}
 		}
 	}

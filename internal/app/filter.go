@@ -25,6 +25,10 @@ type FilterSpec struct {
 	Author, Project, Branch, Session string
 	IncludeArchived, OnlyArchived    bool
 	Limit                            int // 0: all
+	// Branches is how memory written on another branch's unmerged work
+	// is read: "" (ranked below, marked), "this" (left out) or "all"
+	// (ranked as any other, marked).
+	Branches string
 }
 
 // ParseFilter checks spec and turns it into the cache's filter, ages
@@ -46,6 +50,11 @@ func ParseFilter(spec FilterSpec, now time.Time) (Filter, error) {
 		}
 		out.Types = append(out.Types, typ)
 	}
+	b, err := ParseBranches(spec.Branches)
+	if err != nil {
+		return out, err
+	}
+	out.Branches = b
 	if spec.Tier != "" {
 		tier, err := notes.ParseTier(spec.Tier)
 		if err != nil {
@@ -53,7 +62,6 @@ func ParseFilter(spec FilterSpec, now time.Time) (Filter, error) {
 		}
 		out.Tier = tier
 	}
-	var err error
 	if spec.Since != "" {
 		if out.Since, err = ParseTime(spec.Since, now); err != nil {
 			return out, err

@@ -88,7 +88,8 @@ func Origin(r Entry, me string) string {
 }
 
 // itemHead is the provenance tag of an injected item:
-// [id · type · age · author(, origin)( · pinned)( · on BRANCH, for commits)].
+// [id · type · age · author(, origin)( · pinned)( · on BRANCH, for commits)],
+// then its standing against the code (CodeMarks).
 func itemHead(r Entry, me string, now time.Time) string {
 	who := "you"
 	if o := Origin(r, me); o != "you" {
@@ -101,7 +102,7 @@ func itemHead(r Entry, me string, now time.Time) string {
 	if r.Type == notes.TypeGitCommit && r.Branch != "" {
 		extra += " · on " + r.Branch
 	}
-	return fmt.Sprintf("[%s · %s · %s · %s%s]", ShortID(r.ID), r.Type, Age(now, r.Created), who, extra)
+	return withMarks(fmt.Sprintf("[%s · %s · %s · %s%s]", ShortID(r.ID), r.Type, Age(now, r.Created), who, extra), r)
 }
 
 // DescribeOp says what an operation changed, in a few words ("" for one

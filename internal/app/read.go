@@ -8,15 +8,20 @@ import (
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
-// List returns entries matching f, newest first.
+// List returns entries matching f, newest first, each marked with its
+// standing against the code (Entry.Unmerged, Entry.Stale).
 func (s *Recall) List(ctx context.Context, f Filter) ([]Entry, error) {
-	var rows []cache.Row
+	var out []Entry
 	err := s.withCache(ctx, func(c *cache.Cache) error {
-		var err error
-		rows, err = c.List(ctx, cache.Filter(f))
+		v := s.view(ctx, c)
+		rows, err := c.List(ctx, v.filter(f))
+		out = entriesOf(rows)
+		if err == nil {
+			s.markEntries(ctx, c, v, out)
+		}
 		return err
 	})
-	return entriesOf(rows), err
+	return out, err
 }
 
 // Search ranks entries matching the query (BM25 over content and tags).
@@ -37,6 +42,7 @@ func (s *Recall) Show(ctx context.Context, idPrefix string) (Detail, error) {
 	err := s.withCache(ctx, func(c *cache.Cache) error {
 		var err error
 		if d, err = detailIn(ctx, c, idPrefix); err == nil {
+			s.mark(ctx, c, s.view(ctx, c), []*Entry{&d.Entry})
 			s.noteUse(ctx, c, []string{d.ID}, "", true)
 		}
 		return err

@@ -223,7 +223,6 @@ const (
 
 // search is SearchWith for a reader or a hook.
 func (s *core) search(ctx context.Context, query string, filter Filter, mode string, who searchFor) ([]Hit, SearchInfo, error) {
-	f := cache.Filter(filter)
 	info := SearchInfo{Mode: ModeBM25}
 	var m Embedder
 	switch mode {
@@ -258,7 +257,10 @@ func (s *core) search(ctx context.Context, query string, filter Filter, mode str
 	var hits []Hit
 	err := s.withCache(ctx, func(c *cache.Cache) error {
 		var err error
-		sq := cache.SemanticQuery{Text: query, Mode: cache.Mode(info.Mode), Weights: !s.rawScores, Now: s.now(), TimeAnchor: s.queryAnchor(), Time: span}
+		v := s.view(ctx, c)
+		f := v.filter(filter)
+		sq := cache.SemanticQuery{Text: query, Mode: cache.Mode(info.Mode), Weights: !s.rawScores, Now: s.now(), TimeAnchor: s.queryAnchor(), Time: span,
+			OffLine: v.demote(filter.Branches)}
 		if m != nil {
 			info.Model, info.Backend = m.ModelID(), m.Backend()
 			// ONNX Runtime sessions run concurrently: embed the query while
@@ -280,6 +282,9 @@ func (s *core) search(ctx context.Context, query string, filter Filter, mode str
 		}
 		found, err := c.SemanticSearch(ctx, sq, f)
 		hits = hitsOf(found)
+		if err == nil {
+			s.markHits(ctx, c, v, hits)
+		}
 		if err == nil && m != nil && who == forReader {
 			s.annotatePatterns(ctx, c, hits) // patterns are found by meaning
 		}

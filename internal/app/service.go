@@ -122,6 +122,7 @@ type core struct {
 	projects      string                // Options.Projects
 	others        map[string]*Service   // other projects read, kept open until Close (projects.go)
 	memo          *queryMemo            // this Service's model as the others use it
+	lines         lineMemo              // memory's standing against HEAD (code.go)
 }
 
 // Open opens the repository containing dir. The cache is opened lazily.

@@ -20,6 +20,12 @@ type Entry struct {
 	Commit  string `json:"commit,omitempty"` // for notes: the annotated commit
 	// Decayed is set when maintenance archived the entry (not a person).
 	Decayed bool `json:"decayed,omitempty"`
+	// Unmerged names the branch the entry was written on when HEAD does
+	// not contain its commit; Stale lists the files it names that changed
+	// since it was written or last confirmed (code.go). Set by search,
+	// agents' context and verify.
+	Unmerged string      `json:"unmerged,omitempty"`
+	Stale    []StaleFile `json:"stale,omitempty"`
 }
 
 // Hit is a search result. Score is higher-is-better; BM25 is SQLite FTS5's
@@ -55,6 +61,9 @@ type Priors struct {
 	Confidence float64 `json:"confidence"`
 	Feedback   float64 `json:"feedback"`
 	Time       float64 `json:"time"`
+	// Line is rank.OffLinePrior for memory of another branch's unmerged
+	// work, else 1.
+	Line float64 `json:"line"`
 }
 
 // Filter selects entries (see ParseFilter for the text form front ends
@@ -71,6 +80,8 @@ type Filter struct {
 	IncludeArchived bool
 	OnlyArchived    bool
 	Limit           int // 0: all
+	// Branches is how memory of another branch's unmerged work is read.
+	Branches Branches
 }
 
 // SearchMode is how a search ranked.
@@ -83,7 +94,9 @@ const (
 	ModeBM25   = SearchMode(cache.ModeBM25)   // full-text only (the lexical fallback)
 )
 
-func entryOf(r cache.Row) Entry { return Entry(r) }
+func entryOf(r cache.Row) Entry {
+	return Entry{State: r.State, Source: r.Source, Private: r.Private, Commit: r.Commit, Decayed: r.Decayed}
+}
 
 func entriesOf(rows []cache.Row) []Entry {
 	if rows == nil {
@@ -91,7 +104,7 @@ func entriesOf(rows []cache.Row) []Entry {
 	}
 	out := make([]Entry, len(rows))
 	for i, r := range rows {
-		out[i] = Entry(r)
+		out[i] = entryOf(r)
 	}
 	return out
 }
@@ -102,10 +115,10 @@ func hitsOf(hits []cache.Hit) []Hit {
 	}
 	out := make([]Hit, len(hits))
 	for i, h := range hits {
-		out[i] = Hit{Entry: Entry(h.Row), Score: h.Score, BM25: h.BM25, LexRank: h.LexRank, VecRank: h.VecRank, Cosine: h.Cosine,
+		out[i] = Hit{Entry: entryOf(h.Row), Score: h.Score, BM25: h.BM25, LexRank: h.LexRank, VecRank: h.VecRank, Cosine: h.Cosine,
 			Fused: h.Fused, Context: h.Context, Weight: h.Weight, Reads: h.Reads}
 		if p := h.Prior; p.Tier != 0 {
-			out[i].Priors = &Priors{Tier: p.Tier, Recency: p.Recency, Confidence: p.Confidence, Feedback: p.Feedback, Time: h.Time}
+			out[i].Priors = &Priors{Tier: p.Tier, Recency: p.Recency, Confidence: p.Confidence, Feedback: p.Feedback, Time: h.Time, Line: p.Line}
 		}
 	}
 	return out

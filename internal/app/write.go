@@ -30,6 +30,10 @@ type SaveRequest struct {
 	SessionID  string // "" = Options.Session
 	AgentID    string // "" = Options.Agent
 	Created    time.Time
+	// Anchor is the commit the entry was written on and Branch its
+	// branch ("": HEAD and the branch checked out), for memory brought
+	// from elsewhere; the files it names are read at Anchor.
+	Anchor, Branch string
 }
 
 // Saved is what SaveLinked did: the entry, the near-duplicates it found
@@ -85,7 +89,10 @@ func (s *Memory) keepPattern(ctx context.Context, g *Group) {
 // secretHint tells the user what to do instead of pushing a credential.
 const secretHint = "shared memory is pushed to your remotes; remove the secret, save it with --private (kept in this clone, never pushed), or pass --allow-secret if it is not a real credential"
 
-func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, branch string) (notes.Entry, error) {
+// newEntry builds the entry req asks for, anchored at HEAD (or
+// req.Anchor) with the files it names there; trees keeps the trees read
+// across calls (nil: none kept).
+func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, branch string, trees map[string]map[string]string) (notes.Entry, error) {
 	if req.Type == "" {
 		req.Type = notes.TypeInsight
 	}
@@ -124,6 +131,17 @@ func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, b
 			return notes.Entry{}, fmt.Errorf("%w: related id %q must be a full 32-digit id", notes.ErrInvalid, r)
 		}
 		e.RelatedIDs = append(e.RelatedIDs, r)
+	}
+	if req.Branch != "" {
+		e.Branch = req.Branch
+	}
+	if req.Anchor != "" {
+		if !notes.ValidObjectID(req.Anchor) {
+			return notes.Entry{}, fmt.Errorf("%w: anchor %q is not a full commit id", notes.ErrInvalid, req.Anchor)
+		}
+		e.Anchor, e.Files = req.Anchor, s.filesAt(ctx, req.Anchor, e.Content, trees)
+	} else {
+		e.Anchor, e.Files = s.anchorFiles(ctx, e.Content, trees)
 	}
 	return e, e.Validate()
 }
@@ -176,7 +194,7 @@ func (s *core) prepare(ctx context.Context, req SaveRequest) (e notes.Entry, doc
 			req.Related = append(req.Related, d)
 		}
 	}
-	if e, err = s.newEntry(ctx, req, author, s.project(ctx), s.repo.CurrentBranch()); err != nil {
+	if e, err = s.newEntry(ctx, req, author, s.project(ctx), s.repo.CurrentBranch(), nil); err != nil {
 		return e, nil, "", err
 	}
 	doc, err = notes.EncodeEntry(e)
@@ -196,8 +214,9 @@ func (s *Memory) Import(ctx context.Context, reqs []SaveRequest) ([]notes.Entry,
 	project, branch := s.project(ctx), s.repo.CurrentBranch()
 	var shared, private importBatch
 	entries := make([]notes.Entry, 0, len(reqs))
+	trees := map[string]map[string]string{}
 	for i, req := range reqs {
-		e, err := s.newEntry(ctx, req, author, project, branch)
+		e, err := s.newEntry(ctx, req, author, project, branch, trees)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
@@ -402,6 +421,14 @@ func (s *core) recordIf(ctx context.Context, idPrefix string, op notes.Op, allow
 	ref, err := refFor(row)
 	if err != nil {
 		return op, err
+	}
+	if op.Kind == notes.OpEdit || op.Kind == notes.OpRelevant {
+		// a person or agent vouched for the entry against this code
+		content := row.Content
+		if op.Content != nil {
+			content = *op.Content
+		}
+		op.Anchor, op.Files = s.anchorFiles(ctx, content, nil)
 	}
 	op.V, op.ID, op.Entry, op.Author = notes.FormatVersion, notes.NewID(), row.ID, author
 	op.Clock, op.At = notes.NextClock(prior), s.now().UTC()

@@ -25,6 +25,8 @@ type filterFlags struct {
 	includeArchived bool
 	onlyArchived    bool
 	limit           int
+	thisBranch      bool
+	allBranches     bool
 }
 
 func (f *filterFlags) register(c *cobra.Command, defLimit int) {
@@ -41,15 +43,26 @@ func (f *filterFlags) register(c *cobra.Command, defLimit int) {
 	fl.BoolVar(&f.includeArchived, "include-archived", false, "include archived entries")
 	fl.BoolVar(&f.onlyArchived, "archived", false, "only archived entries")
 	fl.IntVarP(&f.limit, "max-count", "n", defLimit, "show at most `n` entries (0: all)")
+	fl.BoolVar(&f.thisBranch, "this-branch", false, "leave out memory written on other branches' unmerged work (by default it is marked and ranked below)")
+	fl.BoolVar(&f.allBranches, "all-branches", false, "rank memory of other branches' unmerged work like any other (still marked)")
 }
 
 func (f *filterFlags) build(now time.Time) (app.Filter, error) {
 	if f.limit < 0 {
 		return app.Filter{}, usagef("--max-count must be 0 or more")
 	}
+	branches := ""
+	switch {
+	case f.thisBranch && f.allBranches:
+		return app.Filter{}, usagef("--this-branch and --all-branches cannot be used together")
+	case f.thisBranch:
+		branches = "this"
+	case f.allBranches:
+		branches = "all"
+	}
 	out, err := app.ParseFilter(app.FilterSpec{Types: f.types, Tags: f.tags, Tier: f.tier, Since: f.since, Until: f.until,
 		Author: f.author, Project: f.project, Branch: f.branch, Session: f.session,
-		IncludeArchived: f.includeArchived, OnlyArchived: f.onlyArchived, Limit: f.limit}, now)
+		IncludeArchived: f.includeArchived, OnlyArchived: f.onlyArchived, Limit: f.limit, Branches: branches}, now)
 	if err != nil {
 		return out, usageError{err}
 	}
@@ -155,7 +168,8 @@ func flagsOf(r app.Entry) string {
 	return strings.Join(parts, ", ")
 }
 
-// marks label an entry in a one-line listing: "📌 [archived] [private] [org] ".
+// marks label an entry in a one-line listing: "📌 [archived] [private]
+// [org] [on feature/x, not merged] [a.go changed in 2 commits since] ".
 func marks(r app.Entry) string {
 	mark := ""
 	if r.Pinned {
@@ -169,6 +183,9 @@ func marks(r app.Entry) string {
 	}
 	if sub := app.SubscriptionOf(r.Source); sub != "" {
 		mark += "[" + sub + "] "
+	}
+	if m := app.CodeMarks(r); m != "" {
+		mark += m + " "
 	}
 	return mark
 }
@@ -251,6 +268,13 @@ func runShow(e *env, o *showOptions) error {
 			fmt.Fprintf(e.io.Out, "  Session: %s", d.SessionID)
 		}
 		fmt.Fprintln(e.io.Out)
+		if d.Anchor != "" {
+			fmt.Fprintf(e.io.Out, "Commit: %s", d.Anchor)
+			if m := app.CodeMarks(d.Entry); m != "" {
+				fmt.Fprintf(e.io.Out, "  %s", m)
+			}
+			fmt.Fprintln(e.io.Out)
+		}
 		if len(d.RelatedIDs) > 0 {
 			fmt.Fprintf(e.io.Out, "Related: %s\n", strings.Join(d.RelatedIDs, ", "))
 		}
@@ -451,6 +475,9 @@ func explainHit(info app.SearchInfo, h app.Hit) string {
 		weight += fmt.Sprintf(" = %s %.2f × recency %.3f × confidence %.2f (%d reads) × feedback %.2f", tier, p.Tier, p.Recency, p.Confidence, h.Reads, p.Feedback)
 		if p.Time != 1 {
 			weight += fmt.Sprintf(" × time %.2f", p.Time)
+		}
+		if p.Line != 1 {
+			weight += fmt.Sprintf(" × other branch %.2f", p.Line)
 		}
 	}
 	if info.Mode == app.ModeBM25 {

@@ -207,7 +207,7 @@ without conflicts, and is indexed in a disposable local cache for search.`,
 		newEdit(e), newStatus(e), newRepair(e), newNote(e), newSync(e), newReindex(e), newImport(e), newExport(e),
 		newIndex(e), newCochanges(e), newSuggest(e), newHooks(e), newHook(e), newMCP(e), newMaintain(e), newFeedback(e, true), newFeedback(e, false),
 		newModel(e), newEmbed(e), newPatterns(e), newConsolidate(e), newRules(e), newDelete(e), newProjects(e),
-		newSubscribe(e), newUnsubscribe(e), newSubscriptions(e), newWeb(e), newDaemon(e),
+		newSubscribe(e), newUnsubscribe(e), newSubscriptions(e), newWeb(e), newDaemon(e), newVerify(e),
 	)
 	return root
 }

@@ -1,0 +1,505 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// Memory that knows the code. Every entry is anchored to the commit HEAD
+// was on when it was written, with the files its text names and their
+// blobs there (notes.Entry.Anchor and Files). Read against this
+// worktree's HEAD:
+//
+//   - an entry whose anchor HEAD does not contain (nor a rebased or
+//     squashed copy of it: gitstore.OffLine) was written on another
+//     branch's unmerged work: search ranks it below
+//     (rank.OffLinePrior), Branches: BranchesThis leaves it out, and it
+//     is marked "[on feature/x, not merged]";
+//   - an entry naming files that changed since it was written, or last
+//     confirmed (an edit or relevant feedback records HEAD again), is
+//     marked "[billing/retry.go changed in 14 commits since]".
+//
+// Everything is a local git read; verdicts are kept in the cache per
+// HEAD.
+
+// Branches says how reads treat memory written on another branch's
+// unmerged work.
+type Branches string
+
+// Branch scopes.
+const (
+	BranchesDefault Branches = ""     // ranked below and marked
+	BranchesThis    Branches = "this" // left out (--this-branch)
+	BranchesAll     Branches = "all"  // ranked as any other, still marked (--all-branches)
+)
+
+// ParseBranches reads a branch scope: "", "default", "this" or "all".
+func ParseBranches(s string) (Branches, error) {
+	switch s {
+	case "", "default":
+		return BranchesDefault, nil
+	case "this", "all":
+		return Branches(s), nil
+	}
+	return "", fmt.Errorf("%w: branches %q (want this or all)", notes.ErrInvalid, s)
+}
+
+// StaleFile is a file an entry names that changed since the entry was
+// written or last confirmed.
+type StaleFile struct {
+	Path string `json:"path"`
+	// Commits is how many commits changed it since (0: not known, as when
+	// the entry's commit is not in this clone).
+	Commits int  `json:"commits,omitempty"`
+	Deleted bool `json:"deleted,omitempty"`
+}
+
+// CodeMarks is what an entry's standing against the code adds to its
+// line: "[on feature/x, not merged]", "[a.go changed in 3 commits
+// since]", "[b.go deleted]"; "" when there is nothing to say.
+func CodeMarks(e Entry) string {
+	var parts []string
+	if e.Unmerged != "" {
+		parts = append(parts, "[on "+e.Unmerged+", not merged]")
+	}
+	for _, f := range e.Stale {
+		switch {
+		case f.Deleted:
+			parts = append(parts, "["+f.Path+" deleted]")
+		case f.Commits > 0:
+			parts = append(parts, fmt.Sprintf("[%s changed in %s since]", f.Path, Plural(f.Commits, "commit")))
+		default:
+			parts = append(parts, "["+f.Path+" changed since]")
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// withMarks is head followed by e's code marks, if any.
+func withMarks(head string, e Entry) string {
+	if m := CodeMarks(e); m != "" {
+		return head + " " + m
+	}
+	return head
+}
+
+// codeView is memory's standing against one HEAD: the anchors off its
+// line of history.
+type codeView struct {
+	head string // "" on an unborn branch
+	off  map[string]bool
+}
+
+// lineMemo keeps the last view this process made, per HEAD.
+type lineMemo struct {
+	mu   sync.Mutex
+	view *codeView
+}
+
+// view is the standing of indexed memory against HEAD, judging anchors
+// not judged for this HEAD yet. It never fails a read: when git cannot
+// say, nothing is off the line.
+func (s *core) view(ctx context.Context, c *cache.Cache) *codeView {
+	s.lines.mu.Lock()
+	defer s.lines.mu.Unlock()
+	v := &codeView{off: map[string]bool{}}
+	if h, err := s.repo.Head(); err == nil && !h.IsZero() {
+		v.head = h.String()
+	}
+	unjudged, err := c.UnjudgedAnchors(ctx, v.head)
+	if err != nil {
+		return v
+	}
+	if len(unjudged) == 0 && s.lines.view != nil && s.lines.view.head == v.head {
+		return s.lines.view
+	}
+	if len(unjudged) > 0 {
+		pids, err := c.PatchIDs(ctx)
+		if err != nil {
+			return v
+		}
+		known := len(pids)
+		off, err := s.repo.OffLine(ctx, v.head, unjudged, pids)
+		if err != nil {
+			s.warnf("cannot tell which memory is on this branch: %v", err)
+			return v
+		}
+		if len(pids) > known {
+			_ = c.AddPatchIDs(ctx, pids)
+		}
+		if err := c.JudgeLine(ctx, v.head, unjudged, off, s.now()); err != nil {
+			// unrecorded, still right for this command
+			for a := range off {
+				v.off[a] = true
+			}
+		}
+	}
+	off, err := c.OffLine(ctx, v.head)
+	if err != nil {
+		return v
+	}
+	for a := range off {
+		v.off[a] = true
+	}
+	s.lines.view = v
+	return v
+}
+
+// filter is f for the cache under this view.
+func (v *codeView) filter(f Filter) cache.Filter {
+	cf := cache.Filter{Types: f.Types, Tags: f.Tags, Tier: f.Tier, Since: f.Since, Until: f.Until, Author: f.Author, Project: f.Project,
+		Branch: f.Branch, Session: f.Session, IncludeArchived: f.IncludeArchived, OnlyArchived: f.OnlyArchived, Limit: f.Limit}
+	if f.Branches == BranchesThis {
+		for a := range v.off {
+			cf.LeaveOut = append(cf.LeaveOut, a)
+		}
+		sort.Strings(cf.LeaveOut)
+	}
+	return cf
+}
+
+// demote is the anchors search ranks below under scope b.
+func (v *codeView) demote(b Branches) map[string]bool {
+	if b == BranchesAll || len(v.off) == 0 {
+		return nil
+	}
+	return v.off
+}
+
+// mark sets each entry's Unmerged and Stale against this view.
+func (s *core) mark(ctx context.Context, c *cache.Cache, v *codeView, es []*Entry) {
+	type key struct{ base, path string }
+	var paths []string
+	seen := map[string]bool{}
+	for _, e := range es {
+		e.Unmerged, e.Stale = "", nil
+		if e.Anchor != "" && v.off[e.Anchor] {
+			// It describes another branch's code: its files differ here
+			// because that branch changed them, not because they aged.
+			e.Unmerged = branchLabel(e.Branch, e.Anchor)
+			continue
+		}
+		if e.Checked() == "" {
+			continue
+		}
+		for p := range e.Files {
+			if !seen[p] {
+				seen[p] = true
+				paths = append(paths, p)
+			}
+		}
+	}
+	if v.head == "" || len(paths) == 0 {
+		return
+	}
+	sort.Strings(paths)
+	now, err := s.repo.BlobsAt(ctx, v.head, paths)
+	if err != nil {
+		return
+	}
+	var changes []cache.FileChange
+	at := map[key]int{}
+	for _, e := range es {
+		if e.Unmerged != "" {
+			continue
+		}
+		for p, blob := range e.Files {
+			if now[p] != "" && now[p] != blob {
+				k := key{e.Checked(), p}
+				if _, ok := at[k]; !ok {
+					at[k] = len(changes)
+					changes = append(changes, cache.FileChange{Head: v.head, Base: k.base, Path: p})
+				}
+			}
+		}
+	}
+	known, err := c.FileChanges(ctx, changes)
+	if err != nil {
+		known = make([]bool, len(changes))
+	}
+	var counted []cache.FileChange
+	for i := range changes {
+		if !known[i] {
+			n, err := s.repo.CountChanges(ctx, changes[i].Base, v.head, changes[i].Path)
+			if err != nil {
+				n = 0 // the base is not here: changed, by how much unknown
+			}
+			changes[i].N = n
+			counted = append(counted, changes[i])
+		}
+	}
+	_ = c.AddFileChanges(ctx, counted)
+	for _, e := range es {
+		if e.Unmerged != "" {
+			continue
+		}
+		for _, p := range sortedKeys(e.Files) {
+			switch {
+			case now[p] == "":
+				e.Stale = append(e.Stale, StaleFile{Path: p, Deleted: true})
+			case now[p] != e.Files[p]:
+				e.Stale = append(e.Stale, StaleFile{Path: p, Commits: changes[at[key{e.Checked(), p}]].N})
+			}
+		}
+	}
+}
+
+// markEntries is mark over a slice.
+func (s *core) markEntries(ctx context.Context, c *cache.Cache, v *codeView, rows []Entry) {
+	ps := make([]*Entry, len(rows))
+	for i := range rows {
+		ps[i] = &rows[i]
+	}
+	s.mark(ctx, c, v, ps)
+}
+
+// markHits is mark over search hits.
+func (s *core) markHits(ctx context.Context, c *cache.Cache, v *codeView, hits []Hit) {
+	ps := make([]*Entry, len(hits))
+	for i := range hits {
+		ps[i] = &hits[i].Entry
+	}
+	s.mark(ctx, c, v, ps)
+}
+
+// branchLabel names where an unmerged entry was written: its branch, or
+// its commit when it was written on a detached HEAD. A branch name comes
+// from whoever wrote the entry: control characters are dropped.
+func branchLabel(branch, anchor string) string {
+	b := strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, branch)
+	if b == "" {
+		return "commit " + anchor[:min(len(anchor), 12)]
+	}
+	return b
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// anchorFiles is HEAD and the files text names there with their blobs
+// (none on an unborn branch). trees keeps tree listings across calls
+// (nil: none kept).
+func (s *core) anchorFiles(ctx context.Context, text string, trees map[string]map[string]string) (string, map[string]string) {
+	h, err := s.repo.Head()
+	if err != nil || h.IsZero() {
+		return "", nil
+	}
+	head := h.String()
+	return head, s.filesAt(ctx, head, text, trees)
+}
+
+// filesAt is the files text names in commit's tree, with their blobs:
+// a path as written, or the one file a partial path or file name
+// ("retry.go", "billing/retry.go:42") ends; at most notes.MaxFiles.
+func (s *core) filesAt(ctx context.Context, commit, text string, trees map[string]map[string]string) map[string]string {
+	names := fileMentions(text)
+	if len(names) == 0 {
+		return nil
+	}
+	tree := trees[commit]
+	if tree == nil {
+		var err error
+		if tree, err = s.repo.TreeFiles(ctx, commit); err != nil {
+			return nil
+		}
+		if trees != nil {
+			trees[commit] = tree
+		}
+	}
+	files := map[string]string{}
+	for _, n := range names {
+		if len(files) == notes.MaxFiles {
+			break
+		}
+		if blob, ok := tree[n]; ok {
+			files[n] = blob
+			continue
+		}
+		var match string
+		count := 0
+		for p := range tree {
+			if strings.HasSuffix(p, "/"+n) {
+				match = p
+				count++
+			}
+		}
+		if count == 1 && notes.ValidPath(match) {
+			files[match] = tree[match]
+		}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	return files
+}
+
+// maxMentions bounds the names fileMentions returns.
+const maxMentions = 64
+
+// fileMentions are the words of text that may name a file: a path ("a/b",
+// "./a/b.go") or a file name with an extension ("retry.go"), without a
+// line number (":42") or the sentence's punctuation. URLs and version
+// numbers are not names. The repository's tree decides which are files.
+func fileMentions(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !pathRune(r) }) {
+		w = strings.TrimRight(w, ".-")
+		for strings.HasPrefix(w, "./") {
+			w = w[2:]
+		}
+		if w == "" || strings.HasPrefix(w, "/") || strings.HasPrefix(w, "//") || seen[w] || !notes.ValidPath(w) {
+			continue
+		}
+		ext := path.Ext(w)
+		if !strings.Contains(w, "/") && (len(ext) < 2 || !strings.ContainsFunc(ext, unicode.IsLetter)) {
+			continue
+		}
+		seen[w] = true
+		out = append(out, w)
+		if len(out) == maxMentions {
+			break
+		}
+	}
+	return out
+}
+
+// pathRune reports whether r may be part of a file's path in prose.
+func pathRune(r rune) bool {
+	return r == '/' || r == '.' || r == '_' || r == '-' || r == '+' || unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// Verification is an entry read against HEAD: its marks, and for each
+// file it names that changed since, the commits that changed it.
+type Verification struct {
+	Entry
+	Changes []FileHistory `json:"changes,omitempty"`
+}
+
+// FileHistory is a file an entry names that changed: how (StaleFile),
+// and the last commits that changed it, newest first.
+type FileHistory struct {
+	StaleFile
+	Recent []FileCommit `json:"recent,omitempty"`
+}
+
+// FileCommit is a commit that changed a file.
+type FileCommit struct {
+	Commit  string    `json:"commit"`
+	Time    time.Time `json:"time"`
+	Subject string    `json:"subject"`
+}
+
+// verifyRecent is how many commits Verify lists per changed file.
+const verifyRecent = 5
+
+// VerifyReport is what Verify found: the entries it read, and how many
+// name files (the ones that can be checked).
+type VerifyReport struct {
+	Head    string         `json:"head"`
+	Checked int            `json:"checked"`
+	Stale   []Verification `json:"stale"`
+	Current []Verification `json:"current,omitempty"`
+}
+
+// Verify reads memory against HEAD: the entries ids name (all of them
+// reported, current or not), or every entry not archived that names
+// files (only the stale ones reported).
+func (s *Recall) Verify(ctx context.Context, ids []string) (VerifyReport, error) {
+	var rep VerifyReport
+	var rows []Entry
+	err := s.withCache(ctx, func(c *cache.Cache) error {
+		v := s.view(ctx, c)
+		rep.Head = v.head
+		if len(ids) == 0 {
+			all, err := c.List(ctx, cache.Filter{})
+			if err != nil {
+				return err
+			}
+			for _, r := range all {
+				if len(r.Files) > 0 {
+					rows = append(rows, entryOf(r))
+				}
+			}
+		}
+		for _, id := range ids {
+			d, err := detailIn(ctx, c, id)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, d.Entry)
+		}
+		s.markEntries(ctx, c, v, rows)
+		return nil
+	})
+	if err != nil {
+		return rep, err
+	}
+	for _, r := range rows {
+		if len(r.Files) > 0 {
+			rep.Checked++
+		}
+		vr := Verification{Entry: r}
+		for _, f := range r.Stale {
+			h := FileHistory{StaleFile: f}
+			if cs, err := s.repo.ChangesSince(ctx, r.Checked(), rep.Head, f.Path, verifyRecent); err == nil {
+				for _, c := range cs {
+					h.Recent = append(h.Recent, FileCommit{Commit: c.Commit, Time: c.Time, Subject: c.Subject})
+				}
+			}
+			vr.Changes = append(vr.Changes, h)
+		}
+		switch {
+		case len(r.Stale) > 0:
+			rep.Stale = append(rep.Stale, vr)
+		case len(ids) > 0:
+			rep.Current = append(rep.Current, vr)
+		}
+	}
+	return rep, nil
+}
+
+// Confirm records that an entry still holds for the code at HEAD: relevant
+// feedback (its score kept, or 0.5), which anchors it here again, so that
+// the files it names count as current.
+func (s *Memory) Confirm(ctx context.Context, idPrefix string) (notes.Op, error) {
+	d, err := s.recall().Show(ctx, idPrefix)
+	if err != nil {
+		return notes.Op{}, err
+	}
+	if d.Type == notes.TypeGitCommit || d.Type == notes.TypeNote {
+		return notes.Op{}, fmt.Errorf("%w: %s is %s, derived from git; only memory entries are confirmed", notes.ErrInvalid, ShortID(d.ID), d.Type)
+	}
+	score := d.Relevance
+	if score <= 0 {
+		score = 0.5
+	}
+	head := ""
+	if h, err := s.repo.Head(); err == nil && !h.IsZero() {
+		head = h.String()
+	}
+	if head == "" {
+		return notes.Op{}, fmt.Errorf("%w: there is no commit to confirm %s against", notes.ErrInvalid, ShortID(d.ID))
+	}
+	return s.Feedback(ctx, d.ID, true, score, "confirmed against the code at "+head[:12], "")
+}

@@ -1,0 +1,64 @@
+package notes
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxFiles is the most files an entry or operation records (Files).
+const MaxFiles = 32
+
+// ValidObjectID reports whether s is a git object id: 40 (SHA-1) or 64
+// (SHA-256) lowercase hex digits.
+func ValidObjectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidPath reports whether p can name a file of a repository's tree: a
+// relative, clean, slash-separated path of valid UTF-8, at most 1,024
+// bytes, without control characters.
+func ValidPath(p string) bool {
+	if p == "" || len(p) > 1024 || !utf8.ValidString(p) || path.Clean(p) != p || strings.HasPrefix(p, "/") || p == "." || p == ".." || strings.HasPrefix(p, "../") {
+		return false
+	}
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidateCode checks an anchor and the files recorded at it: an object
+// id, at most MaxFiles valid paths, each with a blob id, and no files
+// without an anchor.
+func ValidateCode(anchor string, files map[string]string) error {
+	if anchor != "" && !ValidObjectID(anchor) {
+		return fmt.Errorf("%w: anchor %q is not a commit id", ErrInvalid, anchor)
+	}
+	if len(files) > 0 && anchor == "" {
+		return fmt.Errorf("%w: files recorded without an anchor", ErrInvalid)
+	}
+	if len(files) > MaxFiles {
+		return fmt.Errorf("%w: %d files recorded (at most %d)", ErrInvalid, len(files), MaxFiles)
+	}
+	for p, blob := range files {
+		if !ValidPath(p) {
+			return fmt.Errorf("%w: recorded file %q is not a relative path in a tree", ErrInvalid, p)
+		}
+		if !ValidObjectID(blob) {
+			return fmt.Errorf("%w: recorded file %q has blob id %q", ErrInvalid, p, blob)
+		}
+	}
+	return nil
+}
