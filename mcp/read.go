@@ -43,7 +43,8 @@ func (h *request) session(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.
 
 func (h *request) filter(r mcpgo.CallToolRequest) (app.Filter, error) {
 	spec := app.FilterSpec{Types: r.GetStringSlice("types", nil), Tags: r.GetStringSlice("tags", nil), Tier: r.GetString("tier", ""),
-		Author: r.GetString("author", ""), IncludeArchived: r.GetBool("include_archived", false), Limit: r.GetInt("limit", 10)}
+		Author: r.GetString("author", ""), IncludeArchived: r.GetBool("include_archived", false), Limit: r.GetInt("limit", 10),
+		Branches: r.GetString("branches", "")}
 	if t := r.GetString("type", ""); t != "" {
 		spec.Types = append(spec.Types, t)
 	}
@@ -145,11 +146,18 @@ type provenance struct {
 	Content  string `json:"content"`
 	Pattern  string `json:"pattern,omitempty"`
 	Project  string `json:"project,omitempty"` // another project's memory: its name
+	// Unmerged and Stale: its standing against this worktree's HEAD
+	// (written on another branch's unmerged work; files it names that
+	// changed since).
+	Unmerged string          `json:"unmerged,omitempty"`
+	Stale    []app.StaleFile `json:"stale,omitempty"`
+	marks    string
 }
 
 func (h *request) provenance(me string, r app.Entry) provenance {
 	p := provenance{ID: r.ID, Type: string(r.Type), Tier: string(r.Tier), Author: r.Author, Origin: app.Origin(r, me), Created: r.Created.Format(time.RFC3339),
-		Age: app.Age(h.svc.Now(), r.Created), Source: r.Source, Tags: r.Tags, Pinned: r.Pinned, Archived: r.Archived || r.Decayed, AgentID: r.AgentID, Content: r.Content}
+		Age: app.Age(h.svc.Now(), r.Created), Source: r.Source, Tags: r.Tags, Pinned: r.Pinned, Archived: r.Archived || r.Decayed, AgentID: r.AgentID, Content: r.Content,
+		Unmerged: r.Unmerged, Stale: r.Stale, marks: app.CodeMarks(r)}
 	if r.Type == notes.TypeGitCommit {
 		p.Branch = r.Branch
 	}
@@ -176,6 +184,9 @@ func (p provenance) head() string {
 	}
 	if len(p.Tags) > 0 {
 		s += " · tags: " + strings.Join(p.Tags, ", ")
+	}
+	if p.marks != "" {
+		s += " " + p.marks
 	}
 	return s
 }
@@ -223,6 +234,48 @@ func (h *request) status(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.C
 		fmt.Fprintf(&b, "%d unreadable memory objects skipped\n", len(st.Problems))
 	}
 	return mcpgo.NewToolResultStructured(st, b.String()), nil
+}
+
+func (h *request) verify(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	ids := r.GetStringSlice("ids", nil)
+	if r.GetBool("confirm", false) {
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("%w: confirm needs the ids of the entries to confirm", notes.ErrInvalid)
+		}
+		var done []string
+		for _, id := range ids {
+			op, err := h.svc.Memory().Confirm(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			done = append(done, op.Entry)
+		}
+		return mcpgo.NewToolResultStructured(map[string]any{"confirmed": done}, fmt.Sprintf("confirmed %d entries against the code at HEAD", len(done))), nil
+	}
+	rep, err := h.svc.Recall().Verify(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]app.Entry, 0, len(rep.Stale)+len(rep.Current))
+	for _, v := range append(rep.Stale, rep.Current...) {
+		rows = append(rows, v.Entry)
+	}
+	head := fmt.Sprintf("%d of %d entries naming files changed since they were written or confirmed; confirm (context_verify confirm=true), edit or archive each", len(rep.Stale), rep.Checked)
+	res := h.rowsResult(ctx, rows, head)
+	var b strings.Builder
+	if len(res.Content) > 0 {
+		if tc, ok := mcpgo.AsTextContent(res.Content[0]); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	for _, v := range rep.Stale {
+		for _, c := range v.Changes {
+			for _, x := range c.Recent {
+				fmt.Fprintf(&b, "%s: %s changed in %s %s\n", app.ShortID(v.ID), c.Path, x.Commit[:min(12, len(x.Commit))], app.FirstLine(x.Subject, 80))
+			}
+		}
+	}
+	return mcpgo.NewToolResultStructured(rep, b.String()), nil
 }
 
 func (h *request) related(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {

@@ -18,6 +18,7 @@ func tools() []tool {
 		mcpgo.WithString("author", mcpgo.Description("only entries whose author contains this text")),
 		mcpgo.WithBoolean("include_archived", mcpgo.Description("include archived entries")),
 		mcpgo.WithNumber("limit", mcpgo.Description("at most this many results (default 10)")),
+		mcpgo.WithString("branches", mcpgo.Description("memory written on other branches' unmerged work: by default ranked below and marked [on BRANCH, not merged]; this leaves it out, all ranks it like any other"), mcpgo.Enum("this", "all")),
 	}
 	return []tool{
 		{mcpgo.NewTool("context_save",
@@ -71,6 +72,11 @@ func tools() []tool {
 			mcpgo.WithReadOnlyHintAnnotation(true),
 			mcpgo.WithString("id", mcpgo.Required(), mcpgo.Description("entry id or unique prefix")),
 		), (*request).related},
+		{mcpgo.NewTool("context_verify",
+			mcpgo.WithDescription("Check memory against the code at HEAD: entries whose named files changed since they were written (with the commits that changed them), or the entries given by id. Confirm one that still holds with confirm=true; edit or archive one that does not."),
+			mcpgo.WithArray("ids", mcpgo.Description("entry ids or unique prefixes (default: every entry naming files)"), mcpgo.WithStringItems()),
+			mcpgo.WithBoolean("confirm", mcpgo.Description("record that the given entries still hold for the code at HEAD")),
+		), (*request).verify},
 		{mcpgo.NewTool("context_git_index",
 			mcpgo.WithDescription("Index new commits of the current branch (message, author, files) so they are searchable and mined for co-changes."),
 			mcpgo.WithBoolean("all", mcpgo.Description("every local branch")),

@@ -172,7 +172,7 @@ func TestMCPServerOverStdio(t *testing.T) {
 	json.Unmarshal(list.Result, &tools)
 	want := []string{"context_save", "context_search", "context_list", "context_status", "context_update", "context_pin", "context_archive", "context_delete", "context_related", "context_git_index", "context_cochanges",
 		"context_session", "context_save_rule", "context_list_rules", "context_delete_rule", "context_relevant", "context_irrelevant", "context_resolve_pattern",
-		"context_pending_rules", "context_accept_rule", "context_dismiss_rule", "context_suggest"}
+		"context_pending_rules", "context_accept_rule", "context_dismiss_rule", "context_suggest", "context_verify"}
 	have := map[string]bool{}
 	for _, tl := range tools.Tools {
 		have[tl.Name] = true
