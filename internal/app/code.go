@@ -112,6 +112,9 @@ func (s *core) view(ctx context.Context, c *cache.Cache) *codeView {
 	s.lines.mu.Lock()
 	defer s.lines.mu.Unlock()
 	v := &codeView{off: map[string]bool{}}
+	if s.noCodeChecks {
+		return v
+	}
 	if h, err := s.repo.Head(); err == nil && !h.IsZero() {
 		v.head = h.String()
 	}
@@ -177,6 +180,9 @@ func (v *codeView) demote(b Branches) map[string]bool {
 
 // mark sets each entry's Unmerged and Stale against this view.
 func (s *core) mark(ctx context.Context, c *cache.Cache, v *codeView, es []*Entry) {
+	if s.noCodeChecks {
+		return
+	}
 	type key struct{ base, path string }
 	var paths []string
 	seen := map[string]bool{}

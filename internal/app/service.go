@@ -53,6 +53,10 @@ type Options struct {
 	// RawScores turns off the tier, recency and access weights of
 	// semantic search (retrieval benchmarks only).
 	RawScores bool
+	// NoCodeChecks reads memory without its standing against the code:
+	// nothing is marked or ranked by branch (the baseline of make bench
+	// BENCH=RealBranches; GIT_SYNAPTIC_CODE_CHECKS=off).
+	NoCodeChecks bool
 	// Session and Agent are the agent session and agent ids saves carry
 	// when a request names none ($GIT_SYNAPTIC_SESSION and
 	// $GIT_SYNAPTIC_AGENT, which the front ends read).
@@ -115,6 +119,7 @@ type core struct {
 	embErr        error
 	loadEmb       func(model, backend string) (Embedder, error) // Options.LoadEmbedder
 	rawScores     bool
+	noCodeChecks  bool // Options.NoCodeChecks
 	longLived     bool                  // held by a Session
 	indexInMemory bool                  // Options.VectorIndexInMemory
 	recent        map[string]*recentSet // recentVectors' answers, when longLived
@@ -136,7 +141,7 @@ func Open(dir string, opts Options) (*Service, error) {
 
 // newService is Open for a repository already opened.
 func newService(repo *gitstore.Repo, opts Options) *Service {
-	s := &core{repo: repo, now: opts.Now, asOf: opts.AsOf, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores,
+	s := &core{repo: repo, now: opts.Now, asOf: opts.AsOf, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores, noCodeChecks: opts.NoCodeChecks,
 		session: opts.Session, agentID: opts.Agent, followAgent: opts.FollowAgentSession, defaultSession: opts.DefaultSession, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder, loadEmb: opts.LoadEmbedder, projects: opts.Projects, indexInMemory: opts.VectorIndexInMemory}
 	if s.embModel == "" {
 		s.embModel = embed.DefaultModel

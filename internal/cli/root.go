@@ -95,6 +95,7 @@ func ConfigFromEnv(opts app.Options) app.Options {
 	opts.Agent = os.Getenv("GIT_SYNAPTIC_AGENT")
 	opts.Model = os.Getenv("GIT_SYNAPTIC_MODEL")
 	opts.EmbedBackend = os.Getenv("GIT_SYNAPTIC_EMBED_BACKEND")
+	opts.NoCodeChecks = os.Getenv("GIT_SYNAPTIC_CODE_CHECKS") == "off"
 	return opts
 }
 
