@@ -93,10 +93,13 @@ func withMarks(head string, e Entry) string {
 }
 
 // codeView is memory's standing against one HEAD: the anchors off its
-// line of history.
+// line of history, as of a generation of the indexed entries, and the
+// blobs of the files asked about so far (path → blob id, "" for none).
 type codeView struct {
-	head string // "" on an unborn branch
-	off  map[string]bool
+	head  string // "" on an unborn branch
+	gen   string // the cache's entries generation the verdicts are of
+	off   map[string]bool
+	blobs map[string]string
 }
 
 // lineMemo keeps the last view this process made, per HEAD.
@@ -111,18 +114,23 @@ type lineMemo struct {
 func (s *core) view(ctx context.Context, c *cache.Cache) *codeView {
 	s.lines.mu.Lock()
 	defer s.lines.mu.Unlock()
-	v := &codeView{off: map[string]bool{}}
+	v := &codeView{off: map[string]bool{}, blobs: map[string]string{}}
 	if s.noCodeChecks {
 		return v
 	}
 	if h, err := s.repo.Head(); err == nil && !h.IsZero() {
 		v.head = h.String()
 	}
+	v.gen, _ = c.Meta(ctx, "entries_gen")
+	if m := s.lines.view; m != nil && m.head == v.head && m.gen == v.gen {
+		return m // nothing indexed since: no new anchor
+	}
 	unjudged, err := c.UnjudgedAnchors(ctx, v.head)
 	if err != nil {
 		return v
 	}
 	if len(unjudged) == 0 && s.lines.view != nil && s.lines.view.head == v.head {
+		s.lines.view.gen = v.gen
 		return s.lines.view
 	}
 	if len(unjudged) > 0 {
@@ -207,8 +215,7 @@ func (s *core) mark(ctx context.Context, c *cache.Cache, v *codeView, es []*Entr
 	if v.head == "" || len(paths) == 0 {
 		return
 	}
-	sort.Strings(paths)
-	now, err := s.repo.BlobsAt(ctx, v.head, paths)
+	now, err := s.blobsAt(ctx, v, paths)
 	if err != nil {
 		return
 	}
@@ -257,6 +264,34 @@ func (s *core) mark(ctx context.Context, c *cache.Cache, v *codeView, es []*Entr
 			}
 		}
 	}
+}
+
+// blobsAt is the blob of each of paths at the view's HEAD ("" for none),
+// asking git only for those the view has not looked up yet.
+func (s *core) blobsAt(ctx context.Context, v *codeView, paths []string) (map[string]string, error) {
+	s.lines.mu.Lock()
+	defer s.lines.mu.Unlock()
+	var ask []string
+	for _, p := range paths {
+		if _, ok := v.blobs[p]; !ok {
+			ask = append(ask, p)
+		}
+	}
+	if len(ask) > 0 {
+		sort.Strings(ask)
+		got, err := s.repo.BlobsAt(ctx, v.head, ask)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ask {
+			v.blobs[p] = got[p]
+		}
+	}
+	out := make(map[string]string, len(paths))
+	for _, p := range paths {
+		out[p] = v.blobs[p]
+	}
+	return out, nil
 }
 
 // markEntries is mark over a slice.

@@ -72,7 +72,7 @@ func (s *Agent) sessionContext(ctx context.Context, budget int) (string, []Entry
 			w.entryItem(l.text, l.entry)
 		}
 	}
-	w.write("Check before relying on (the code they name changed since; confirm with git synaptic verify)", w.check)
+	w.write("Check before relying on (the files they name changed since: confirm with git synaptic verify --confirm ID, or edit or archive)", w.check)
 	w.otherProjects()
 	return w.b.String(), w.shown, nil
 }

@@ -37,9 +37,12 @@ func BenchmarkRealBranches(b *testing.B) {
 			name := fmt.Sprintf("feature/b%02d", i)
 			testrepo.Git(b, dir, "checkout", "-q", "-b", name, fmt.Sprintf("%s~%d", main, 1+i*7))
 			for c := range 2 {
-				f := files[rng.Intn(len(files))]
-				appendTo(b, dir, f, fmt.Sprintf("/* %s change %d */\n", name, c))
-				testrepo.Git(b, dir, "commit", "-q", "-am", fmt.Sprintf("%s: change %d to %s", name, c, f))
+				// a file of the branch's own: merges back cleanly
+				f := fmt.Sprintf("bench-branches/b%02d.txt", i)
+				os.MkdirAll(filepath.Join(dir, "bench-branches"), 0o755)
+				appendTo(b, dir, f, fmt.Sprintf("%s change %d\n", name, c))
+				testrepo.Git(b, dir, "add", "--", f)
+				testrepo.Git(b, dir, "commit", "-q", "-m", fmt.Sprintf("%s: change %d", name, c))
 				importNaming(b, dir, rng, files, perBranch/2, fmt.Sprintf("%d-%d", i, c))
 			}
 			testrepo.Git(b, dir, "checkout", "-q", main)
