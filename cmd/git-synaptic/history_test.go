@@ -277,7 +277,8 @@ func TestRewritesKeepNotesAndIndexCurrent(t *testing.T) {
 }
 
 // Session-start context says files usually change together only when
-// they shared at least three commits.
+// they shared at least three commits, and offers the memory about such a
+// partner of the file being changed.
 func TestPredictiveContextNeedsSupport(t *testing.T) {
 	dir := testrepo.NewRepo(t)
 	for i := 0; i < 3; i++ {
@@ -285,12 +286,18 @@ func TestPredictiveContextNeedsSupport(t *testing.T) {
 	}
 	commitFiles(t, dir, "a with c, once", "a.go", "c.go")
 	ok(t, dir, "index")
+	ok(t, dir, "save", "--type", "decision", "b.go holds the wire format: bump its version whenever it changes")
+	ok(t, dir, "save", "--type", "decision", "c.go is generated; never edit it by hand")
 	os.WriteFile(filepath.Join(dir, "a.go"), []byte("changed\n"), 0o644)
 	md := ok(t, dir, "hook", "session-start", "--format", "markdown")
 	if !strings.Contains(md, "usually changed with them: b.go (3×)") {
 		t.Fatalf("no predictive context for a pair of 3 commits:\n%s", md)
 	}
-	if strings.Contains(md, "c.go") {
+	files := md[strings.Index(md, "## Files you are working on"):]
+	if !strings.Contains(files, "b.go holds the wire format") {
+		t.Errorf("the memory about a usual partner is not offered with the file:\n%s", md)
+	}
+	if strings.Contains(files, "c.go") {
 		t.Fatalf("a pair seen once was called usual:\n%s", md)
 	}
 }

@@ -299,6 +299,7 @@ func (w *contextWriter) predictive() ([]string, []line) {
 		return nil, nil
 	}
 	var lines []line
+	var partners []string
 	if _, sugg, err := s.code().Suggest(ctx, SuggestRequest{Files: files, N: 5, MaxNew: 1000}); err == nil {
 		var names []string
 		for _, x := range sugg {
@@ -306,17 +307,31 @@ func (w *contextWriter) predictive() ([]string, []line) {
 			// chance, and costs the agent's context.
 			if x.Count >= minPredictiveSupport && !agentConfigFile(x.File) {
 				names = append(names, fmt.Sprintf("%s (%d×)", x.File, x.Count))
+				partners = append(partners, x.File)
 			}
 		}
 		if len(names) > 0 {
 			lines = append(lines, line{text: "- usually changed with them: " + strings.Join(names, ", ")})
 		}
 	}
+	// Memory naming the files, two each, then one naming each usual
+	// partner: what to know about the file that will change next.
+	look := slices.Clone(files)
+	perFile := map[string]int{}
+	for _, f := range files {
+		perFile[f] = 2
+	}
+	for _, f := range partners {
+		if _, ok := perFile[f]; !ok {
+			perFile[f] = 1
+			look = append(look, f)
+		}
+	}
 	// A file's name is a word to look up, not a meaning: words only,
 	// whether or not a model is loaded (the warm process has one), so
 	// that the session start is the same either way. The words find
 	// candidates; only those that name the file are kept.
-	for _, f := range files {
+	for _, f := range look {
 		base := path.Base(f)
 		// scored, not shown to anyone yet: not a use
 		hits, _, err := s.search(ctx, strings.TrimSuffix(base, path.Ext(base)), Filter{Limit: 20, Types: []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue, notes.TypeReference, notes.TypeRule, notes.TypeNote}}, "bm25", forHook)
@@ -325,7 +340,7 @@ func (w *contextWriter) predictive() ([]string, []line) {
 		}
 		n := 0
 		for _, h := range hits {
-			if n < 2 && !h.Irrelevant && namesFile(h.Content, f) && !w.seen[h.ID] {
+			if n < perFile[f] && !h.Irrelevant && namesFile(h.Content, f) && !w.seen[h.ID] {
 				w.seen[h.ID] = true
 				n++
 				if len(h.Stale) > 0 {
