@@ -119,7 +119,7 @@ type core struct {
 	embErr        error
 	loadEmb       func(model, backend string) (Embedder, error) // Options.LoadEmbedder
 	rawScores     bool
-	noCodeChecks  bool // Options.NoCodeChecks
+	noCodeChecks  bool                  // Options.NoCodeChecks
 	longLived     bool                  // held by a Session
 	indexInMemory bool                  // Options.VectorIndexInMemory
 	recent        map[string]*recentSet // recentVectors' answers, when longLived
