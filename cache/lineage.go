@@ -38,10 +38,13 @@ func decodeEntryFiles(s string) map[string]string {
 }
 
 // UnjudgedAnchors lists the anchors of indexed entries that have no
-// verdict for head yet.
-func (c *Cache) UnjudgedAnchors(ctx context.Context, head string) ([]string, error) {
+// verdict for head yet, leaving out entries whose source starts with
+// foreign (memory of another repository, whose commits are not this
+// one's; "" leaves out none).
+func (c *Cache) UnjudgedAnchors(ctx context.Context, head, foreign string) ([]string, error) {
 	return c.strings(ctx, `SELECT DISTINCT e.anchor FROM entries e WHERE e.anchor != ''
-		AND NOT EXISTS (SELECT 1 FROM lineage l WHERE l.head=? AND l.anchor=e.anchor)`, head)
+		AND (? = '' OR substr(e.source, 1, length(?)) != ?)
+		AND NOT EXISTS (SELECT 1 FROM lineage l WHERE l.head=? AND l.anchor=e.anchor)`, foreign, foreign, foreign, head)
 }
 
 // OffLine lists the anchors judged off head's line.

@@ -102,7 +102,9 @@ func (r *Repo) CountChanges(ctx context.Context, since, head, file string) (int,
 const MaxUpstream = 1000
 
 // OffLine reports which of anchors are not on head's line of history: the
-// commit is not here, or it is not an ancestor of head and no commit of
+// commit is not here (in a shallow clone, where old commits are missing by
+// design, a missing one is taken to be on the line), or it is not an
+// ancestor of head and no commit of
 // head's since then carries the same change. The same change is the
 // same patch id (git patch-id --stable): a rebase-merge or cherry-pick
 // copies each commit's patch, and a squash-merge carries, as one commit,
@@ -121,10 +123,12 @@ func (r *Repo) OffLine(ctx context.Context, head string, anchors []string, pids 
 		return nil, err
 	}
 	var present []string
+	shallow := exists(r.commonDir + "/shallow")
 	for _, a := range anchors {
-		if commits[a] {
+		switch {
+		case commits[a]:
 			present = append(present, a)
-		} else {
+		case !shallow:
 			off[a] = true
 		}
 	}

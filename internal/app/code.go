@@ -125,7 +125,7 @@ func (s *core) view(ctx context.Context, c *cache.Cache) *codeView {
 	if m := s.lines.view; m != nil && m.head == v.head && m.gen == v.gen {
 		return m // nothing indexed since: no new anchor
 	}
-	unjudged, err := c.UnjudgedAnchors(ctx, v.head)
+	unjudged, err := c.UnjudgedAnchors(ctx, v.head, subPrefix)
 	if err != nil {
 		return v
 	}
@@ -196,6 +196,9 @@ func (s *core) mark(ctx context.Context, c *cache.Cache, v *codeView, es []*Entr
 	seen := map[string]bool{}
 	for _, e := range es {
 		e.Unmerged, e.Stale = "", nil
+		if SubscriptionOf(e.Source) != "" {
+			e.Anchor, e.Files, e.Verified = "", nil, "" // another repository's commits: nothing to read here
+		}
 		if e.Anchor != "" && v.off[e.Anchor] {
 			// It describes another branch's code: its files differ here
 			// because that branch changed them, not because they aged.

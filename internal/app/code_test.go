@@ -317,3 +317,21 @@ func mapsEqual(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// A shallow clone lacks old commits by design: memory anchored on them is
+// not taken for another branch's.
+func TestShallowCloneKeepsOldMemoryOnTheLine(t *testing.T) {
+	r := newCodeRepo(t)
+	s := r.open(r.dir)
+	old := r.save(s, "the parser keeps its tables in one place")
+	for i := range 3 {
+		r.commit(r.dir, fmt.Sprint("later ", i), "later.txt", fmt.Sprint(i))
+	}
+	clone := filepath.Join(t.TempDir(), "shallow")
+	testrepo.Git(t, r.dir, "clone", "-q", "--depth", "1", "file://"+r.dir, clone)
+	testrepo.Git(t, clone, "fetch", "-q", "origin", "refs/synaptic/*:refs/synaptic/*")
+	c := r.open(clone)
+	if h, _, ok := hit(t, c, "parser tables", Filter{}, old); !ok || h.Unmerged != "" {
+		t.Errorf("in a shallow clone: found %v, marked %q", ok, h.Unmerged)
+	}
+}

@@ -345,7 +345,8 @@ func (s *Memory) SaveTo(ctx context.Context, name string, req SaveRequest) (note
 	if err != nil {
 		return notes.Entry{}, err
 	}
-	req.Duplicates = nil // this repository's ids mean nothing there
+	req.Duplicates = nil // this repository's ids and commits mean nothing there
+	req.Unanchored = true
 	e, doc, author, err := s.prepare(ctx, req)
 	if err != nil {
 		return e, err

@@ -34,6 +34,9 @@ type SaveRequest struct {
 	// branch ("": HEAD and the branch checked out), for memory brought
 	// from elsewhere; the files it names are read at Anchor.
 	Anchor, Branch string
+	// Unanchored saves without an anchor: memory for another repository
+	// (save --to), where this one's commits mean nothing.
+	Unanchored bool
 }
 
 // Saved is what SaveLinked did: the entry, the near-duplicates it found
@@ -135,12 +138,14 @@ func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, b
 	if req.Branch != "" {
 		e.Branch = req.Branch
 	}
-	if req.Anchor != "" {
+	switch {
+	case req.Unanchored:
+	case req.Anchor != "":
 		if !notes.ValidObjectID(req.Anchor) {
 			return notes.Entry{}, fmt.Errorf("%w: anchor %q is not a full commit id", notes.ErrInvalid, req.Anchor)
 		}
 		e.Anchor, e.Files = req.Anchor, s.filesAt(ctx, req.Anchor, e.Content, trees)
-	} else {
+	default:
 		e.Anchor, e.Files = s.anchorFiles(ctx, e.Content, trees)
 	}
 	return e, e.Validate()
