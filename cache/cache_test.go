@@ -145,6 +145,21 @@ func TestCorruptOrOutdatedCacheIsRecreated(t *testing.T) {
 	c.Close()
 }
 
+// reopenOlder makes the closed cache at p an older one, taking out what
+// v15 added and then what stmts do, and opens it.
+func reopenOlder(t *testing.T, p string, stmts ...string) (*Cache, bool, error) {
+	t.Helper()
+	db, _ := sql.Open("sqlite3", p)
+	defer db.Close()
+	for _, q := range append(append([]string(nil), v15Only...), stmts...) {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	return Open(p, 0)
+}
+
 // v15Only takes out of a cache what v15 added.
 var v15Only = []string{`DROP INDEX entries_anchor`, `ALTER TABLE entries DROP COLUMN anchor`, `ALTER TABLE entries DROP COLUMN verified`,
 	`ALTER TABLE entries DROP COLUMN files`, `DROP TABLE lineage`, `DROP TABLE lineage_heads`, `DROP TABLE patch_ids`, `DROP TABLE file_changes`}
@@ -159,14 +174,7 @@ func TestV14CacheIsUpgradedInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	db, _ := sql.Open("sqlite3", p)
-	for _, q := range append(v15Only, `PRAGMA user_version = 14`) {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
-	c, rebuilt, err := Open(p, 0)
+	c, rebuilt, err := reopenOlder(t, p, `PRAGMA user_version = 14`)
 	if err != nil || rebuilt {
 		t.Fatalf("open v14: %v rebuilt=%v", err, rebuilt)
 	}
@@ -192,14 +200,7 @@ func TestV12CacheIsUpgradedInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	db, _ := sql.Open("sqlite3", p)
-	for _, q := range append(v15Only, `ALTER TABLE injections DROP COLUMN stale`, `ALTER TABLE access DROP COLUMN reads`, `DROP TABLE used`, `PRAGMA user_version = 12`) {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
-	c, rebuilt, err := Open(p, 0)
+	c, rebuilt, err := reopenOlder(t, p, `ALTER TABLE injections DROP COLUMN stale`, `ALTER TABLE access DROP COLUMN reads`, `DROP TABLE used`, `PRAGMA user_version = 12`)
 	if err != nil || rebuilt {
 		t.Fatalf("open v12: %v rebuilt=%v", err, rebuilt)
 	}
@@ -226,14 +227,7 @@ func TestV13CacheIsUpgradedInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	db, _ := sql.Open("sqlite3", p)
-	for _, q := range append(v15Only, `ALTER TABLE access DROP COLUMN reads`, `DROP TABLE used`, `PRAGMA user_version = 13`) {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
-	c, rebuilt, err := Open(p, 0)
+	c, rebuilt, err := reopenOlder(t, p, `ALTER TABLE access DROP COLUMN reads`, `DROP TABLE used`, `PRAGMA user_version = 13`)
 	if err != nil || rebuilt {
 		t.Fatalf("open v13: %v rebuilt=%v", err, rebuilt)
 	}

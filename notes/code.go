@@ -12,17 +12,7 @@ const MaxFiles = 32
 
 // ValidObjectID reports whether s is a git object id: 40 (SHA-1) or 64
 // (SHA-256) lowercase hex digits.
-func ValidObjectID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
+func ValidObjectID(s string) bool { return (len(s) == 40 || len(s) == 64) && lowerHex(s) }
 
 // ValidPath reports whether p can name a file of a repository's tree: a
 // relative, clean, slash-separated path of valid UTF-8, at most 1,024

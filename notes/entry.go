@@ -158,12 +158,12 @@ func NewID() string {
 
 // ValidID reports whether id has the shape of an entry or operation id:
 // 32 lowercase hex digits.
-func ValidID(id string) bool {
-	if len(id) != 32 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+func ValidID(id string) bool { return len(id) == 32 && lowerHex(id) }
+
+// lowerHex reports whether s is all lowercase hex digits.
+func lowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return false
 		}
 	}

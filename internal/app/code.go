@@ -138,15 +138,22 @@ func (s *core) view(ctx context.Context, c *cache.Cache) *codeView {
 		if err != nil {
 			return v
 		}
-		known := len(pids)
+		known := make(map[string]bool, len(pids))
+		for k := range pids {
+			known[k] = true
+		}
 		off, err := s.repo.OffLine(ctx, v.head, unjudged, pids)
 		if err != nil {
 			s.warnf("cannot tell which memory is on this branch: %v", err)
 			return v
 		}
-		if len(pids) > known {
-			_ = c.AddPatchIDs(ctx, pids)
+		fresh := map[string]string{}
+		for k, p := range pids {
+			if !known[k] {
+				fresh[k] = p
+			}
 		}
+		_ = c.AddPatchIDs(ctx, fresh) // a patch id never changes: kept for good
 		if err := c.JudgeLine(ctx, v.head, unjudged, off, s.now()); err != nil {
 			// unrecorded, still right for this command
 			for a := range off {
