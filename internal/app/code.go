@@ -200,21 +200,22 @@ func (s *core) mark(ctx context.Context, c *cache.Cache, v *codeView, es []*Entr
 	}
 	type key struct{ base, path string }
 	var paths []string
+	var check []*Entry // the entries whose files are read against HEAD
 	seen := map[string]bool{}
 	for _, e := range es {
 		e.Unmerged, e.Stale = "", nil
-		if SubscriptionOf(e.Source) != "" {
-			e.Anchor, e.Files, e.Verified = "", nil, "" // another repository's commits: nothing to read here
-		}
-		if e.Anchor != "" && v.off[e.Anchor] {
+		switch {
+		case SubscriptionOf(e.Source) != "":
+			continue // another repository's commits: nothing to read here
+		case e.Anchor != "" && v.off[e.Anchor]:
 			// It describes another branch's code: its files differ here
 			// because that branch changed them, not because they aged.
 			e.Unmerged = branchLabel(e.Branch, e.Anchor)
 			continue
-		}
-		if e.Checked() == "" {
+		case e.Checked() == "" || len(e.Files) == 0:
 			continue
 		}
+		check = append(check, e)
 		for p := range e.Files {
 			if !seen[p] {
 				seen[p] = true
@@ -231,10 +232,7 @@ func (s *core) mark(ctx context.Context, c *cache.Cache, v *codeView, es []*Entr
 	}
 	var changes []cache.FileChange
 	at := map[key]int{}
-	for _, e := range es {
-		if e.Unmerged != "" {
-			continue
-		}
+	for _, e := range check {
 		for p, blob := range e.Files {
 			if now[p] != "" && now[p] != blob {
 				k := key{e.Checked(), p}
@@ -261,10 +259,7 @@ func (s *core) mark(ctx context.Context, c *cache.Cache, v *codeView, es []*Entr
 		}
 	}
 	_ = c.AddFileChanges(ctx, counted)
-	for _, e := range es {
-		if e.Unmerged != "" {
-			continue
-		}
+	for _, e := range check {
 		for _, p := range sortedKeys(e.Files) {
 			switch {
 			case now[p] == "":
@@ -347,55 +342,81 @@ func sortedKeys(m map[string]string) []string {
 	return ks
 }
 
+// treeFiles is a commit's files with their blobs, and its paths by file
+// name, so that a file name or partial path is resolved without reading
+// every path.
+type treeFiles struct {
+	blobs  map[string]string
+	byBase map[string][]string
+}
+
+// trees keeps the trees read, by commit, across the entries of one
+// import.
+type trees map[string]*treeFiles
+
+// tree is commit's files, read once per trees (nil: nothing kept).
+func (s *core) tree(ctx context.Context, commit string, ts trees) (*treeFiles, error) {
+	if t := ts[commit]; t != nil {
+		return t, nil
+	}
+	blobs, err := s.repo.TreeFiles(ctx, commit)
+	if err != nil {
+		return nil, err
+	}
+	t := &treeFiles{blobs: blobs, byBase: make(map[string][]string, len(blobs))}
+	for p := range blobs {
+		b := path.Base(p)
+		t.byBase[b] = append(t.byBase[b], p)
+	}
+	if ts != nil {
+		ts[commit] = t
+	}
+	return t, nil
+}
+
 // anchorFiles is HEAD and the files text names there with their blobs
-// (none on an unborn branch). trees keeps tree listings across calls
-// (nil: none kept).
-func (s *core) anchorFiles(ctx context.Context, text string, trees map[string]map[string]string) (string, map[string]string) {
+// (none on an unborn branch). ts keeps the trees read across calls (nil:
+// none kept).
+func (s *core) anchorFiles(ctx context.Context, text string, ts trees) (string, map[string]string) {
 	h, err := s.repo.Head()
 	if err != nil || h.IsZero() {
 		return "", nil
 	}
 	head := h.String()
-	return head, s.filesAt(ctx, head, text, trees)
+	return head, s.filesAt(ctx, head, text, ts)
 }
 
 // filesAt is the files text names in commit's tree, with their blobs:
 // a path as written, or the one file a partial path or file name
 // ("retry.go", "billing/retry.go:42") ends; at most notes.MaxFiles.
-func (s *core) filesAt(ctx context.Context, commit, text string, trees map[string]map[string]string) map[string]string {
+func (s *core) filesAt(ctx context.Context, commit, text string, ts trees) map[string]string {
 	names := fileMentions(text)
 	if len(names) == 0 {
 		return nil
 	}
-	tree := trees[commit]
-	if tree == nil {
-		var err error
-		if tree, err = s.repo.TreeFiles(ctx, commit); err != nil {
-			return nil
-		}
-		if trees != nil {
-			trees[commit] = tree
-		}
+	tree, err := s.tree(ctx, commit, ts)
+	if err != nil {
+		return nil
 	}
 	files := map[string]string{}
 	for _, n := range names {
 		if len(files) == notes.MaxFiles {
 			break
 		}
-		if blob, ok := tree[n]; ok {
+		if blob, ok := tree.blobs[n]; ok {
 			files[n] = blob
 			continue
 		}
 		var match string
 		count := 0
-		for p := range tree {
+		for _, p := range tree.byBase[path.Base(n)] {
 			if strings.HasSuffix(p, "/"+n) {
 				match = p
 				count++
 			}
 		}
 		if count == 1 && notes.ValidPath(match) {
-			files[match] = tree[match]
+			files[match] = tree.blobs[match]
 		}
 	}
 	if len(files) == 0 {
@@ -419,7 +440,7 @@ func fileMentions(text string) []string {
 		for strings.HasPrefix(w, "./") {
 			w = w[2:]
 		}
-		if w == "" || strings.HasPrefix(w, "/") || strings.HasPrefix(w, "//") || seen[w] || !notes.ValidPath(w) {
+		if seen[w] || !notes.ValidPath(w) { // no absolute paths ("//host/..." of a URL included)
 			continue
 		}
 		ext := path.Ext(w)
@@ -545,12 +566,9 @@ func (s *Memory) Confirm(ctx context.Context, idPrefix string) (notes.Op, error)
 	if score <= 0 {
 		score = 0.5
 	}
-	head := ""
-	if h, err := s.repo.Head(); err == nil && !h.IsZero() {
-		head = h.String()
-	}
-	if head == "" {
+	head, err := s.repo.Head()
+	if err != nil || head.IsZero() {
 		return notes.Op{}, fmt.Errorf("%w: there is no commit to confirm %s against", notes.ErrInvalid, ShortID(d.ID))
 	}
-	return s.Feedback(ctx, d.ID, true, score, "confirmed against the code at "+head[:12], "")
+	return s.Feedback(ctx, d.ID, true, score, "confirmed against the code at "+head.String()[:12], "")
 }

@@ -93,9 +93,9 @@ func (s *Memory) keepPattern(ctx context.Context, g *Group) {
 const secretHint = "shared memory is pushed to your remotes; remove the secret, save it with --private (kept in this clone, never pushed), or pass --allow-secret if it is not a real credential"
 
 // newEntry builds the entry req asks for, anchored at HEAD (or
-// req.Anchor) with the files it names there; trees keeps the trees read
+// req.Anchor) with the files it names there; ts keeps the trees read
 // across calls (nil: none kept).
-func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, branch string, trees map[string]map[string]string) (notes.Entry, error) {
+func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, branch string, ts trees) (notes.Entry, error) {
 	if req.Type == "" {
 		req.Type = notes.TypeInsight
 	}
@@ -144,9 +144,9 @@ func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, b
 		if !notes.ValidObjectID(req.Anchor) {
 			return notes.Entry{}, fmt.Errorf("%w: anchor %q is not a full commit id", notes.ErrInvalid, req.Anchor)
 		}
-		e.Anchor, e.Files = req.Anchor, s.filesAt(ctx, req.Anchor, e.Content, trees)
+		e.Anchor, e.Files = req.Anchor, s.filesAt(ctx, req.Anchor, e.Content, ts)
 	default:
-		e.Anchor, e.Files = s.anchorFiles(ctx, e.Content, trees)
+		e.Anchor, e.Files = s.anchorFiles(ctx, e.Content, ts)
 	}
 	return e, e.Validate()
 }
@@ -219,9 +219,9 @@ func (s *Memory) Import(ctx context.Context, reqs []SaveRequest) ([]notes.Entry,
 	project, branch := s.project(ctx), s.repo.CurrentBranch()
 	var shared, private importBatch
 	entries := make([]notes.Entry, 0, len(reqs))
-	trees := map[string]map[string]string{}
+	ts := trees{}
 	for i, req := range reqs {
-		e, err := s.newEntry(ctx, req, author, project, branch, trees)
+		e, err := s.newEntry(ctx, req, author, project, branch, ts)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
