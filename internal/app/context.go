@@ -172,27 +172,18 @@ func bullet(head, text string) string {
 // branch's unmerged work; memory whose files changed since is kept for
 // the "Check before relying on" section.
 func (w *contextWriter) section(title string, rows []Entry) {
-	rows = w.claim(rows)
-	rows = slices.DeleteFunc(rows, func(r Entry) bool {
-		if len(r.Stale) > 0 {
+	var here, other []Entry
+	for _, r := range w.claim(rows) {
+		switch {
+		case len(r.Stale) > 0:
 			w.check = append(w.check, r)
-			return true
+		case r.Unmerged != "":
+			other = append(other, r)
+		default:
+			here = append(here, r)
 		}
-		return false
-	})
-	slices.SortStableFunc(rows, func(a, b Entry) int { return cmpBool(a.Unmerged != "", b.Unmerged != "") })
-	w.write(title, rows)
-}
-
-// cmpBool orders false before true.
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
 	}
-	return -1
+	w.write(title, append(here, other...))
 }
 
 // write writes rows under title.
