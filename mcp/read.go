@@ -151,13 +151,12 @@ type provenance struct {
 	// changed since).
 	Unmerged string          `json:"unmerged,omitempty"`
 	Stale    []app.StaleFile `json:"stale,omitempty"`
-	marks    string
 }
 
 func (h *request) provenance(me string, r app.Entry) provenance {
 	p := provenance{ID: r.ID, Type: string(r.Type), Tier: string(r.Tier), Author: r.Author, Origin: app.Origin(r, me), Created: r.Created.Format(time.RFC3339),
 		Age: app.Age(h.svc.Now(), r.Created), Source: r.Source, Tags: r.Tags, Pinned: r.Pinned, Archived: r.Archived || r.Decayed, AgentID: r.AgentID, Content: r.Content,
-		Unmerged: r.Unmerged, Stale: r.Stale, marks: app.CodeMarks(r)}
+		Unmerged: r.Unmerged, Stale: r.Stale}
 	if r.Type == notes.TypeGitCommit {
 		p.Branch = r.Branch
 	}
@@ -185,8 +184,8 @@ func (p provenance) head() string {
 	if len(p.Tags) > 0 {
 		s += " · tags: " + strings.Join(p.Tags, ", ")
 	}
-	if p.marks != "" {
-		s += " " + p.marks
+	if m := app.CodeMarks(app.Entry{Unmerged: p.Unmerged, Stale: p.Stale}); m != "" {
+		s += " " + m
 	}
 	return s
 }
@@ -261,13 +260,8 @@ func (h *request) verify(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.C
 		rows = append(rows, v.Entry)
 	}
 	head := fmt.Sprintf("%d of %d entries naming files changed since they were written or confirmed; confirm (context_verify confirm=true), edit or archive each", len(rep.Stale), rep.Checked)
-	res := h.rowsResult(ctx, rows, head)
 	var b strings.Builder
-	if len(res.Content) > 0 {
-		if tc, ok := mcpgo.AsTextContent(res.Content[0]); ok {
-			b.WriteString(tc.Text)
-		}
-	}
+	b.WriteString(h.entriesText(ctx, head, rows))
 	for _, v := range rep.Stale {
 		for _, c := range v.Changes {
 			for _, x := range c.Recent {
