@@ -76,14 +76,6 @@ func (s *Service) Root() string {
 	return s.repo.CommonDir()
 }
 
-// Head is the commit this worktree's HEAD is on ("" on an unborn branch).
-func (s *Service) Head() string {
-	if h, err := s.repo.Head(); err == nil && !h.IsZero() {
-		return h.String()
-	}
-	return ""
-}
-
 // WorkTree is the repository's working tree ("" when bare).
 func (s *Service) WorkTree() string { return s.repo.WorkTree() }
 

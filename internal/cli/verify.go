@@ -50,18 +50,19 @@ func runVerify(e *env, o *verifyOptions) error {
 		ctx := contextOf(e)
 		if o.confirm {
 			var confirmed []string
+			at := ""
 			for _, id := range o.args {
 				op, err := s.Memory().Confirm(ctx, id)
 				if err != nil {
 					return err
 				}
-				confirmed = append(confirmed, op.Entry)
+				confirmed, at = append(confirmed, op.Entry), op.Anchor[:min(12, len(op.Anchor))]
+				if !o.json {
+					fmt.Fprintf(e.io.Out, "confirmed %s at %s\n", app.ShortID(op.Entry), at)
+				}
 			}
 			if o.json {
-				return writeJSON(e.io.Out, map[string]any{"confirmed": confirmed, "at": confirmedAt(s)})
-			}
-			for _, id := range confirmed {
-				fmt.Fprintf(e.io.Out, "confirmed %s at %s\n", app.ShortID(id), confirmedAt(s))
+				return writeJSON(e.io.Out, map[string]any{"confirmed": confirmed, "at": at})
 			}
 			return nil
 		}
@@ -103,10 +104,4 @@ func runVerify(e *env, o *verifyOptions) error {
 		}
 		return nil
 	})
-}
-
-// confirmedAt is the short HEAD confirmations anchor at.
-func confirmedAt(s *app.Service) string {
-	h := s.Head()
-	return h[:min(12, len(h))]
 }
