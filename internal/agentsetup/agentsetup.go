@@ -73,8 +73,17 @@ func (o Options) statePath() string { return filepath.Join(o.StateDir, "agents.j
 
 // lock serialises inits on the record, so that two at once keep both
 // their records.
-func (o Options) lock() (func(), error) {
-	return lockfile.Lock(filepath.Join(o.StateDir, "agents.lock"))
+// open takes the agents lock (one init at a time per repository) and
+// reads the records under it; unlock releases the lock.
+func (o Options) open() (st *state, unlock func(), err error) {
+	if unlock, err = lockfile.Lock(filepath.Join(o.StateDir, "agents.lock")); err != nil {
+		return nil, nil, err
+	}
+	if st, err = o.load(); err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return st, unlock, nil
 }
 
 func (o Options) load() (*state, error) {
@@ -153,15 +162,11 @@ type file struct {
 
 // Setup wires agent into the repository. It reports what it changed.
 func Setup(o Options, a agents.Agent) ([]Change, error) {
-	unlock, err := o.lock()
+	st, unlock, err := o.open()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	st, err := o.load()
-	if err != nil {
-		return nil, err
-	}
 	var changes []Change
 	for _, f := range plan(a, o.Rule, o.Root) {
 		ch, err := o.setupFile(st, a, f)
@@ -274,15 +279,11 @@ func missingDirs(dir string) []string {
 // changed since goes; one it changed goes back to its backup; otherwise
 // git-synaptic's entries are taken out and the rest is kept.
 func Remove(o Options, a agents.Agent) ([]Change, error) {
-	unlock, err := o.lock()
+	st, unlock, err := o.open()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	st, err := o.load()
-	if err != nil {
-		return nil, err
-	}
 	var changes []Change
 	var made []string // folders init made, which go when left empty
 	recorded := false
