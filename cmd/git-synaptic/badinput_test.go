@@ -63,7 +63,7 @@ func TestBadInputIsRefusedClearly(t *testing.T) {
 	// suggest in a bare repository explains itself instead of git's error.
 	bare := filepath.Join(t.TempDir(), "bare.git")
 	testrepo.Git(t, filepath.Dir(bare), "clone", "-q", "--bare", dir, bare)
-	if r := run(t, bare, "", "suggest"); r.code != 4 || !strings.Contains(r.err, "bare repository") {
+	if r := run(t, bare, "", "suggest"); r.code != 2 || !strings.Contains(r.err, "bare repository") {
 		t.Errorf("suggest in a bare repository: %+v", r)
 	}
 }

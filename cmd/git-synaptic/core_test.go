@@ -154,7 +154,7 @@ func TestExitCodes(t *testing.T) {
 		{"unknown id", dir, []string{"show", "abcdef12"}, 3, "no such memory entry"},
 		{"bad id", dir, []string{"pin", "zz"}, 3, "no such memory entry"},
 		{"bad time", dir, []string{"log", "--since", "the day before"}, 2, "cannot read time"},
-		{"empty query", dir, []string{"search", "!!!"}, 4, "no words"},
+		{"empty query", dir, []string{"search", "!!!"}, 2, "no words"},
 		{"no remote", dir, []string{"sync"}, 3, "no remote"},
 		{"missing args", dir, []string{"show"}, 2, "accepts 1 arg"},
 		{"unknown command", dir, []string{"frobnicate"}, 1, "unknown command"},
@@ -285,10 +285,10 @@ func TestNotesAttachIndexAndShowInGitLog(t *testing.T) {
 	if out := ok(t, dir, "show", hits[0].ID[:10]); !strings.Contains(out, "on commit "+head) {
 		t.Fatalf("show note:\n%s", out)
 	}
-	if r := run(t, dir, "", "pin", hits[0].ID); r.code != 4 {
+	if r := run(t, dir, "", "pin", hits[0].ID); r.code != 2 {
 		t.Fatalf("pinning a note should be refused: %+v", r)
 	}
-	if r := run(t, dir, "", "note", "no-such-rev", "text"); r.code != 4 || !strings.Contains(r.err, "not a commit") {
+	if r := run(t, dir, "", "note", "no-such-rev", "text"); r.code != 2 || !strings.Contains(r.err, "not a commit") {
 		t.Fatalf("bad rev: %+v", r)
 	}
 	// notes.rewriteRef from init: the note follows an amend.

@@ -58,8 +58,8 @@ func TestSubscriptionToOrgMemory(t *testing.T) {
 		code int
 	}{
 		{[]string{"subscribe", "bad", filepath.Join(t.TempDir(), "missing.git")}, 1},
-		{[]string{"subscribe", "../x", org}, 4},
-		{[]string{"subscribe", "mine", app}, 4},
+		{[]string{"subscribe", "../x", org}, 2},
+		{[]string{"subscribe", "mine", app}, 2},
 		{[]string{"subscribe", "org"}, 2},
 	} {
 		if r := run(t, a, "", c.args...); r.code != c.code || r.err == "" {
@@ -73,7 +73,7 @@ func TestSubscriptionToOrgMemory(t *testing.T) {
 	if out := ok(t, a, "subscribe", "org", org); !strings.Contains(out, "1 entries") {
 		t.Errorf("subscribe says %q", out)
 	}
-	if r := run(t, a, "", "subscribe", "org", org); r.code != 4 {
+	if r := run(t, a, "", "subscribe", "org", org); r.code != 2 || !strings.Contains(r.err, "already subscribed") {
 		t.Errorf("subscribing twice: exit %d", r.code)
 	}
 	var subs []struct {
@@ -104,7 +104,7 @@ func TestSubscriptionToOrgMemory(t *testing.T) {
 			id = r.ID
 		}
 	}
-	if r := run(t, a, "", "pin", id); r.code != 4 || !strings.Contains(r.err, "read-only") {
+	if r := run(t, a, "", "pin", id); r.code != 2 || !strings.Contains(r.err, "read-only") {
 		t.Errorf("pin of a subscription's entry: exit %d %s", r.code, r.err)
 	}
 	save(t, a, "the app retries payments idempotently")
@@ -290,7 +290,7 @@ func TestSubscribingToOwnMemoryIsRefused(t *testing.T) {
 	}
 	for _, url := range []string{"file://" + remote, remote + "/", link, mirror} {
 		r := run(t, a, "", "subscribe", "own", url)
-		if r.code != 4 || !(strings.Contains(r.err, "already shares") || strings.Contains(r.err, "own memory")) {
+		if r.code != 2 || !(strings.Contains(r.err, "already shares") || strings.Contains(r.err, "own memory")) {
 			t.Errorf("subscribe %s: %+v", url, r)
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/cochange"
 	"github.com/git-synaptic/git-synaptic/internal/atomicfile"
-	"github.com/git-synaptic/git-synaptic/notes"
 
 	"github.com/git-synaptic/git-synaptic/internal/regular"
 )
@@ -256,7 +255,7 @@ func (s *Code) Suggest(ctx context.Context, req SuggestRequest) (query []string,
 	}
 	query = req.Files
 	if len(query) == 0 && s.repo.WorkTree() == "" {
-		return nil, nil, fmt.Errorf("%w: a bare repository has no changed files to suggest for; name the files (git synaptic suggest FILE...)", notes.ErrInvalid)
+		return nil, nil, fmt.Errorf("%w: a bare repository has no changed files to suggest for; name the files (git synaptic suggest FILE...)", ErrInvalidRequest)
 	}
 	if len(query) == 0 {
 		if query, err = s.repo.ChangedFiles(ctx, req.Staged); err != nil {

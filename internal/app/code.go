@@ -50,7 +50,7 @@ func ParseBranches(s string) (Branches, error) {
 	case "this", "all":
 		return Branches(s), nil
 	}
-	return "", fmt.Errorf("%w: branches %q (want this or all)", notes.ErrInvalid, s)
+	return "", fmt.Errorf("%w: branches %q (want this or all)", ErrInvalidRequest, s)
 }
 
 // StaleFile is a file an entry names that changed since the entry was
@@ -560,7 +560,7 @@ func (s *Memory) Confirm(ctx context.Context, idPrefix string) (notes.Op, error)
 		return notes.Op{}, err
 	}
 	if d.Type == notes.TypeGitCommit || d.Type == notes.TypeNote {
-		return notes.Op{}, fmt.Errorf("%w: %s is %s, derived from git; only memory entries are confirmed", notes.ErrInvalid, ShortID(d.ID), d.Type)
+		return notes.Op{}, fmt.Errorf("%w: %s is %s, derived from git; only memory entries are confirmed", ErrInvalidRequest, ShortID(d.ID), d.Type)
 	}
 	score := d.Relevance
 	if score <= 0 {
@@ -568,7 +568,7 @@ func (s *Memory) Confirm(ctx context.Context, idPrefix string) (notes.Op, error)
 	}
 	head, err := s.repo.Head()
 	if err != nil || head.IsZero() {
-		return notes.Op{}, fmt.Errorf("%w: there is no commit to confirm %s against", notes.ErrInvalid, ShortID(d.ID))
+		return notes.Op{}, fmt.Errorf("%w: there is no commit to confirm %s against", ErrInvalidRequest, ShortID(d.ID))
 	}
 	return s.Feedback(ctx, d.ID, true, score, "confirmed against the code at "+head.String()[:12], "")
 }

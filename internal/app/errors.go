@@ -18,9 +18,31 @@ var (
 	ErrNoModel   = embed.ErrNoModel    // no embedding model installed
 )
 
+// ErrInvalidRequest marks a request the application cannot carry out as
+// asked: an argument out of range, an unknown name, two options that do not
+// go together, an entry that is read-only here. Front ends map it to a usage
+// error (exit 2). Content the application refuses to store (invalid, too
+// large, a secret) wraps notes.ErrInvalid instead (exit 4).
+var ErrInvalidRequest = errors.New("invalid")
+
 // ErrNotProject is returned when a path to remove is not in the project
 // list.
 var ErrNotProject = errors.New("not in your projects (see 'git synaptic projects')")
 
 // ErrPinned is returned when an agent archives a pinned entry.
 var ErrPinned = errors.New("pinned entries are not archived by agents")
+
+// badRequest marks err, a lower layer's refusal of a value the caller
+// gave (an unknown type in a filter), as an invalid request, keeping its
+// message.
+func badRequest(err error) error {
+	if err == nil {
+		return nil
+	}
+	return requestError{err}
+}
+
+type requestError struct{ error }
+
+func (e requestError) Unwrap() error        { return e.error }
+func (e requestError) Is(target error) bool { return target == ErrInvalidRequest }

@@ -32,12 +32,12 @@ type FilterSpec struct {
 }
 
 // ParseFilter checks spec and turns it into the cache's filter, ages
-// counted back from now. Errors wrap notes.ErrInvalid.
+// counted back from now. Errors wrap ErrInvalidRequest.
 func ParseFilter(spec FilterSpec, now time.Time) (Filter, error) {
 	out := Filter{Tags: spec.Tags, Author: spec.Author, Project: spec.Project, Branch: spec.Branch, Session: spec.Session,
 		IncludeArchived: spec.IncludeArchived, OnlyArchived: spec.OnlyArchived, Limit: spec.Limit}
 	if spec.Limit < 0 {
-		return out, fmt.Errorf("%w: the entry limit must be 0 or more", notes.ErrInvalid)
+		return out, fmt.Errorf("%w: the entry limit must be 0 or more", ErrInvalidRequest)
 	}
 	for _, t := range spec.Types {
 		if t == string(notes.TypeNote) || t == string(notes.TypeGitCommit) {
@@ -46,7 +46,7 @@ func ParseFilter(spec FilterSpec, now time.Time) (Filter, error) {
 		}
 		typ, err := notes.ParseType(t)
 		if err != nil {
-			return out, err
+			return out, badRequest(err)
 		}
 		out.Types = append(out.Types, typ)
 	}
@@ -58,7 +58,7 @@ func ParseFilter(spec FilterSpec, now time.Time) (Filter, error) {
 	if spec.Tier != "" {
 		tier, err := notes.ParseTier(spec.Tier)
 		if err != nil {
-			return out, err
+			return out, badRequest(err)
 		}
 		out.Tier = tier
 	}
@@ -90,7 +90,7 @@ var relTime = regexp.MustCompile(`^(\d+)\s*[. ]?\s*(h|hours?|d|days?|w|weeks?|mo
 
 // ParseTime reads a point in time: a date (2026-01-31), RFC 3339, today,
 // yesterday, or an age before now (3d, 2.weeks, 12h, 1 month ago). Errors
-// wrap notes.ErrInvalid.
+// wrap ErrInvalidRequest.
 func ParseTime(s string, now time.Time) (time.Time, error) {
 	// dates as given, but in upper case: RFC 3339's T and Z are upper case
 	stamp := strings.ToUpper(strings.TrimSpace(s))
@@ -125,5 +125,5 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 			return now.AddDate(-n, 0, 0), nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("%w: cannot read time %q: use a date (2026-01-31), RFC 3339, or an age such as 3d, 2.weeks, 12h", notes.ErrInvalid, s)
+	return time.Time{}, fmt.Errorf("%w: cannot read time %q: use a date (2026-01-31), RFC 3339, or an age such as 3d, 2.weeks, 12h", ErrInvalidRequest, s)
 }

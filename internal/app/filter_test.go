@@ -27,7 +27,7 @@ func TestParseFilter(t *testing.T) {
 		t.Fatalf("within older than since: %v", f.Since)
 	}
 	for _, bad := range []FilterSpec{{Types: []string{"isue"}}, {Tier: "forever"}, {Since: "the day before"}, {Until: "soon"}, {Limit: -1}} {
-		if _, err := ParseFilter(bad, now); !errors.Is(err, notes.ErrInvalid) {
+		if _, err := ParseFilter(bad, now); !errors.Is(err, ErrInvalidRequest) {
 			t.Errorf("%+v: want an invalid error, got %v", bad, err)
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/gitstore"
-	"github.com/git-synaptic/git-synaptic/notes"
 	"github.com/git-synaptic/git-synaptic/registry"
 )
 
@@ -252,7 +251,7 @@ func (s *Code) InProject(name string) (*Code, error) {
 		return s, nil
 	}
 	if s.projects == "" {
-		return nil, fmt.Errorf("%w: no project list here, so no project %q (git synaptic projects)", notes.ErrInvalid, name)
+		return nil, fmt.Errorf("%w: no project list here, so no project %q (git synaptic projects)", ErrInvalidRequest, name)
 	}
 	ps, err := registry.Open(s.projects).List()
 	if err != nil {
@@ -269,7 +268,7 @@ func (s *Code) InProject(name string) (*Code, error) {
 		}
 		names = append(names, pi.Name)
 	}
-	return nil, fmt.Errorf("%w: no registered project %q (known: %s)", notes.ErrInvalid, name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("%w: no registered project %q (known: %s)", ErrInvalidRequest, name, strings.Join(names, ", "))
 }
 
 func labelHits(hits []Hit, name, path string, here bool) []ProjectHit {

@@ -100,7 +100,7 @@ func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, b
 		req.Type = notes.TypeInsight
 	}
 	if _, err := notes.ParseType(string(req.Type)); err != nil {
-		return notes.Entry{}, err
+		return notes.Entry{}, badRequest(err)
 	}
 	if err := notes.ValidateContent(req.Content); err != nil {
 		return notes.Entry{}, err
@@ -131,7 +131,7 @@ func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, b
 	}
 	for _, r := range req.Related {
 		if !notes.ValidID(r) {
-			return notes.Entry{}, fmt.Errorf("%w: related id %q must be a full 32-digit id", notes.ErrInvalid, r)
+			return notes.Entry{}, fmt.Errorf("%w: related id %q must be a full 32-digit id", ErrInvalidRequest, r)
 		}
 		e.RelatedIDs = append(e.RelatedIDs, r)
 	}
@@ -142,7 +142,7 @@ func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, b
 	case req.Unanchored:
 	case req.Anchor != "":
 		if !notes.ValidObjectID(req.Anchor) {
-			return notes.Entry{}, fmt.Errorf("%w: anchor %q is not a full commit id", notes.ErrInvalid, req.Anchor)
+			return notes.Entry{}, fmt.Errorf("%w: anchor %q is not a full commit id", ErrInvalidRequest, req.Anchor)
 		}
 		e.Anchor, e.Files = req.Anchor, s.filesAt(ctx, req.Anchor, e.Content, ts)
 	default:
@@ -348,7 +348,7 @@ func (s *Memory) Edit(ctx context.Context, idPrefix string, req EditRequest) (no
 	}
 	if req.Type != "" {
 		if _, err := notes.ParseType(string(req.Type)); err != nil {
-			return op, err
+			return op, badRequest(err)
 		}
 	}
 	return s.recordIf(ctx, idPrefix, op, req.AllowSecret, func(e Entry) error {
@@ -392,7 +392,7 @@ func (s *Memory) SetArchived(ctx context.Context, idPrefix string, archived bool
 // SetTier sets an entry's tier explicitly.
 func (s *Memory) SetTier(ctx context.Context, idPrefix string, tier notes.Tier) (notes.Op, error) {
 	if _, err := notes.ParseTier(string(tier)); err != nil {
-		return notes.Op{}, err
+		return notes.Op{}, badRequest(err)
 	}
 	return s.record(ctx, idPrefix, notes.Op{Kind: notes.OpTier, Tier: tier}, false)
 }
@@ -462,7 +462,7 @@ func (s *Memory) Note(ctx context.Context, rev, text string, allowSecret bool) (
 	}
 	c, err := s.repo.ResolveCommit(ctx, rev)
 	if err != nil {
-		return c, fmt.Errorf("%w: %v", notes.ErrInvalid, err)
+		return c, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}
 	// Notes larger than the read limit would be skipped as garbage when
 	// indexed: refuse the append that would make one.

@@ -44,6 +44,15 @@ func TestFlagParsing(t *testing.T) {
 		{[]string{"cochanges"}, ExitUsage, "accepts 1 arg"},
 		{[]string{"rules", "accept"}, ExitUsage, "accepts 1 arg"},
 		{[]string{"no-such-command"}, ExitFailure, "unknown command"}, // as git: exit 1
+		// requests the application cannot carry out are usage errors too
+		{[]string{"subscribe", "../x", "."}, ExitUsage, "subscription name"},
+		{[]string{"subscribe", "self", "."}, ExitUsage, "is this repository"},
+		{[]string{"note", "no-such-rev", "text"}, ExitUsage, "not a commit"},
+		{[]string{"search", "!!!"}, ExitUsage, "no words"},
+		{[]string{"init", "--agent", "nosuchagent"}, ExitUsage, "nosuchagent"},
+		// content refused is exit 4
+		{[]string{"save", "ok", "--tag", "has space"}, ExitRefused, "tag"},
+		{[]string{"save", "token ghp_4fT9kL2mQ8xR7vB1nC3dE5gH6jK0pW2sY9zA"}, ExitRefused, "looks like a secret"},
 		// good uses get past the checks
 		{[]string{"log", "--since", "3d", "--type", "decision", "--tier", "longterm", "-n", "0"}, ExitOK, ""},
 		{[]string{"list", "--type", "git_commit"}, ExitOK, ""},

@@ -14,7 +14,7 @@ import (
 const (
 	ExitOK          = 0   // success
 	ExitFailure     = 1   // the command could not do its job (git, I/O, network)
-	ExitUsage       = 2   // bad flags or arguments
+	ExitUsage       = 2   // bad flags, arguments or requests
 	ExitNotFound    = 3   // no such entry, ambiguous prefix, no remote
 	ExitRefused     = 4   // content refused: invalid, too large, looks like a secret
 	ExitUnsupported = 5   // memory written by a newer git-synaptic
@@ -31,7 +31,7 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, new(usageError)):
+	case errors.As(err, new(usageError)), errors.Is(err, app.ErrInvalidRequest), errors.Is(err, app.ErrNoWords):
 		return ExitUsage
 	case errors.Is(err, app.ErrNotRepo):
 		return ExitNotRepo
@@ -39,7 +39,7 @@ func ExitCode(err error) int {
 		return ExitNotFound
 	case errors.Is(err, notes.ErrUnsupportedVersion):
 		return ExitUnsupported
-	case errors.Is(err, notes.ErrInvalid), errors.Is(err, secrets.ErrSecret), errors.Is(err, app.ErrNoWords), errors.Is(err, agentsetup.ErrConfig):
+	case errors.Is(err, notes.ErrInvalid), errors.Is(err, secrets.ErrSecret), errors.Is(err, agentsetup.ErrConfig):
 		return ExitRefused
 	case errors.Is(err, context.Canceled):
 		return 130

@@ -65,6 +65,18 @@ func (e *env) path(p string) string {
 	return filepath.Join(e.dir, p)
 }
 
+// localURL reads a repository URL as git -C reads a remote's: a path that
+// exists relative to the -C directory is that path; anything else (a URL,
+// host:path) is left as given.
+func (e *env) localURL(u string) string {
+	if p := e.path(u); p != u {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return u
+}
+
 // realPath resolves symbolic links in p as far as p exists, so that a
 // repository reached through a link (/tmp on macOS) compares equal.
 func realPath(p string) string {

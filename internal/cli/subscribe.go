@@ -39,7 +39,7 @@ The subscription is kept in this clone's git config
 			o.args = args
 			return e.run(o, func() error {
 				return e.withService(func(s *app.Service) error {
-					sub, err := s.Sharing().Subscribe(contextOf(e), o.args[0], o.args[1])
+					sub, err := s.Sharing().Subscribe(contextOf(e), o.args[0], e.localURL(o.args[1]))
 					if err != nil {
 						return err
 					}
