@@ -1,8 +1,10 @@
 // Package cache is git-synaptic's disposable local index: SQLite with FTS5,
-// kept in the git common dir. It holds nothing that cannot be rebuilt from
-// the memory refs and git history, so on a schema change or corruption it is
-// deleted and rebuilt, never migrated. It is the only package that imports
-// SQLite.
+// kept in the git common dir. The index holds nothing that cannot be
+// rebuilt from the memory refs and git history, so on a schema change or
+// corruption it is deleted and rebuilt. Two files beside it outlive it:
+// the vector store (vectors.go), so that no text is embedded twice, and
+// the usage store (usage.go), the one thing the refs cannot give back. It
+// is the only package that imports SQLite.
 package cache
 
 import (
@@ -24,7 +26,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 15
+const SchemaVersion = 16
 
 // Cache is an open index.
 type Cache struct {
@@ -71,9 +73,6 @@ CREATE TABLE IF NOT EXISTS entries(
 	verified TEXT NOT NULL DEFAULT '',
 	files TEXT NOT NULL DEFAULT ''
 );
-CREATE TABLE IF NOT EXISTS access(id TEXT PRIMARY KEY, count INTEGER NOT NULL, last INTEGER NOT NULL, reads INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS used(session TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY(session, id)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS injections(session TEXT NOT NULL, id TEXT NOT NULL, count INTEGER NOT NULL, stale INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(session, id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS entries_created ON entries(created);
 CREATE INDEX IF NOT EXISTS entries_type ON entries(type, created);
 CREATE INDEX IF NOT EXISTS entries_session ON entries(session_id, created) WHERE session_id != '';
@@ -172,13 +171,21 @@ func open(path string, busy time.Duration) (*Cache, error) {
 		db.Close()
 		return nil, fmt.Errorf("cache %s: %w", path, err)
 	}
+	if err := attachUsage(context.Background(), db, path); err != nil {
+		db.Close()
+		return nil, err
+	}
 	switch v {
 	case SchemaVersion:
-	case 12, 13, 14:
+	case 12, 13, 14, 15:
 		// Older caches are upgraded in place, so that this clone's usage
 		// statistics survive: v12 lacks injections.stale, v13 the reads
-		// and the once-per-session uses, v14 the anchors.
-		stmt := v14to15
+		// and the once-per-session uses, v14 the anchors, and v15 keeps
+		// usage in the cache rather than the usage store.
+		stmt := v15to16
+		if v <= 14 {
+			stmt = v14to15 + stmt
+		}
 		if v <= 13 {
 			stmt = v13to14 + stmt
 		}

@@ -11,7 +11,7 @@ import (
 
 // Use is one use of entries: shown to a person or injected into an
 // agent. Access statistics are local: they are not part of the memory
-// refs and a rebuilt cache starts them afresh.
+// refs, and live in the usage store (usage.go), which outlives the cache.
 type Use struct {
 	IDs []string
 	At  time.Time

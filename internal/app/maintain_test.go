@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +102,58 @@ func TestMaintenanceWithAControlledClock(t *testing.T) {
 	}
 	if again, _ := s.Memory().Maintain(ctx, false); len(again.Changes) != 0 {
 		t.Fatalf("an entry edited just now decayed again: %+v", again.Changes)
+	}
+}
+
+// Deleting the cache, by reindex or by hand, loses none of what decay
+// counts: an issue read 10 days ago stays working 20 days later, where one
+// whose uses were forgotten would have dropped; what decay archived stays
+// archived after reindex.
+func TestReindexKeepsUsageAndDecay(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	s := openTest(t, Options{Now: func() time.Time { return now }})
+	ents, err := s.Memory().Import(ctx, []SaveRequest{
+		{Content: "issue someone read", Type: notes.TypeIssue, Created: now},
+		{Content: "handoff nobody read", Type: notes.TypeHandoff, Created: now},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	issue, handoff := ents[0].ID, ents[1].ID
+	now = now.AddDate(0, 0, 10)
+	if _, err := s.Recall().Show(ctx, issue); err != nil {
+		t.Fatal(err)
+	}
+	now = now.AddDate(0, 0, 10) // issue idle 10 days with a use; 20 since saved
+	if _, err := s.Memory().Maintain(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Recall().Reindex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rows, _ := s.Recall().List(ctx, Filter{}); len(rows) != 1 || rows[0].ID != issue || rows[0].Tier != notes.TierWorking {
+		t.Fatalf("after reindex: %+v (want only the issue, working)", rows)
+	}
+	if arch, _ := s.Recall().List(ctx, Filter{OnlyArchived: true}); len(arch) != 1 || arch[0].ID != handoff || !arch[0].Decayed {
+		t.Fatalf("archived after reindex: %+v", arch)
+	}
+	if rep, _ := s.Memory().Maintain(ctx, true); len(rep.Changes) != 0 {
+		t.Fatalf("reindex lost usage: maintenance would change %+v", rep.Changes)
+	}
+	// Deleting the cache by hand: the next command rebuilds it, the next
+	// pass finds the same verdicts.
+	s.Close()
+	if err := os.Remove(filepath.Join(s.Root(), ".git", "synaptic", "cache.db")); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(s.Root(), Options{Now: func() time.Time { return now }, Warn: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if rep, _ := s.Memory().Maintain(ctx, false); len(rep.Changes) != 1 || rep.Changes[0].ID != handoff {
+		t.Fatalf("after the cache was deleted, maintenance: %+v (want the handoff archived again, the issue left)", rep.Changes)
 	}
 }
 

@@ -380,7 +380,9 @@ func (s *core) applyNotes(tx *cache.Tx, tip gitstore.Hash, changes []gitstore.Ch
 	return nil
 }
 
-// Reindex deletes the cache and rebuilds it from the refs.
+// Reindex deletes the cache and rebuilds it from the refs. The usage
+// store outlives it, and decay's verdicts are computed from it again at
+// once, so that what decay had archived stays archived.
 func (s *Recall) Reindex(ctx context.Context) error {
 	if s.cache != nil {
 		s.cache.Close()
@@ -390,6 +392,9 @@ func (s *Recall) Reindex(ctx context.Context) error {
 	if err := cache.Remove(s.cachePath()); err != nil {
 		return err
 	}
-	_, err := s.ready(ctx)
+	if _, err := s.ready(ctx); err != nil {
+		return err
+	}
+	_, err := s.memory().Maintain(ctx, false)
 	return err
 }

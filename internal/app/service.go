@@ -191,7 +191,7 @@ func (s *core) openCache() (*cache.Cache, error) {
 		return nil, fmt.Errorf("open cache %s: %w (another git-synaptic is writing it; try again)", s.cachePath(), err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open cache %s: %w (it is derived from the refs: deleting it loses nothing, the next command rebuilds it)", s.cachePath(), err)
+		return nil, fmt.Errorf("open cache %s: %w (cache.db is derived from the refs: deleting it loses nothing, the next command rebuilds it)", s.cachePath(), err)
 	}
 	if rebuilt {
 		s.warnf("the cache at %s was unreadable or of another version; rebuilding it from the memory refs", s.cachePath())

@@ -478,8 +478,13 @@ type reindexOptions struct{}
 func newReindex(e *env) *cobra.Command {
 	o := &reindexOptions{}
 	return &cobra.Command{
-		Use:     "reindex",
-		Short:   "Delete the cache and rebuild it from the memory refs",
+		Use:   "reindex",
+		Short: "Delete the cache and rebuild it from the memory refs",
+		Long: `Delete the cache (.git/synaptic/cache.db) and rebuild it from the memory
+refs and the indexed commits. Two files beside it are kept: usage.db, this
+clone's record of which entries were used when (decay reads it; the
+verdicts are recomputed at once), and vectors.db, so that nothing is
+embedded again.`,
 		Example: "  git synaptic reindex",
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
