@@ -11,7 +11,7 @@ TAGS    := sqlite_fts5
 # go test ./... passes without a model, make test runs them too.
 TESTTAGS := $(TAGS),model
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X github.com/git-synaptic/git-synaptic/internal/cli.Version=$(VERSION)
+LDFLAGS := -s -w -X github.com/git-synaptic/git-synaptic/internal/config.Version=$(VERSION)
 BIN     := bin/git-synaptic
 MCPBIN  := bin/git-synaptic-mcp
 

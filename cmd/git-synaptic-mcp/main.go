@@ -16,7 +16,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/embed/purego"
 	"github.com/git-synaptic/git-synaptic/internal/app"
-	"github.com/git-synaptic/git-synaptic/internal/cli"
+	"github.com/git-synaptic/git-synaptic/internal/config"
 	"github.com/git-synaptic/git-synaptic/mcp"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
@@ -36,14 +36,14 @@ func main() {
 	// session id, not MCP servers), else one made for the server's
 	// lifetime, so that the memory saved through it can be listed as a
 	// session.
-	opts := cli.ConfigFromEnv(app.Options{Warn: os.Stderr, FollowAgentSession: true, DefaultSession: "mcp-" + notes.NewID()[:12], VectorIndexInMemory: true})
+	opts := config.FromEnv(app.Options{Warn: os.Stderr, FollowAgentSession: true, DefaultSession: "mcp-" + notes.NewID()[:12], VectorIndexInMemory: true})
 	s, err := app.OpenSession(".", opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "git-synaptic mcp:", err)
-		os.Exit(cli.ExitCode(err))
+		os.Exit(config.ExitCode(err, false))
 	}
 	defer s.Close()
-	if err := mcp.Serve(ctx, s, cli.Version, os.Stdin, os.Stdout, os.Stderr); err != nil && ctx.Err() == nil {
+	if err := mcp.Serve(ctx, s, config.Version, os.Stdin, os.Stdout, os.Stderr); err != nil && ctx.Err() == nil {
 		fmt.Fprintln(os.Stderr, "git-synaptic mcp:", err)
 		os.Exit(1)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/internal/secrets"
 )
 
 // Errors the application returns from the layers below it, under its own
@@ -46,3 +47,6 @@ type requestError struct{ error }
 
 func (e requestError) Unwrap() error        { return e.error }
 func (e requestError) Is(target error) bool { return target == ErrInvalidRequest }
+
+// ErrSecret marks content refused because it looks like a credential.
+var ErrSecret = secrets.ErrSecret

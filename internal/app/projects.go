@@ -352,3 +352,10 @@ func (m *queryMemo) Embed(ctx context.Context, texts []string) ([][]float32, err
 	}
 	return v, err
 }
+
+// DefaultProjectList is where the user's project list lives unless
+// configured otherwise ("" without a home directory).
+func DefaultProjectList() string {
+	p, _ := registry.DefaultPath()
+	return p
+}

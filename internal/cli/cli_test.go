@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-synaptic/git-synaptic/internal/config"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
 
@@ -31,37 +32,37 @@ func TestFlagParsing(t *testing.T) {
 		code int
 		err  string
 	}{
-		{[]string{"log", "--since", "the day before"}, ExitUsage, "cannot read time"},
-		{[]string{"log", "--until", "soon"}, ExitUsage, "cannot read time"},
-		{[]string{"log", "--type", "decisions"}, ExitUsage, "unknown type"},
-		{[]string{"log", "--tier", "forever"}, ExitUsage, "unknown tier"},
-		{[]string{"log", "-n", "-1"}, ExitUsage, "--max-count must be 0 or more"},
-		{[]string{"search", "--type", "nope", "x"}, ExitUsage, "unknown type"},
-		{[]string{"search"}, ExitUsage, "requires at least 1 arg"},
-		{[]string{"search", "x", "--as-of", "soon"}, ExitUsage, "--as-of: "},
-		{[]string{"log", "--no-such-flag"}, ExitUsage, "unknown flag"},
-		{[]string{"index", "--since", "sometime"}, ExitUsage, "cannot read time"},
-		{[]string{"cochanges"}, ExitUsage, "accepts 1 arg"},
-		{[]string{"rules", "accept"}, ExitUsage, "accepts 1 arg"},
-		{[]string{"no-such-command"}, ExitFailure, "unknown command"}, // as git: exit 1
+		{[]string{"log", "--since", "the day before"}, config.ExitUsage, "cannot read time"},
+		{[]string{"log", "--until", "soon"}, config.ExitUsage, "cannot read time"},
+		{[]string{"log", "--type", "decisions"}, config.ExitUsage, "unknown type"},
+		{[]string{"log", "--tier", "forever"}, config.ExitUsage, "unknown tier"},
+		{[]string{"log", "-n", "-1"}, config.ExitUsage, "--max-count must be 0 or more"},
+		{[]string{"search", "--type", "nope", "x"}, config.ExitUsage, "unknown type"},
+		{[]string{"search"}, config.ExitUsage, "requires at least 1 arg"},
+		{[]string{"search", "x", "--as-of", "soon"}, config.ExitUsage, "--as-of: "},
+		{[]string{"log", "--no-such-flag"}, config.ExitUsage, "unknown flag"},
+		{[]string{"index", "--since", "sometime"}, config.ExitUsage, "cannot read time"},
+		{[]string{"cochanges"}, config.ExitUsage, "accepts 1 arg"},
+		{[]string{"rules", "accept"}, config.ExitUsage, "accepts 1 arg"},
+		{[]string{"no-such-command"}, config.ExitFailure, "unknown command"}, // as git: exit 1
 		// requests the application cannot carry out are usage errors too
-		{[]string{"subscribe", "../x", "."}, ExitUsage, "subscription name"},
-		{[]string{"subscribe", "self", "."}, ExitUsage, "is this repository"},
-		{[]string{"note", "no-such-rev", "text"}, ExitUsage, "not a commit"},
-		{[]string{"search", "!!!"}, ExitUsage, "no words"},
-		{[]string{"init", "--agent", "nosuchagent"}, ExitUsage, "nosuchagent"},
+		{[]string{"subscribe", "../x", "."}, config.ExitUsage, "subscription name"},
+		{[]string{"subscribe", "self", "."}, config.ExitUsage, "is this repository"},
+		{[]string{"note", "no-such-rev", "text"}, config.ExitUsage, "not a commit"},
+		{[]string{"search", "!!!"}, config.ExitUsage, "no words"},
+		{[]string{"init", "--agent", "nosuchagent"}, config.ExitUsage, "nosuchagent"},
 		// content refused is exit 4
-		{[]string{"save", "ok", "--tag", "has space"}, ExitRefused, "tag"},
-		{[]string{"save", "token ghp_4fT9kL2mQ8xR7vB1nC3dE5gH6jK0pW2sY9zA"}, ExitRefused, "looks like a secret"},
+		{[]string{"save", "ok", "--tag", "has space"}, config.ExitRefused, "tag"},
+		{[]string{"save", "token ghp_4fT9kL2mQ8xR7vB1nC3dE5gH6jK0pW2sY9zA"}, config.ExitRefused, "looks like a secret"},
 		// good uses get past the checks
-		{[]string{"log", "--since", "3d", "--type", "decision", "--tier", "longterm", "-n", "0"}, ExitOK, ""},
-		{[]string{"list", "--type", "git_commit"}, ExitOK, ""},
+		{[]string{"log", "--since", "3d", "--type", "decision", "--tier", "longterm", "-n", "0"}, config.ExitOK, ""},
+		{[]string{"list", "--type", "git_commit"}, config.ExitOK, ""},
 	} {
 		code, _, stderr := runIn(t, dir, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.err) {
 			t.Errorf("%v: exit %d (want %d), stderr %q (want %q)", tc.args, code, tc.code, stderr, tc.err)
 		}
-		if tc.code != ExitOK && !strings.Contains(stderr, "git-synaptic") {
+		if tc.code != config.ExitOK && !strings.Contains(stderr, "git-synaptic") {
 			t.Errorf("%v: the message does not say who speaks: %q", tc.args, stderr)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/internal/agenthook"
 	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/internal/config"
 	"github.com/git-synaptic/git-synaptic/internal/daemon"
 )
 
@@ -212,7 +213,7 @@ func socketPath() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return daemon.SocketPath(dir, daemon.Key(Version)), nil
+	return daemon.SocketPath(dir, daemon.Key(config.Version)), nil
 }
 
 // asCaller runs f in dir with env as the whole environment, then puts the
@@ -339,7 +340,7 @@ func runDaemon(e *env, o *daemonOptions) error {
 		defer pool.close() // before the models it uses
 		// Handler and Background never run at once (daemon.Server), so
 		// they share jobs, the directory and the environment unlocked.
-		srv := &daemon.Server{Path: path, Version: Version, Idle: o.idle,
+		srv := &daemon.Server{Path: path, Version: config.Version, Idle: o.idle,
 			Handler: func(ctx context.Context, req daemon.Request) daemon.Response {
 				return serveRequest(ctx, pool, jobs, req)
 			},

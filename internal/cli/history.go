@@ -18,6 +18,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/internal/agents"
 	"github.com/git-synaptic/git-synaptic/internal/agentsetup"
 	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/internal/config"
 )
 
 // progress draws "label: done/total" on stderr when it is a terminal.
@@ -416,7 +417,7 @@ func hookWork(e *env, name string, args []string, o *hookOptions) error {
 		req.Input = agenthook.ReadInput(e.io.In)
 	}
 	if req.Input.SessionID == "" {
-		req.Input.SessionID = ConfigFromEnv(app.Options{}).Session
+		req.Input.SessionID = config.FromEnv(app.Options{}).Session
 	}
 	return e.withService(func(s *app.Service) error {
 		// VS Code runs the hooks in .claude/settings.json too: when its own

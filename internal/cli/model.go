@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/internal/config"
 )
 
 func newModel(e *env) *cobra.Command {
@@ -131,7 +132,7 @@ func runModelList(e *env, o *modelListOptions) error {
 	for _, m := range list {
 		installed[m.Name] = true
 		mark := " "
-		if m.Name == cmp.Or(ConfigFromEnv(app.Options{}).Model, app.DefaultModel) {
+		if m.Name == cmp.Or(config.FromEnv(app.Options{}).Model, app.DefaultModel) {
 			mark = "*"
 		}
 		fmt.Fprintf(e.io.Out, "%s %-12s %4d-d  %s  installed %s\n", mark, m.Name, m.Dim, m.ID(), m.InstalledAt.Local().Format(time.DateOnly))

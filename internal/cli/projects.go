@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/internal/config"
 )
 
 func newProjects(e *env) *cobra.Command {
@@ -51,7 +52,7 @@ func newProjectsList(e *env) *cobra.Command {
 	}, &o.json)
 }
 
-func projectListPath() string { return ConfigFromEnv(app.Options{}).Projects }
+func projectListPath() string { return config.FromEnv(app.Options{}).Projects }
 
 func runProjectsList(e *env, o *projectsListOptions) error {
 	ps, err := app.Projects(projectListPath())

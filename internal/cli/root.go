@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -20,11 +19,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
-	"github.com/git-synaptic/git-synaptic/registry"
+	"github.com/git-synaptic/git-synaptic/internal/config"
 )
-
-// Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
-var Version = "dev"
 
 // IO is where a command reads and writes.
 type IO struct {
@@ -69,33 +65,10 @@ func (e *env) openAt(dir string) (*app.Service, error) { return app.Open(dir, e.
 
 // options are the Service options of this command.
 func (e *env) options() app.Options {
-	opts := ConfigFromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory"), AsOf: e.asOf})
+	opts := config.FromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory"), AsOf: e.asOf})
 	if e.models != nil {
 		opts.LoadEmbedder = e.models.get
 	}
-	return opts
-}
-
-// ConfigFromEnv adds to opts what the environment configures: the agent
-// session and agent ids saves carry ($GIT_SYNAPTIC_SESSION,
-// $GIT_SYNAPTIC_AGENT), the embedding model ($GIT_SYNAPTIC_MODEL) and its
-// runtime ($GIT_SYNAPTIC_EMBED_BACKEND), and the user's project list
-// ($GIT_SYNAPTIC_PROJECTS: a file, or "off"; else in $XDG_DATA_HOME or
-// ~/.local/share). The application itself never reads the environment for
-// them.
-func ConfigFromEnv(opts app.Options) app.Options {
-	switch p := os.Getenv("GIT_SYNAPTIC_PROJECTS"); p {
-	case "off":
-	case "":
-		opts.Projects, _ = registry.DefaultPath() // none without a home
-	default:
-		opts.Projects, _ = filepath.Abs(p)
-	}
-	opts.Session = os.Getenv("GIT_SYNAPTIC_SESSION")
-	opts.Agent = os.Getenv("GIT_SYNAPTIC_AGENT")
-	opts.Model = os.Getenv("GIT_SYNAPTIC_MODEL")
-	opts.EmbedBackend = os.Getenv("GIT_SYNAPTIC_EMBED_BACKEND")
-	opts.NoCodeChecks = os.Getenv("GIT_SYNAPTIC_CODE_CHECKS") == "off"
 	return opts
 }
 
@@ -194,7 +167,7 @@ without conflicts, and is indexed in a disposable local cache for search.`,
   git synaptic search postgres
   git synaptic log --oneline -n 20
   git synaptic sync`,
-		Version:       Version,
+		Version:       config.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/internal/config"
 	"github.com/git-synaptic/git-synaptic/web"
 )
 
@@ -48,7 +49,7 @@ func runWeb(e *env, o *webOptions) error {
 	if o.port < 0 || o.port > 65535 {
 		return usageError{fmt.Errorf("--port %d: not a port", o.port)}
 	}
-	s, err := app.OpenSession(e.dir, ConfigFromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, VectorIndexInMemory: true}))
+	s, err := app.OpenSession(e.dir, config.FromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, VectorIndexInMemory: true}))
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra/doc"
 
 	"github.com/git-synaptic/git-synaptic/internal/cli"
+	"github.com/git-synaptic/git-synaptic/internal/config"
 )
 
 func main() {
@@ -25,7 +26,7 @@ func main() {
 	}
 	root := cli.Root()
 	root.DisableAutoGenTag = true
-	hdr := &doc.GenManHeader{Title: "GIT-SYNAPTIC", Section: "1", Source: "git-synaptic " + cli.Version, Manual: "Git Synaptic Manual"}
+	hdr := &doc.GenManHeader{Title: "GIT-SYNAPTIC", Section: "1", Source: "git-synaptic " + config.Version, Manual: "Git Synaptic Manual"}
 	if err := doc.GenManTree(root, hdr, os.Args[1]); err != nil {
 		fmt.Fprintln(os.Stderr, "manpages:", err)
 		os.Exit(1)
