@@ -93,29 +93,38 @@ func (s *core) catchUp(ctx context.Context) error {
 	return err
 }
 
+// GitHooks are the git hooks git-synaptic uses, in the order status lists
+// them.
+func GitHooks() []string { return append([]string(nil), hooks.Names...) }
+
+// HooksReport says what installing or removing the git hooks did, or how
+// they stand: the hooks directory, and each hook's action or state.
+type HooksReport struct {
+	Dir     string            `json:"dir"`
+	Actions map[string]string `json:"actions"`
+}
+
 // InstallHooks installs the git hooks (see package hooks).
-func (s *Code) InstallHooks(ctx context.Context) (hooks.Report, error) {
-	dir, err := s.repo.HooksDir(ctx)
-	if err != nil {
-		return hooks.Report{}, err
-	}
-	return hooks.Install(dir)
+func (s *Code) InstallHooks(ctx context.Context) (HooksReport, error) {
+	return s.onHooks(ctx, hooks.Install)
 }
 
 // UninstallHooks removes the git hooks, restoring chained ones.
-func (s *Code) UninstallHooks(ctx context.Context) (hooks.Report, error) {
-	dir, err := s.repo.HooksDir(ctx)
-	if err != nil {
-		return hooks.Report{}, err
-	}
-	return hooks.Uninstall(dir)
+func (s *Code) UninstallHooks(ctx context.Context) (HooksReport, error) {
+	return s.onHooks(ctx, hooks.Uninstall)
 }
 
 // HooksStatus describes the installed hooks.
-func (s *Code) HooksStatus(ctx context.Context) (string, map[string]string, error) {
+func (s *Code) HooksStatus(ctx context.Context) (HooksReport, error) {
+	return s.onHooks(ctx, func(dir string) (hooks.Report, error) { return hooks.Report{Dir: dir, Actions: hooks.Status(dir)}, nil })
+}
+
+// onHooks runs f on the repository's hooks directory.
+func (s *Code) onHooks(ctx context.Context, f func(dir string) (hooks.Report, error)) (HooksReport, error) {
 	dir, err := s.repo.HooksDir(ctx)
 	if err != nil {
-		return "", nil, err
+		return HooksReport{}, err
 	}
-	return dir, hooks.Status(dir), nil
+	rep, err := f(dir)
+	return HooksReport(rep), err
 }

@@ -1,6 +1,10 @@
 package app
 
-import "github.com/git-synaptic/git-synaptic/embed"
+import (
+	"sync"
+
+	"github.com/git-synaptic/git-synaptic/embed"
+)
 
 // The embedding models on this machine, for front ends: installing and
 // listing them needs no repository.
@@ -36,3 +40,56 @@ func InstalledModels() ([]InstalledModel, error) { return embed.List() }
 // ORTLibrary is the path of the ONNX Runtime library search would use, or
 // "" when there is none (the pure-Go runtime runs instead).
 func ORTLibrary() string { return embed.FindORTLibrary() }
+
+// ModelInstalled reports whether model name ("" for DefaultModel) is
+// installed, so that a command knows there is a model to keep warm.
+func ModelInstalled(name string) bool {
+	if name == "" {
+		name = DefaultModel
+	}
+	_, err := embed.Find(name)
+	return err == nil
+}
+
+// WarmModels are the embedding models a long-lived process (the warm
+// process) keeps loaded for every Service it opens, by model directory,
+// weights and runtime. Load is an Options.LoadEmbedder. It is safe for
+// concurrent use; Close unloads them all.
+type WarmModels struct {
+	mu     sync.Mutex
+	loaded map[string]*embed.Model
+}
+
+// Load returns model name for backend, loaded once, with the errors
+// loading it in place would give.
+func (w *WarmModels) Load(name, backend string) (Embedder, error) {
+	m, err := embed.Find(name)
+	if err != nil {
+		return nil, err
+	}
+	key := m.Dir + "\x00" + m.SHA256 + "\x00" + backend
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if x := w.loaded[key]; x != nil {
+		return x, nil
+	}
+	x, err := embed.Load(m, embed.Options{Backend: backend})
+	if err != nil {
+		return nil, err
+	}
+	if w.loaded == nil {
+		w.loaded = map[string]*embed.Model{}
+	}
+	w.loaded[key] = x
+	return x, nil
+}
+
+// Close unloads every model.
+func (w *WarmModels) Close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k, m := range w.loaded {
+		m.Close()
+		delete(w.loaded, k)
+	}
+}

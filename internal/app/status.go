@@ -139,8 +139,8 @@ func (s *Service) Status(ctx context.Context) (Status, error) {
 	if st.Problems, err = c.Problems(ctx); err != nil {
 		return st, err
 	}
-	if _, h, err := s.code().HooksStatus(ctx); err == nil {
-		st.Hooks = h
+	if h, err := s.code().HooksStatus(ctx); err == nil {
+		st.Hooks = h.Actions
 	}
 	if st.Cochange, err = s.tuning(ctx); err != nil {
 		return st, err

@@ -9,13 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/internal/agenthook"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/config"
@@ -32,46 +30,6 @@ import (
 // DefaultDaemonIdle is how long the daemon waits for a request before it
 // exits (git config synaptic.daemonIdle).
 const DefaultDaemonIdle = 15 * time.Minute
-
-// warmModels are the embedding models the daemon has loaded, by model
-// directory, weights and runtime.
-type warmModels struct {
-	mu     sync.Mutex
-	loaded map[string]*embed.Model
-}
-
-// get returns model name for backend, loaded once: the Service's
-// LoadEmbedder, with the errors loading it in place would give.
-func (w *warmModels) get(name, backend string) (app.Embedder, error) {
-	m, err := embed.Find(name)
-	if err != nil {
-		return nil, err
-	}
-	key := m.Dir + "\x00" + m.SHA256 + "\x00" + backend
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if x := w.loaded[key]; x != nil {
-		return x, nil
-	}
-	x, err := embed.Load(m, embed.Options{Backend: backend})
-	if err != nil {
-		return nil, err
-	}
-	if w.loaded == nil {
-		w.loaded = map[string]*embed.Model{}
-	}
-	w.loaded[key] = x
-	return x, nil
-}
-
-func (w *warmModels) close() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for k, m := range w.loaded {
-		m.Close()
-		delete(w.loaded, k)
-	}
-}
 
 // forwardable reports whether a command line goes to the daemon: searches
 // and the agent hooks, which may load the model on every prompt; not the
@@ -102,7 +60,7 @@ func viaDaemon(ctx context.Context, args []string, stdio IO) (code int, ok bool,
 	if gitHandoff(args) {
 		// git waits for nothing here: hand over if a daemon is free, else
 		// leave the commits to the next command
-		if os.Getenv("GIT_SYNAPTIC_DAEMON") != "off" {
+		if !config.DaemonOff() {
 			if path, err := socketPath(); err == nil {
 				if cwd, err := os.Getwd(); err == nil {
 					daemon.Notify(ctx, path, daemon.Request{Args: args, Dir: cwd, Env: os.Environ()})
@@ -111,10 +69,10 @@ func viaDaemon(ctx context.Context, args []string, stdio IO) (code int, ok bool,
 		}
 		return 0, true, in
 	}
-	if !forwardable(args) || os.Getenv("GIT_SYNAPTIC_DAEMON") == "off" {
+	if !forwardable(args) || config.DaemonOff() {
 		return 0, false, in
 	}
-	if _, err := embed.Find(defaultModel()); err != nil {
+	if !app.ModelInstalled(config.FromEnv(app.Options{}).Model) {
 		return 0, false, in // no model: nothing to keep warm
 	}
 	path, err := socketPath()
@@ -143,14 +101,6 @@ func viaDaemon(ctx context.Context, args []string, stdio IO) (code int, ok bool,
 	stdio.Out.Write(resp.Stdout)
 	stdio.Err.Write(resp.Stderr)
 	return resp.Code, true, in
-}
-
-// defaultModel is the model a command would load ($GIT_SYNAPTIC_MODEL).
-func defaultModel() string {
-	if m := os.Getenv("GIT_SYNAPTIC_MODEL"); m != "" {
-		return m
-	}
-	return embed.DefaultModel
 }
 
 // startDaemon starts `git-synaptic daemon run` detached, unless git
@@ -267,7 +217,7 @@ const backgroundPiece = 64
 // step embeds a piece of the first queued repository's pending entries,
 // as a command run there would (its directory and environment), and
 // reports whether any work is left.
-func (j *backgroundJobs) step(ctx context.Context, models *warmModels) bool {
+func (j *backgroundJobs) step(ctx context.Context, models *app.WarmModels) bool {
 	if len(j.dirs) == 0 {
 		return false
 	}
@@ -334,9 +284,9 @@ func runDaemon(e *env, o *daemonOptions) error {
 	switch o.action {
 	case "run":
 		os.Chdir("/") // hold no user's directory while waiting
-		models, jobs := &warmModels{}, &backgroundJobs{}
+		models, jobs := &app.WarmModels{}, &backgroundJobs{}
 		pool := &sessionPool{models: models}
-		defer models.close()
+		defer models.Close()
 		defer pool.close() // before the models it uses
 		// Handler and Background never run at once (daemon.Server), so
 		// they share jobs, the directory and the environment unlocked.

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-synaptic/git-synaptic/cochange"
-	"github.com/git-synaptic/git-synaptic/hooks"
 	"github.com/git-synaptic/git-synaptic/internal/agenthook"
 	"github.com/git-synaptic/git-synaptic/internal/agents"
 	"github.com/git-synaptic/git-synaptic/internal/agentsetup"
@@ -347,7 +346,7 @@ type hooksOptions struct{ action string }
 
 func runHooks(e *env, o *hooksOptions) error {
 	return e.withService(func(s *app.Service) error {
-		var rep hooks.Report
+		var rep app.HooksReport
 		var err error
 		switch o.action {
 		case "install":
@@ -355,7 +354,7 @@ func runHooks(e *env, o *hooksOptions) error {
 		case "uninstall":
 			rep, err = s.Code().UninstallHooks(contextOf(e))
 		default:
-			rep.Dir, rep.Actions, err = s.Code().HooksStatus(contextOf(e))
+			rep, err = s.Code().HooksStatus(contextOf(e))
 		}
 		if err != nil {
 			return err

@@ -20,7 +20,7 @@ import (
 // it starts (app.Session), so results are those of the command run in
 // place; only the opening is saved.
 type sessionPool struct {
-	models *warmModels
+	models *app.WarmModels
 	mu     sync.Mutex
 	open   map[string]*pooled
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/git-synaptic/git-synaptic/hooks"
 	"github.com/git-synaptic/git-synaptic/internal/agents"
 	"github.com/git-synaptic/git-synaptic/internal/agentsetup"
 	"github.com/git-synaptic/git-synaptic/internal/app"
@@ -293,7 +292,7 @@ func runStatus(e *env, o *statusOptions) error {
 		}
 		if len(st.Hooks) > 0 {
 			var parts []string
-			for _, name := range hooks.Names {
+			for _, name := range app.GitHooks() {
 				parts = append(parts, name+": "+st.Hooks[name])
 			}
 			fmt.Fprintf(w, "git hooks: %s\n", strings.Join(parts, "; "))

@@ -40,7 +40,7 @@ type env struct {
 	// parsed, when set (tests of flag parsing), receives each command's
 	// filled-in options in place of running the command.
 	parsed func(opts any)
-	models *warmModels  // in the daemon: the models it keeps loaded
+	models *app.WarmModels  // in the daemon: the models it keeps loaded
 	pool   *sessionPool // in the daemon: the repositories it keeps open
 }
 
@@ -67,7 +67,7 @@ func (e *env) openAt(dir string) (*app.Service, error) { return app.Open(dir, e.
 func (e *env) options() app.Options {
 	opts := config.FromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory"), AsOf: e.asOf})
 	if e.models != nil {
-		opts.LoadEmbedder = e.models.get
+		opts.LoadEmbedder = e.models.Load
 	}
 	return opts
 }

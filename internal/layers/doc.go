@@ -1,0 +1,23 @@
+// Package layers writes down how git-synaptic's packages stand on each
+// other, and its test checks the code against it with go list. Each floor
+// imports only floors below it, front ends also each other; nothing points
+// back up.
+//
+//	4  programs and tools    cmd/*, internal/manpages, internal/bench,
+//	                         internal/eval/*, internal/testrepo, internal/evaldata
+//	3  front ends            internal/cli, mcp, web, internal/agenthook, and
+//	                         what they share: internal/config (environment,
+//	                         version, exit codes), internal/daemon (the warm
+//	                         process's socket), internal/agentsetup (agents'
+//	                         configuration files)
+//	2  the application       internal/app
+//	1  storage and engines   gitstore, cache, rank, embed, hooks, registry,
+//	                         internal/secrets
+//	0  pure packages         notes (the domain model), cochange, timeexpr,
+//	                         internal/memfile, internal/agents, and small
+//	                         helpers: internal/regular, internal/atomicfile,
+//	                         internal/lockfile
+//
+// So a front end reaches storage only through the application, and a new
+// package must be given its floor here and in the test.
+package layers
