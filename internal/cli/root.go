@@ -40,8 +40,8 @@ type env struct {
 	// parsed, when set (tests of flag parsing), receives each command's
 	// filled-in options in place of running the command.
 	parsed func(opts any)
-	models *app.WarmModels  // in the daemon: the models it keeps loaded
-	pool   *sessionPool // in the daemon: the repositories it keeps open
+	models *app.WarmModels // in the daemon: the models it keeps loaded
+	pool   *sessionPool    // in the daemon: the repositories it keeps open
 }
 
 // run runs a command whose flags and arguments are in opts: work, or,
