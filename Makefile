@@ -78,12 +78,21 @@ browser:
 	elif command -v sudo >/dev/null; then sudo $(APT_GET) chromium-headless-shell || { sudo apt-get update && sudo $(APT_GET) chromium-headless-shell; }; \
 	else echo "need a headless chromium for the browser test: apt-get install --no-install-recommends chromium-headless-shell" >&2; exit 1; fi; fi
 
-# The test command: formatting, vet, the model, then every unit and
-# end-to-end test (the e2e tests build the real binary and drive it against
-# temp repos).
-test: fmt-check tidy-check vet lint model browser
+# The test command: formatting, vet, the hermetic unit tests with the race
+# detector, the model, then every unit and end-to-end test with the model
+# (the e2e tests build the real binary and drive it against temp repos).
+test: fmt-check tidy-check vet lint unit model browser
 	@echo "test: every unit and end-to-end test; go prints each package as it finishes (about 8 minutes on 2 cores)"
 	$(GO) test -tags=$(TESTTAGS) -count=1 -timeout 30m $(TESTFLAGS) ./...
+
+# The in-process tests, hermetic: no model (an empty model home; the tests
+# that need one carry the model tag), no network, no root, no binary built,
+# under the race detector. Left out: the end-to-end tests of the binary,
+# the benchmarks and the evaluations.
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e '/cmd/git-synaptic$$' -e '/internal/bench$$' -e '/internal/eval/')
+unit: $(SQLITE_H)
+	@echo "unit: every in-process test under -race, without the model (1-3 minutes on 2 cores)"
+	@home=$$(mktemp -d) && GIT_SYNAPTIC_HOME=$$home $(GO) test -race -count=1 -timeout 10m $(UNIT_PKGS); rc=$$?; rm -rf "$$home"; exit $$rc
 
 # staticcheck, pinned, from the Go module proxy (checks in staticcheck.conf).
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2

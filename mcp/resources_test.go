@@ -50,7 +50,8 @@ func TestResourcesPromptsAndSuggest(t *testing.T) {
 		testrepo.Git(t, dir, "add", "-A")
 		testrepo.Git(t, dir, "commit", "-q", "-m", "billing retries")
 	}
-	sess, err := app.OpenSession(dir, app.Options{Warn: os.Stderr})
+	// the stand-in for the model: the consolidate prompt compares meanings
+	sess, err := app.OpenSession(dir, app.Options{Warn: os.Stderr, Embedder: testrepo.WordEmbedder{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math/rand"
 	"os"
@@ -27,6 +28,11 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if flag.Lookup("test.bench").Value.String() == "" {
+		// go test ./... runs no benchmark here: build nothing
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "synaptic-bench")
 	if err != nil {
 		panic(err)
