@@ -169,6 +169,17 @@ func (r *Repo) OffLine(ctx context.Context, head string, anchors []string, pids 
 	if len(upstream) == 0 {
 		return off, nil
 	}
+	if err := r.dropLanded(ctx, g, unmerged, upstream, pids, off); err != nil {
+		return nil, err
+	}
+	return off, nil
+}
+
+// dropLanded takes out of off the unmerged anchors whose change landed
+// upstream as a copy: their own patch, or their branch's whole patch
+// (from where it left head's line to its tip), is the patch of one of the
+// upstream commits.
+func (r *Repo) dropLanded(ctx context.Context, g graph, unmerged, upstream []string, pids map[string]string, off map[string]bool) error {
 	// The patches to compare: each unmerged anchor's and each upstream
 	// commit's own, and each branch's whole one.
 	tips := g.ranges()
@@ -185,10 +196,10 @@ func (r *Repo) OffLine(ctx context.Context, head string, anchors []string, pids 
 	}
 	sort.Strings(ranges)
 	if err := r.patchIDs(ctx, singles, "", pids); err != nil {
-		return nil, err
+		return err
 	}
 	if err := r.patchIDs(ctx, ranges, "range", pids); err != nil {
-		return nil, err
+		return err
 	}
 	landed := map[string]bool{}
 	for _, c := range upstream {
@@ -208,7 +219,7 @@ func (r *Repo) OffLine(ctx context.Context, head string, anchors []string, pids 
 			}
 		}
 	}
-	return off, nil
+	return nil
 }
 
 // commitsAmong is the set of ids that name commits here.

@@ -107,68 +107,38 @@ func (p *jparser) value(depth int) (*node, error) {
 	switch c := p.s[p.pos]; c {
 	case '{':
 		n := &node{kind: '{', start: start}
-		p.pos++
-		for {
-			p.skip()
-			if p.pos < len(p.s) && p.s[p.pos] == '}' {
-				p.pos++
-				n.end = p.pos
-				return n, nil
-			}
+		return p.items(n, '}', func() error {
 			if p.pos >= len(p.s) || p.s[p.pos] != '"' {
-				return nil, p.errorf("expected a member name")
+				return p.errorf("expected a member name")
 			}
 			keyStart := p.pos
 			k, err := p.str()
 			if err != nil {
-				return nil, err
+				return err
 			}
 			p.skip()
 			if p.pos >= len(p.s) || p.s[p.pos] != ':' {
-				return nil, p.errorf("expected ':' after %q", k.key)
+				return p.errorf("expected ':' after %q", k.key)
 			}
 			p.pos++
 			p.skip()
 			v, err := p.value(depth + 1)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			n.members = append(n.members, member{key: k.key, keyStart: keyStart, val: v})
-			p.skip()
-			if p.pos < len(p.s) && p.s[p.pos] == ',' {
-				p.pos++
-				continue
-			}
-			if p.pos < len(p.s) && p.s[p.pos] == '}' {
-				continue
-			}
-			return nil, p.errorf("expected ',' or '}'")
-		}
+			return nil
+		})
 	case '[':
 		n := &node{kind: '[', start: start}
-		p.pos++
-		for {
-			p.skip()
-			if p.pos < len(p.s) && p.s[p.pos] == ']' {
-				p.pos++
-				n.end = p.pos
-				return n, nil
-			}
+		return p.items(n, ']', func() error {
 			v, err := p.value(depth + 1)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			n.elems = append(n.elems, v)
-			p.skip()
-			if p.pos < len(p.s) && p.s[p.pos] == ',' {
-				p.pos++
-				continue
-			}
-			if p.pos < len(p.s) && p.s[p.pos] == ']' {
-				continue
-			}
-			return nil, p.errorf("expected ',' or ']'")
-		}
+			return nil
+		})
 	case '"':
 		if _, err := p.str(); err != nil {
 			return nil, err
@@ -186,6 +156,33 @@ func (p *jparser) value(depth int) (*node, error) {
 			return nil, p.errorf("bad value %q", p.s[start:p.pos])
 		}
 		return &node{kind: 'v', start: start, end: p.pos}, nil
+	}
+}
+
+// items reads the members or elements of n, an object or array whose
+// opening bracket is at p.pos, up to close: item reads one, and commas
+// between them (and one trailing comma, as JSONC allows) are skipped.
+func (p *jparser) items(n *node, close byte, item func() error) (*node, error) {
+	p.pos++
+	for {
+		p.skip()
+		if p.pos < len(p.s) && p.s[p.pos] == close {
+			p.pos++
+			n.end = p.pos
+			return n, nil
+		}
+		if err := item(); err != nil {
+			return nil, err
+		}
+		p.skip()
+		if p.pos < len(p.s) && p.s[p.pos] == ',' {
+			p.pos++
+			continue
+		}
+		if p.pos < len(p.s) && p.s[p.pos] == close {
+			continue
+		}
+		return nil, p.errorf("expected ',' or '%c'", close)
 	}
 }
 

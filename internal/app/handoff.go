@@ -66,29 +66,7 @@ func (s *Agent) SessionHandoff(ctx context.Context, sessionID string) (string, b
 	if err != nil {
 		return "", false, err
 	}
-	var existing *Entry
-	var saved, learnings []Entry
-	var twins []string // handoffs two stop hooks at once both wrote
-	for i := range mine {
-		r := mine[i]
-		switch {
-		case r.Private:
-			// The handoff is shared memory: private entries of the
-			// session are neither counted nor quoted.
-		case r.Type == notes.TypeHandoff && strings.HasPrefix(r.Content, handoffTitle):
-			if existing == nil {
-				existing = &mine[i]
-			} else if !r.Archived {
-				twins = append(twins, r.ID)
-			}
-		case r.Archived:
-		default:
-			saved = append(saved, r)
-			if r.Type == notes.TypeInsight || r.Type == notes.TypeDecision || learningRE().MatchString(r.Content) {
-				learnings = append(learnings, r)
-			}
-		}
-	}
+	existing, saved, learnings, twins := sortSessionMemory(mine)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s\n", handoffTitle, sessionID)
 	if len(saved) > 0 {
@@ -143,6 +121,34 @@ func (s *Agent) SessionHandoff(ctx context.Context, sessionID string) (string, b
 	}
 	e, err := s.memory().Save(ctx, SaveRequest{Content: content, Type: notes.TypeHandoff, SessionID: sessionID, Tags: []string{"session"}})
 	return e.ID, err == nil, err
+}
+
+// sortSessionMemory sorts a session's entries for its handoff: the
+// handoff it wrote already, the other handoffs two stop hooks at once both
+// wrote (twins), what it saved, and which of that are learnings. Private
+// and archived entries are left out.
+func sortSessionMemory(mine []Entry) (existing *Entry, saved, learnings []Entry, twins []string) {
+	for i := range mine {
+		r := mine[i]
+		switch {
+		case r.Private:
+			// The handoff is shared memory: private entries of the
+			// session are neither counted nor quoted.
+		case r.Type == notes.TypeHandoff && strings.HasPrefix(r.Content, handoffTitle):
+			if existing == nil {
+				existing = &mine[i]
+			} else if !r.Archived {
+				twins = append(twins, r.ID)
+			}
+		case r.Archived:
+		default:
+			saved = append(saved, r)
+			if r.Type == notes.TypeInsight || r.Type == notes.TypeDecision || learningRE().MatchString(r.Content) {
+				learnings = append(learnings, r)
+			}
+		}
+	}
+	return existing, saved, learnings, twins
 }
 
 const handoffTitle = "Session handoff:"

@@ -66,26 +66,9 @@ func (s *Sharing) Init(ctx context.Context, opts InitOptions) (InitReport, error
 		}
 		return err
 	}
-	remotes, err := s.repo.Remotes(ctx)
+	fresh, err := s.initRemotes(ctx, &rep, add)
 	if err != nil {
 		return rep, err
-	}
-	var fresh []string // remotes set up now: their memory is fetched
-	for _, r := range remotes {
-		n := len(rep.Changes)
-		for _, spec := range fetchSpecs(r) {
-			if err := add("remote."+r+".fetch", spec); err != nil {
-				return rep, err
-			}
-		}
-		if len(rep.Changes) > n {
-			fresh = append(fresh, r)
-		}
-		removed, err := s.removeOldPushSpecs(ctx, r)
-		rep.Changes = append(rep.Changes, removed...)
-		if err != nil {
-			return rep, err
-		}
 	}
 	if opts.NoPush {
 		if changed, err := s.repo.ConfigSet(ctx, AutoPushKey, "false"); err != nil {
@@ -132,6 +115,33 @@ func (s *Sharing) Init(ctx context.Context, opts InitOptions) (InitReport, error
 		rep.Changes = append(rep.Changes, "project list += "+homePath(s.repo))
 	}
 	return rep, nil
+}
+
+// initRemotes adds memory's fetch refspecs to every remote (with add) and
+// takes out the push refspecs older versions set, and returns the remotes
+// set up now, whose memory Init fetches.
+func (s *Sharing) initRemotes(ctx context.Context, rep *InitReport, add func(key, val string) error) (fresh []string, err error) {
+	remotes, err := s.repo.Remotes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range remotes {
+		n := len(rep.Changes)
+		for _, spec := range fetchSpecs(r) {
+			if err := add("remote."+r+".fetch", spec); err != nil {
+				return nil, err
+			}
+		}
+		if len(rep.Changes) > n {
+			fresh = append(fresh, r)
+		}
+		removed, err := s.removeOldPushSpecs(ctx, r)
+		rep.Changes = append(rep.Changes, removed...)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return fresh, nil
 }
 
 // initFetch fetches and merges remote's memory for Init, and says how it

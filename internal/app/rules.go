@@ -227,6 +227,25 @@ func (s *Agent) PendingRules(ctx context.Context) ([]PendingRule, error) {
 // Loading the model costs a session start about 300 ms.
 func (s *core) pendingRules(ctx context.Context, load bool) ([]PendingRule, error) {
 	load = load || s.emb != nil
+	cands, err := s.ruleCandidates(ctx, load)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].Created.After(cands[j].Created) })
+	out := make([]PendingRule, len(cands))
+	for i, r := range cands {
+		out[i] = PendingRule{Entry: r}
+	}
+	if len(out) > 0 {
+		s.findConflicts(ctx, out, load)
+	}
+	return out, nil
+}
+
+// ruleCandidates gathers the corrections and directives no rule covers
+// yet: tagged corrections, recent entries that read as one, and (with
+// load, or from stored vectors) directives found by meaning.
+func (s *core) ruleCandidates(ctx context.Context, load bool) ([]Entry, error) {
 	seen := map[string]bool{}
 	var cands []Entry
 	add := func(rows []Entry, byMeaning bool) {
@@ -250,18 +269,13 @@ func (s *core) pendingRules(ctx context.Context, load bool) ([]PendingRule, erro
 	}
 	add(recent, false)
 	add(s.directivesByMeaning(ctx, load), true)
-	if cands, err = s.withoutRule(ctx, cands); err != nil {
-		return nil, err
-	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].Created.After(cands[j].Created) })
-	out := make([]PendingRule, len(cands))
-	for i, r := range cands {
-		out[i] = PendingRule{Entry: r}
-	}
-	if len(out) == 0 {
-		return out, nil
-	}
-	// conflicts need vectors; without a model the list stands alone
+	return s.withoutRule(ctx, cands)
+}
+
+// findConflicts notes, for each pending rule, the rules it contradicts by
+// meaning. It needs vectors: with load it embeds the texts, else it reads
+// stored ones; without either the list stands alone.
+func (s *core) findConflicts(ctx context.Context, out []PendingRule, load bool) {
 	conflicts := func(c *cache.Cache, vecs [][]float32) error {
 		rules, rvecs, err := c.VectorRows(ctx, cache.Filter{Types: []notes.Type{notes.TypeRule}, Limit: 500})
 		if err != nil || len(rules) == 0 {
@@ -294,7 +308,7 @@ func (s *core) pendingRules(ctx context.Context, load bool) ([]PendingRule, erro
 			}
 			return conflicts(c, vecs)
 		})
-		return out, nil
+		return
 	}
 	_ = s.withCache(ctx, func(c *cache.Cache) error {
 		if ok, err := c.UseStoredModel(ctx); !ok || err != nil {
@@ -314,7 +328,6 @@ func (s *core) pendingRules(ctx context.Context, load bool) ([]PendingRule, erro
 		}
 		return conflicts(c, vecs)
 	})
-	return out, nil
 }
 
 // withoutRule drops the corrections a rule already links to (accepted by

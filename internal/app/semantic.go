@@ -224,38 +224,16 @@ const (
 // search is SearchWith for a reader or a hook.
 func (s *core) search(ctx context.Context, query string, filter Filter, mode string, who searchFor) ([]Hit, SearchInfo, error) {
 	info := SearchInfo{Mode: ModeBM25}
-	var m Embedder
-	switch mode {
-	case "", "auto", "hybrid", "vector":
-		var err error
-		m, err = s.embedder()
-		if err != nil {
-			if mode == "hybrid" || mode == "vector" {
-				return nil, info, fmt.Errorf("%s search needs an embedding model: %w", mode, err)
-			}
-			info.Fallback = "lexical search (BM25 only): " + err.Error()
-			if errors.Is(err, embed.ErrNoModel) {
-				info.Fallback = "lexical search (BM25 only): no embedding model installed; run 'git synaptic model install'"
-			}
-			m = nil
-		}
-		info.Mode = ModeHybrid
-		if mode == "vector" {
-			info.Mode = ModeVector
-		}
-		if m == nil {
-			info.Mode = ModeBM25
-		}
-	case "bm25":
-	default:
-		return nil, info, fmt.Errorf("unknown search mode %q (want auto, hybrid, vector or bm25)", mode)
+	m, err := s.searchModel(mode, &info)
+	if err != nil {
+		return nil, info, err
 	}
 	span := s.queryTime(query, filter)
 	if span != nil {
 		info.Time = span.String()
 	}
 	var hits []Hit
-	err := s.withCache(ctx, func(c *cache.Cache) error {
+	err = s.withCache(ctx, func(c *cache.Cache) error {
 		var err error
 		v := s.view(ctx, c)
 		f := v.filter(filter)
@@ -302,6 +280,38 @@ func (s *core) search(ctx context.Context, query string, filter Filter, mode str
 		return err
 	})
 	return hits, info, err
+}
+
+// searchModel picks the model a search in mode uses (nil: BM25 alone) and
+// sets info's mode, and its fallback when auto mode finds no model.
+func (s *core) searchModel(mode string, info *SearchInfo) (Embedder, error) {
+	var m Embedder
+	switch mode {
+	case "", "auto", "hybrid", "vector":
+		var err error
+		m, err = s.embedder()
+		if err != nil {
+			if mode == "hybrid" || mode == "vector" {
+				return nil, fmt.Errorf("%s search needs an embedding model: %w", mode, err)
+			}
+			info.Fallback = "lexical search (BM25 only): " + err.Error()
+			if errors.Is(err, embed.ErrNoModel) {
+				info.Fallback = "lexical search (BM25 only): no embedding model installed; run 'git synaptic model install'"
+			}
+			m = nil
+		}
+		info.Mode = ModeHybrid
+		if mode == "vector" {
+			info.Mode = ModeVector
+		}
+		if m == nil {
+			info.Mode = ModeBM25
+		}
+	case "bm25":
+	default:
+		return nil, fmt.Errorf("%w: unknown search mode %q (want auto, hybrid, vector or bm25)", ErrInvalidRequest, mode)
+	}
+	return m, nil
 }
 
 // minCosine is the similarity below which a match found by the vectors

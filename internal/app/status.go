@@ -151,10 +151,20 @@ func (s *Service) Status(ctx context.Context) (Status, error) {
 	if st.Subscriptions, err = s.sharing().Subscriptions(ctx); err != nil {
 		return st, err
 	}
-	remotes, err := s.repo.Remotes(ctx)
-	if err != nil {
+	if st.Remotes, err = s.remoteStatus(ctx); err != nil {
 		return st, err
 	}
+	return st, nil
+}
+
+// remoteStatus says, for each remote and shared ref, how this clone's
+// memory stands against the remote's as last fetched.
+func (s *Service) remoteStatus(ctx context.Context) ([]RemoteStatus, error) {
+	remotes, err := s.repo.Remotes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []RemoteStatus
 	for _, r := range remotes {
 		specs, _ := s.repo.ConfigGetAll(ctx, "remote."+r+".fetch")
 		configured := false
@@ -183,10 +193,10 @@ func (s *Service) Status(ctx context.Context) (Status, error) {
 				}
 				rs.State = syncState(rs.Ahead, rs.Behind)
 			}
-			st.Remotes = append(st.Remotes, rs)
+			out = append(out, rs)
 		}
 	}
-	return st, nil
+	return out, nil
 }
 
 func syncState(ahead, behind int) string {
