@@ -14,8 +14,6 @@ import (
 // orthogonal. The end-to-end suite uses the real model.
 type wordEmbedder = testrepo.WordEmbedder
 
-const wordDim = testrepo.WordDim
-
 // searchModes are the options for search by words alone (no model) and
 // hybrid search (the wordEmbedder), by name, for tests that hold in both.
 func searchModes() map[string]Options {
