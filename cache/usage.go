@@ -44,37 +44,49 @@ DROP TABLE main.injections;
 `
 
 // attachUsage attaches the usage store (creating it if needed). A store
-// SQLite cannot read is deleted and started afresh: it is only statistics,
-// and a damaged one must not stop every command.
+// SQLite cannot read is started afresh: it is only statistics, and a
+// damaged one must not stop every command.
 func attachUsage(ctx context.Context, db *sql.DB, cachePath string) error {
 	path := UsagePath(cachePath)
-	err := tryAttachUsage(ctx, db, path)
-	if err == nil || !IsCorrupt(err) {
-		return err
+	if _, err := attachOrRestart(ctx, db, "us", path, "injections", usageSchema); err != nil {
+		return fmt.Errorf("usage store %s: %w", path, err)
 	}
-	db.ExecContext(ctx, `DETACH DATABASE us`)
-	if err := Remove(path); err != nil {
-		return err
-	}
-	return tryAttachUsage(ctx, db, path)
+	return nil
 }
 
-func tryAttachUsage(ctx context.Context, db *sql.DB, path string) error {
-	if _, err := db.ExecContext(ctx, `ATTACH DATABASE ? AS us`, path); err != nil {
-		return fmt.Errorf("usage store %s: %w", path, err)
+// attachStore attaches the SQLite file at path as alias, a store that
+// outlives the cache (the vector and usage stores), and creates its tables
+// with ddl when table is not there yet; created reports that it was new.
+func attachStore(ctx context.Context, db *sql.DB, alias, path, table, ddl string) (created bool, err error) {
+	if _, err := db.ExecContext(ctx, `ATTACH DATABASE ? AS `+alias, path); err != nil {
+		return false, err
 	}
 	var n int
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM us.sqlite_master WHERE name = 'injections'`).Scan(&n); err != nil {
-		return fmt.Errorf("usage store %s: %w", path, err)
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM `+alias+`.sqlite_master WHERE name = ?`, table).Scan(&n); err != nil {
+		return false, err
 	}
-	qs := []string{`PRAGMA us.synchronous=OFF`}
+	qs := []string{`PRAGMA ` + alias + `.journal_mode=WAL`, `PRAGMA ` + alias + `.synchronous=OFF`}
 	if n == 0 {
-		qs = append(qs, `PRAGMA us.journal_mode=WAL`, usageSchema)
+		qs = append(qs, ddl)
 	}
 	for _, q := range qs {
 		if _, err := db.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("usage store %s: %w", path, err)
+			return false, err
 		}
 	}
-	return nil
+	return n == 0, nil
+}
+
+// attachOrRestart is attachStore, except that a file SQLite cannot read is
+// deleted and the store started afresh.
+func attachOrRestart(ctx context.Context, db *sql.DB, alias, path, table, ddl string) (created bool, err error) {
+	created, err = attachStore(ctx, db, alias, path, table, ddl)
+	if !IsCorrupt(err) {
+		return created, err
+	}
+	db.ExecContext(ctx, `DETACH DATABASE `+alias)
+	if err := Remove(path); err != nil {
+		return false, err
+	}
+	return attachStore(ctx, db, alias, path, table, ddl)
 }

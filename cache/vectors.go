@@ -46,14 +46,8 @@ func (c *Cache) UseModel(ctx context.Context, id string, dim int) error {
 	created := false
 	if !c.vsAttached {
 		var err error
-		created, err = c.attachVectors(ctx)
-		if IsCorrupt(err) {
-			// derived data like the cache: start it again
-			c.db.ExecContext(ctx, `DETACH DATABASE vs`)
-			if err = Remove(VectorsPath(c.path)); err == nil {
-				created, err = c.attachVectors(ctx)
-			}
-		}
+		// derived data like the cache: a damaged store starts again
+		created, err = attachOrRestart(ctx, c.db, "vs", VectorsPath(c.path), "vectors", vectorsSchema)
 		if err != nil {
 			return fmt.Errorf("open vector store %s: %w", VectorsPath(c.path), err)
 		}
@@ -107,7 +101,7 @@ func (c *Cache) UseStoredModel(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	if !c.vsAttached {
-		if _, err := c.attachVectors(ctx); err != nil {
+		if _, err := attachStore(ctx, c.db, "vs", VectorsPath(c.path), "vectors", vectorsSchema); err != nil {
 			return false, fmt.Errorf("open vector store %s: %w", VectorsPath(c.path), err)
 		}
 		c.vsAttached = true
@@ -120,24 +114,8 @@ func (c *Cache) UseStoredModel(ctx context.Context) (bool, error) {
 // by UseModel or UseStoredModel), or "".
 func (c *Cache) VectorModel() string { return c.vecModel }
 
-// attachVectors opens the vector store and reports whether it was new
-// (deleted or never created).
-func (c *Cache) attachVectors(ctx context.Context) (created bool, err error) {
-	if _, err := c.db.ExecContext(ctx, `ATTACH DATABASE ? AS vs`, VectorsPath(c.path)); err != nil {
-		return false, err
-	}
-	var n int
-	if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM vs.sqlite_master WHERE name = 'vectors'`).Scan(&n); err != nil {
-		return false, err
-	}
-	for _, q := range []string{`PRAGMA vs.journal_mode=WAL`, `PRAGMA vs.synchronous=OFF`,
-		`CREATE TABLE IF NOT EXISTS vs.vectors(model TEXT NOT NULL, hash BLOB NOT NULL, vec BLOB NOT NULL, PRIMARY KEY(model, hash)) WITHOUT ROWID`} {
-		if _, err := c.db.ExecContext(ctx, q); err != nil {
-			return false, err
-		}
-	}
-	return n == 0, nil
-}
+// vectorsSchema is the vector store's table, created in the attached "vs".
+const vectorsSchema = `CREATE TABLE IF NOT EXISTS vs.vectors(model TEXT NOT NULL, hash BLOB NOT NULL, vec BLOB NOT NULL, PRIMARY KEY(model, hash)) WITHOUT ROWID`
 
 // PendingText is an entry whose text has no vector yet.
 type PendingText struct {
