@@ -17,6 +17,7 @@ var (
 	ErrAmbiguous = cache.ErrAmbiguous  // an id prefix names several entries
 	ErrNoWords   = cache.ErrNoWords    // a search with no word to look for
 	ErrNoModel   = embed.ErrNoModel    // no embedding model installed
+	ErrSecret    = secrets.ErrSecret   // content that looks like a credential
 )
 
 // ErrInvalidRequest marks a request the application cannot carry out as
@@ -47,6 +48,3 @@ type requestError struct{ error }
 
 func (e requestError) Unwrap() error        { return e.error }
 func (e requestError) Is(target error) bool { return target == ErrInvalidRequest }
-
-// ErrSecret marks content refused because it looks like a credential.
-var ErrSecret = secrets.ErrSecret
