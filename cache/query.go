@@ -88,8 +88,7 @@ func (f Filter) where() (string, []any) {
 		conds = append(conds, "NOT "+effArchived)
 	}
 	if len(f.Types) > 0 {
-		ph := strings.TrimSuffix(strings.Repeat("?,", len(f.Types)), ",")
-		conds = append(conds, "e.type IN ("+ph+")")
+		conds = append(conds, "e.type IN ("+placeholders(len(f.Types))+")")
 		for _, t := range f.Types {
 			args = append(args, string(t))
 		}
@@ -130,6 +129,9 @@ func (f Filter) where() (string, []any) {
 	}
 	return strings.Join(conds, " AND "), args
 }
+
+// placeholders is n comma-separated SQL parameters.
+func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
 func (f Filter) limit() int {
 	if f.Limit <= 0 {
@@ -252,18 +254,37 @@ func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error
 	if lim <= 0 {
 		lim = 10
 	}
-	for window := 4 * lim; ; window *= 8 {
+	// The best matches first; when the filter leaves fewer than lim of
+	// them (commits only, or memory only, among many matches), every
+	// match: widening the window step by step ran the match query up to
+	// six times where the filter admits few or none (a search's commit
+	// pool in a repository with no commits indexed).
+	if len(f.Types) > 0 {
+		// none of these types at all (commits in a repository that never
+		// indexed them): no match query
+		var some bool
+		types := make([]any, len(f.Types))
+		for i, t := range f.Types {
+			types[i] = string(t)
+		}
+		if err := c.db.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM entries WHERE type IN (`+placeholders(len(types))+`))`, types...).Scan(&some); err != nil || !some {
+			return nil, err
+		}
+	}
+	window := 4 * lim
+	for {
 		// top_bm25 ranks as bm25(fts, 1.0, 0.5) but skips rows that cannot make the window
 		q := `SELECT ` + rowCols + `, r.rank FROM (SELECT rowid, top_bm25(fts, ?, 1.0, 0.5) AS rank FROM fts WHERE fts MATCH ? ORDER BY rank, rowid LIMIT ?) r
 			JOIN entries e ON e.rowid = r.rowid WHERE ` + w + ` ORDER BY r.rank * ` + feedback + `, e.created DESC, e.id LIMIT ?`
 		hits, err := c.searchQuery(ctx, q, append(append([]any{window, mq, window}, args...), lim)...)
-		if err != nil || len(hits) >= lim || window > 1<<20 {
+		if err != nil || len(hits) >= lim || window > 4*lim {
 			return hits, err
 		}
 		var n int
 		if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM fts WHERE fts MATCH ?`, mq).Scan(&n); err != nil || n <= window {
 			return hits, err
 		}
+		window = n
 	}
 }
 

@@ -208,3 +208,63 @@ func TestSessionContextLiftsTheAnswerAfterAQuestion(t *testing.T) {
 		t.Fatalf("bm25: %+v", hits)
 	}
 }
+
+// TestVectorRowsNewestWithVectors: VectorRows returns the newest admitted
+// entries that have a vector, in order, with their own vectors, however
+// many of the newest lack one (it reads them a page at a time).
+func TestVectorRowsNewestWithVectors(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	var entries []notes.Entry
+	for i := 0; i < 90; i++ {
+		typ := notes.TypeInsight
+		if i%5 == 4 {
+			typ = notes.TypeIssue
+		}
+		entries = append(entries, mk(typ, fmt.Sprintf("entry %d", i), time.Duration(i)*time.Minute))
+	}
+	put(t, c, entries)
+	if err := c.UseModel(ctx, "m@1", 8); err != nil {
+		t.Fatal(err)
+	}
+	pending, _, _ := c.PendingVectors(ctx, 100)
+	vecOf := map[string][]float32{}
+	var store []PendingText
+	var vecs [][]float32
+	for _, p := range pending {
+		var i int
+		fmt.Sscanf(p.Text, "entry %d", &i)
+		// the newest twenty lack a vector, then one in three
+		if i < 20 || i%3 == 0 {
+			continue
+		}
+		v := unit(i % 8)
+		v[(i+1)%8] = float32(i)
+		vecOf[p.Text] = v
+		store, vecs = append(store, p), append(vecs, v)
+	}
+	if err := c.StoreVectors(ctx, store, vecs); err != nil {
+		t.Fatal(err)
+	}
+	var want []string // the insights with a vector, newest first
+	for _, e := range entries {
+		if _, ok := vecOf[e.Content]; ok && e.Type == notes.TypeInsight {
+			want = append(want, e.Content)
+		}
+	}
+	for _, lim := range []int{1, 7, 25, len(want), 1000} {
+		rows, got, err := c.VectorRows(ctx, Filter{Types: []notes.Type{notes.TypeInsight}, Limit: lim})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := min(lim, len(want))
+		if len(rows) != n || len(got) != n {
+			t.Fatalf("limit %d: %d rows, %d vectors, want %d", lim, len(rows), len(got), n)
+		}
+		for i, r := range rows {
+			if r.Content != want[i] || fmt.Sprint(got[i]) != fmt.Sprint(vecOf[r.Content]) {
+				t.Fatalf("limit %d, row %d: %q %v, want %q %v", lim, i, r.Content, got[i], want[i], vecOf[want[i]])
+			}
+		}
+	}
+}
