@@ -24,15 +24,31 @@ type Group struct {
 // tag) reaches min, and returns the connected groups of at least size,
 // largest first.
 func groups(rows []Entry, vecs [][]float32, min float64, size int) []Group {
+	return groupsOf(rows, linked(rows, vecs, min, size))
+}
+
+// linked is groups as the members' indices: comparing every pair is what
+// costs (about 15 ms for 500 entries), so a long-lived process keeps it
+// (recentSet.groups).
+func linked(rows []Entry, vecs [][]float32, min float64, size int) [][]int {
 	seen := make([]bool, len(rows))
-	var out []Group
+	var out [][]int
 	for i := range rows {
 		if seen[i] {
 			continue
 		}
-		if g := component(rows, vecs, i, min, seen); len(g.Entries) >= size {
-			out = append(out, g)
+		if m := members(rows, vecs, i, min, seen); len(m) >= size {
+			out = append(out, m)
 		}
+	}
+	return out
+}
+
+// groupsOf builds the groups of rows the index lists name, largest first.
+func groupsOf(rows []Entry, idx [][]int) []Group {
+	out := make([]Group, len(idx))
+	for i, m := range idx {
+		out[i] = groupOf(rows, m)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if len(out[i].Entries) != len(out[j].Entries) {
@@ -90,23 +106,26 @@ func (s *core) patternsIn(ctx context.Context, c *cache.Cache) ([]Group, error) 
 	if err != nil {
 		return nil, err
 	}
-	return groups(open.rows, open.vecs, patternCosine, 3), nil
+	return open.groups(patternCosine, 3), nil
 }
 
 // openIssues returns the issues of the last 30 days whose pattern was not
 // resolved, with their vectors (and the remembered labels).
-func (s *core) openIssues(ctx context.Context, c *cache.Cache) (recentSet, error) {
+func (s *core) openIssues(ctx context.Context, c *cache.Cache) (*recentSet, error) {
 	all, err := s.recentVectors(ctx, c, notes.TypeIssue)
 	if err != nil {
-		return recentSet{}, err
+		return nil, err
 	}
-	open := recentSet{labels: all.labels}
-	for i, r := range all.rows {
-		if !slices.Contains(r.Tags, TagPatternResolved) {
-			open.rows, open.vecs = append(open.rows, r), append(open.vecs, all.vecs[i])
+	if all.open == nil {
+		open := &recentSet{labels: all.labels}
+		for i, r := range all.rows {
+			if !slices.Contains(r.Tags, TagPatternResolved) {
+				open.rows, open.vecs = append(open.rows, r), append(open.vecs, all.vecs[i])
+			}
 		}
+		all.open = open
 	}
-	return open, nil
+	return all.open, nil
 }
 
 // PatternLabel is how search results and context show a pattern.
@@ -157,7 +176,7 @@ func (s *core) consolidation(ctx context.Context, load bool) ([]Group, error) {
 		if err != nil {
 			return err
 		}
-		out = groups(recent.rows, recent.vecs, consolidationCosine, 3)
+		out = recent.groups(consolidationCosine, 3)
 		return nil
 	})
 	return out, err
@@ -208,17 +227,27 @@ func (s *core) annotatePatterns(ctx context.Context, c *cache.Cache, hits []Hit)
 // breadth-first, oldest first; it marks them in seen, so that callers
 // exploring several starts visit each group once.
 func component(rows []Entry, vecs [][]float32, start int, min float64, seen []bool) Group {
+	return groupOf(rows, members(rows, vecs, start, min, seen))
+}
+
+// members is component as the members' indices.
+func members(rows []Entry, vecs [][]float32, start int, min float64, seen []bool) []int {
 	seen[start] = true
-	members := []int{start}
-	for k := 0; k < len(members); k++ {
-		i := members[k]
+	m := []int{start}
+	for k := 0; k < len(m); k++ {
+		i := m[k]
 		for j := range rows {
 			if !seen[j] && similarity(rows, vecs, i, j) >= min {
 				seen[j] = true
-				members = append(members, j)
+				m = append(m, j)
 			}
 		}
 	}
+	return m
+}
+
+// groupOf is the group of the rows members names, oldest first.
+func groupOf(rows []Entry, members []int) Group {
 	m := make([]Entry, len(members))
 	for k, i := range members {
 		m[k] = rows[i]

@@ -232,10 +232,28 @@ func (s *core) recentVectors(ctx context.Context, c *cache.Cache, types ...notes
 // recentSet is an answer of recentVectors, remembered in a long-lived
 // process. labels remembers, with it, the pattern labels found for its
 // issues (id → label, "" for none): exploring a pattern compares its issues
-// with every open issue, so each is explored once.
+// with every open issue, so each is explored once. open and linked
+// remember what was derived from it: its open issues (openIssues), and
+// its groups by threshold and size (groups).
 type recentSet struct {
 	at     time.Time
 	rows   []Entry
 	vecs   [][]float32
 	labels map[string]string
+	open   *recentSet
+	linked map[[2]float64][][]int
+}
+
+// groups is groups of the set's entries, comparing them once per set.
+func (r *recentSet) groups(min float64, size int) []Group {
+	key := [2]float64{min, float64(size)}
+	idx, ok := r.linked[key]
+	if !ok {
+		idx = linked(r.rows, r.vecs, min, size)
+		if r.linked == nil {
+			r.linked = map[[2]float64][][]int{}
+		}
+		r.linked[key] = idx
+	}
+	return groupsOf(r.rows, idx)
 }
