@@ -26,7 +26,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 16
+const SchemaVersion = 17
 
 // Cache is an open index.
 type Cache struct {
@@ -90,7 +90,21 @@ CREATE TRIGGER IF NOT EXISTS entries_vec_insert AFTER INSERT ON entries BEGIN IN
 CREATE TRIGGER IF NOT EXISTS entries_vec_delete AFTER DELETE ON entries BEGIN INSERT INTO meta(key, value) VALUES('entries_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; DELETE FROM vec_state WHERE rowid=old.rowid; DELETE FROM vec_pending WHERE rowid=old.rowid; END;
 CREATE TRIGGER IF NOT EXISTS entries_gen_update AFTER UPDATE ON entries BEGIN INSERT INTO meta(key, value) VALUES('entries_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; END;
 CREATE TRIGGER IF NOT EXISTS entries_vec_update AFTER UPDATE OF content ON entries WHEN old.content IS NOT new.content BEGIN DELETE FROM vec_state WHERE rowid=old.rowid; INSERT INTO vec_pending(rowid) SELECT old.rowid WHERE NOT EXISTS (SELECT 1 FROM vec_pending WHERE rowid=old.rowid); END;
-` + lineageSchema
+` + lineageSchema + decaySchema
+
+// decaySchema holds when each entry's decay verdict must next be
+// recomputed (maintain.go): now for a new entry or one whose authored
+// state changed (the triggers), later for one judged since.
+const decaySchema = `
+CREATE TABLE IF NOT EXISTS decay(rowid INTEGER PRIMARY KEY, next INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS decay_next ON decay(next);
+CREATE TRIGGER IF NOT EXISTS entries_decay_insert AFTER INSERT ON entries BEGIN INSERT INTO decay(rowid, next) VALUES(new.rowid, 0) ON CONFLICT(rowid) DO UPDATE SET next = 0; END;
+CREATE TRIGGER IF NOT EXISTS entries_decay_delete AFTER DELETE ON entries BEGIN DELETE FROM decay WHERE rowid=old.rowid; END;
+CREATE TRIGGER IF NOT EXISTS entries_decay_update AFTER UPDATE OF type, created, updated, tier, tier_explicit, pinned, archived ON entries BEGIN INSERT INTO decay(rowid, next) VALUES(new.rowid, 0) ON CONFLICT(rowid) DO UPDATE SET next = 0; END;
+`
+
+// v16to17 adds the decay table, every entry due.
+const v16to17 = decaySchema + `INSERT OR REPLACE INTO decay(rowid, next) SELECT rowid, 0 FROM entries;`
 
 // lineageSchema holds what the cache knows of the code (lineage.go):
 // which anchors are off each recent HEAD's line, patch ids, and how many
@@ -171,18 +185,23 @@ func open(path string, busy time.Duration) (*Cache, error) {
 		db.Close()
 		return nil, fmt.Errorf("cache %s: %w", path, err)
 	}
-	if err := attachUsage(context.Background(), db, path); err != nil {
+	usageNew, err := attachUsage(context.Background(), db, path)
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
 	switch v {
 	case SchemaVersion:
-	case 12, 13, 14, 15:
+	case 12, 13, 14, 15, 16:
 		// Older caches are upgraded in place, so that this clone's usage
 		// statistics survive: v12 lacks injections.stale, v13 the reads
-		// and the once-per-session uses, v14 the anchors, and v15 keeps
-		// usage in the cache rather than the usage store.
-		stmt := v15to16
+		// and the once-per-session uses, v14 the anchors, v15 keeps usage
+		// in the cache rather than the usage store, and v16 judges every
+		// entry's decay at every pass.
+		stmt := v16to17
+		if v <= 15 {
+			stmt = v15to16 + stmt
+		}
 		if v <= 14 {
 			stmt = v14to15 + stmt
 		}
@@ -204,6 +223,13 @@ func open(path string, busy time.Duration) (*Cache, error) {
 	default:
 		db.Close()
 		return nil, fmt.Errorf("%w (found v%d, want v%d)", errOldSchema, v, SchemaVersion)
+	}
+	if usageNew && v != 0 {
+		// verdicts judged from the usage that is gone are judged again
+		if _, err := db.Exec(`UPDATE decay SET next = 0`); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("cache %s: %w", path, err)
+		}
 	}
 	return &Cache{db: db, path: path}, nil
 }

@@ -374,3 +374,73 @@ func TestUsesCountOncePerSession(t *testing.T) {
 		t.Errorf("last use: %v", last)
 	}
 }
+
+// A pass judges the entries due only: new ones, those used or changed
+// since, those whose Next has come; every entry after a v16 cache is
+// upgraded, after the usage store is lost, or when the clock goes back.
+func TestDecayPassJudgesWhatIsDue(t *testing.T) {
+	ctx := context.Background()
+	c, p := newCache(t)
+	a, b, old := mk(notes.TypeInsight, "alpha", time.Hour), mk(notes.TypeIssue, "beta", time.Hour), mk(notes.TypeHandoff, "gamma", time.Hour)
+	put(t, c, []notes.Entry{a, b, old})
+	now := time.Now()
+	pass := func(c *Cache, at time.Time, next map[string]time.Time) []string {
+		t.Helper()
+		var judged []string
+		_, err := c.Maintain(ctx, DecayPass{Now: at, Judge: func(st Standing) Verdict {
+			judged = append(judged, string(st.Usage.Type))
+			return Verdict{Next: next[st.ID]}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(judged)
+		return judged
+	}
+	want := func(got []string, want ...string) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Fatalf("judged %v, want %v", got, want)
+		}
+	}
+	later := map[string]time.Time{a.ID: now.Add(48 * time.Hour), b.ID: now.Add(time.Hour), old.ID: now.Add(48 * time.Hour)}
+	want(pass(c, now, later), "handoff", "insight", "issue")
+	want(pass(c, now.Add(time.Minute), later))
+	want(pass(c, now.Add(2*time.Hour), map[string]time.Time{b.ID: now.Add(100 * time.Hour)}), "issue")
+	if err := c.RecordUse(ctx, Use{IDs: []string{old.ID}, At: now}); err != nil {
+		t.Fatal(err)
+	}
+	a.Pinned = true
+	put(t, c, []notes.Entry{a})
+	want(pass(c, now.Add(3*time.Hour), nil), "handoff", "insight") // nil: never again
+	want(pass(c, now.Add(50*time.Hour), nil))
+	want(pass(c, now, nil), "handoff", "insight", "issue") // the clock went back
+	c.Close()
+
+	// the usage the verdicts came from is gone
+	if err := Remove(UsagePath(p)); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := Open(p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(pass(c, now, nil), "handoff", "insight", "issue")
+	c.Close()
+
+	// a v16 cache had no decay table
+	db, _ := sql.Open("sqlite3", p)
+	for _, q := range []string{`DROP TABLE decay`, `DROP TRIGGER entries_decay_insert`, `DROP TRIGGER entries_decay_delete`, `DROP TRIGGER entries_decay_update`, `PRAGMA user_version = 16`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	c, rebuilt, err := Open(p, 0)
+	if err != nil || rebuilt {
+		t.Fatalf("open v16: %v rebuilt=%v", err, rebuilt)
+	}
+	defer c.Close()
+	want(pass(c, now, nil), "handoff", "insight", "issue")
+	want(pass(c, now, nil))
+}

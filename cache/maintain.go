@@ -2,8 +2,12 @@ package cache
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/notes"
@@ -55,6 +59,10 @@ func (c *Cache) RecordUse(ctx context.Context, u Use) error {
 		if err := tx.exec(`INSERT INTO access(id, count, last, reads) VALUES(?, 1, ?, ?) ON CONFLICT(id) DO UPDATE SET count=count+1, last=max(last, excluded.last), reads=reads+excluded.reads`, id, u.At.UnixNano(), read); err != nil {
 			return err
 		}
+		// its decay is judged again at the next pass
+		if err := tx.exec(`UPDATE decay SET next = 0 WHERE rowid = (SELECT rowid FROM entries WHERE id = ?)`, id); err != nil {
+			return err
+		}
 	}
 	return tx.tx.Commit()
 }
@@ -62,18 +70,95 @@ func (c *Cache) RecordUse(ctx context.Context, u Use) error {
 // Standing is an entry's authored state, usage and current maintenance
 // verdict.
 type Standing struct {
+	rowid        int64
 	ID           string
 	Usage        notes.Usage
 	AutoTier     notes.Tier // "" when maintenance left the tier alone
 	AutoArchived bool
 }
 
-// Standings lists every entry maintenance may act on: not archived by a
-// person, not a commit note.
-func (c *Cache) Standings(ctx context.Context) ([]Standing, error) {
-	rows, err := c.db.QueryContext(ctx, `SELECT e.id, e.type, e.created, e.updated, e.pinned, e.tier_explicit, e.tier, e.auto_tier, e.auto_archived,
-		coalesce(a.count, 0), coalesce(a.last, 0) FROM entries e LEFT JOIN access a ON a.id = e.id
-		WHERE e.archived = 0 AND e.type != ?`, string(notes.TypeNote))
+// Verdict is maintenance's decision for one entry.
+type Verdict struct {
+	Tier     notes.Tier // "" keeps the authored tier
+	Archived bool
+	Next     time.Time // when to judge it again (zero: never), unused and unchanged
+}
+
+// DecayPass is one maintenance pass (Maintain).
+type DecayPass struct {
+	Now time.Time
+	// All judges every entry; otherwise only those due: new or changed
+	// since they were last judged, used since, or whose Next has come.
+	All    bool
+	DryRun bool // judge, record nothing
+	// Judge decides one entry's verdict. It runs inside the pass's
+	// transaction: it must not use the cache.
+	Judge func(Standing) Verdict
+}
+
+// Maintain runs a maintenance pass: it judges the entries maintenance may
+// act on (not archived by a person, not commit notes) and records the
+// verdicts that changed, and when each entry is due again, in one
+// transaction, so that a use recorded meanwhile is never overwritten. A
+// pass at an earlier time than the last one (a clock set back, --as-of)
+// judges every entry. It returns how many entries were judged.
+func (c *Cache) Maintain(ctx context.Context, p DecayPass) (int, error) {
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	now := p.Now.UnixNano()
+	var last int64
+	if err := tx.queryRow(`SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'decay_now'`).Scan(&last); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("cache: maintain: %w", err)
+	}
+	due := now
+	if p.All || now < last {
+		due = math.MaxInt64
+	}
+	standings, err := tx.standings(due)
+	if err != nil {
+		return 0, err
+	}
+	if p.DryRun {
+		for _, st := range standings {
+			p.Judge(st)
+		}
+		return len(standings), nil
+	}
+	for _, st := range standings {
+		v := p.Judge(st)
+		if v.Tier != st.AutoTier || v.Archived != st.AutoArchived {
+			if err := tx.exec(`UPDATE entries SET auto_tier=?, auto_archived=? WHERE id=?`, string(v.Tier), v.Archived, st.ID); err != nil {
+				return 0, fmt.Errorf("cache: maintain: %w", err)
+			}
+		}
+		next := int64(math.MaxInt64)
+		if !v.Next.IsZero() {
+			next = v.Next.UnixNano()
+		}
+		if err := tx.exec(`UPDATE decay SET next=? WHERE rowid=?`, next, st.rowid); err != nil {
+			return 0, fmt.Errorf("cache: maintain: %w", err)
+		}
+	}
+	// what maintenance leaves alone is not due again until it changes
+	if err := tx.exec(`UPDATE decay SET next=? WHERE next <= ? AND rowid IN (SELECT rowid FROM entries WHERE archived != 0 OR type = ?)`,
+		int64(math.MaxInt64), due, string(notes.TypeNote)); err != nil {
+		return 0, fmt.Errorf("cache: maintain: %w", err)
+	}
+	if err := tx.SetMeta("decay_now", strconv.FormatInt(now, 10)); err != nil {
+		return 0, fmt.Errorf("cache: maintain: %w", err)
+	}
+	return len(standings), tx.tx.Commit()
+}
+
+// standings lists the entries maintenance may act on whose next judgement
+// is due by due (a UnixNano time).
+func (t *Tx) standings(due int64) ([]Standing, error) {
+	rows, err := t.tx.QueryContext(t.ctx, `SELECT d.rowid, e.id, e.type, e.created, e.updated, e.pinned, e.tier_explicit, e.tier, e.auto_tier, e.auto_archived,
+		coalesce(a.count, 0), coalesce(a.last, 0) FROM decay d JOIN entries e ON e.rowid = d.rowid LEFT JOIN access a ON a.id = e.id
+		WHERE d.next <= ? AND e.archived = 0 AND e.type != ?`, due, string(notes.TypeNote))
 	if err != nil {
 		return nil, fmt.Errorf("cache: standings: %w", err)
 	}
@@ -83,7 +168,7 @@ func (c *Cache) Standings(ctx context.Context) ([]Standing, error) {
 		var s Standing
 		var created, updated, last int64
 		var typ, tier, auto string
-		if err := rows.Scan(&s.ID, &typ, &created, &updated, &s.Usage.Pinned, &s.Usage.TierExplicit, &tier, &auto, &s.AutoArchived, &s.Usage.Accesses, &last); err != nil {
+		if err := rows.Scan(&s.rowid, &s.ID, &typ, &created, &updated, &s.Usage.Pinned, &s.Usage.TierExplicit, &tier, &auto, &s.AutoArchived, &s.Usage.Accesses, &last); err != nil {
 			return nil, err
 		}
 		s.Usage.Type, s.Usage.Tier, s.AutoTier = notes.Type(typ), notes.Tier(tier), notes.Tier(auto)
@@ -94,28 +179,6 @@ func (c *Cache) Standings(ctx context.Context) ([]Standing, error) {
 		out = append(out, s)
 	}
 	return out, rows.Err()
-}
-
-// Verdict is maintenance's decision for one entry.
-type Verdict struct {
-	ID       string
-	Tier     notes.Tier // "" keeps the authored tier
-	Archived bool
-}
-
-// ApplyVerdicts stores maintenance decisions in one transaction.
-func (c *Cache) ApplyVerdicts(ctx context.Context, vs []Verdict) error {
-	tx, err := c.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	for _, v := range vs {
-		if err := tx.exec(`UPDATE entries SET auto_tier=?, auto_archived=? WHERE id=?`, string(v.Tier), v.Archived, v.ID); err != nil {
-			return err
-		}
-	}
-	return tx.tx.Commit()
 }
 
 // LastAccess is when each of ids was last used here (entries never used

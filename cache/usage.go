@@ -43,15 +43,15 @@ DROP TABLE main.used;
 DROP TABLE main.injections;
 `
 
-// attachUsage attaches the usage store (creating it if needed). A store
-// SQLite cannot read is started afresh: it is only statistics, and a
-// damaged one must not stop every command.
-func attachUsage(ctx context.Context, db *sql.DB, cachePath string) error {
+// attachUsage attaches the usage store (creating it if needed); created
+// reports a new one. A store SQLite cannot read is started afresh: it is
+// only statistics, and a damaged one must not stop every command.
+func attachUsage(ctx context.Context, db *sql.DB, cachePath string) (created bool, err error) {
 	path := UsagePath(cachePath)
-	if _, err := attachOrRestart(ctx, db, "us", path, "injections", usageSchema); err != nil {
-		return fmt.Errorf("usage store %s: %w", path, err)
+	if created, err = attachOrRestart(ctx, db, "us", path, "injections", usageSchema); err != nil {
+		return false, fmt.Errorf("usage store %s: %w", path, err)
 	}
-	return nil
+	return created, nil
 }
 
 // attachStore attaches the SQLite file at path as alias, a store that

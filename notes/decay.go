@@ -103,3 +103,34 @@ func Decay(u Usage, now time.Time) Verdict {
 	}
 	return v
 }
+
+// DecayNext is the earliest instant after now at which Decay may judge u
+// otherwise, u unchanged (no use, no authored change); zero when it never
+// will (a pinned entry). Decay's verdict changes only where a threshold
+// of age or idle time is crossed, so an entry judged at now need not be
+// judged again before then: maintenance passes judge only the entries
+// whose instant has come.
+func DecayNext(u Usage, now time.Time) time.Time {
+	if u.Pinned {
+		return time.Time{}
+	}
+	last := u.Updated
+	if u.Created.After(last) {
+		last = u.Created
+	}
+	if u.LastAccess.After(last) {
+		last = u.LastAccess
+	}
+	// Decay's comparisons: age >= 7 days for a commit, > 7 days for a
+	// decision, idle > the archive and demotion times
+	var next time.Time
+	for _, t := range []time.Time{
+		u.Created.Add(7 * Day), u.Created.Add(7*Day + 1),
+		last.Add(archiveAfter(u.Accesses) + 1), last.Add(demoteAfter(u.Accesses) + 1),
+	} {
+		if t.After(now) && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	return next
+}

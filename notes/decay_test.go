@@ -1,6 +1,7 @@
 package notes
 
 import (
+	"math/rand"
 	"testing"
 	"time"
 )
@@ -43,5 +44,56 @@ func TestDecayRules(t *testing.T) {
 		if (got.Tier != DefaultTier(c.u.Type) || got.Archived) && got.Reason == "" && !c.u.Pinned && !(c.u.TierExplicit && !got.Archived) && c.u.Type != TypeGitCommit {
 			t.Errorf("%s: a change without a reason", c.name)
 		}
+	}
+}
+
+// TestDecayNextHoldsTheVerdict: between now and DecayNext, Decay judges an
+// entry as it does at now, for every kind of entry and usage; at
+// DecayNext the verdict may change, and where it never will DecayNext is
+// zero or past every instant tried.
+func TestDecayNextHoldsTheVerdict(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewSource(1))
+	types := []Type{TypeDecision, TypeInsight, TypeIssue, TypeProgress, TypeHandoff, TypeReference, TypeRule, TypeGitCommit}
+	tiers := []Tier{TierEphemeral, TierWorking, TierLongterm}
+	changed := 0
+	for i := 0; i < 3000; i++ {
+		u := Usage{Type: types[rng.Intn(len(types))], Created: now.Add(-time.Duration(rng.Int63n(int64(40 * Day)))),
+			Pinned: rng.Intn(10) == 0, TierExplicit: rng.Intn(4) == 0, Tier: tiers[rng.Intn(3)], Accesses: rng.Intn(5)}
+		u.Updated = u.Created.Add(time.Duration(rng.Int63n(int64(3 * Day))))
+		if u.Accesses > 0 {
+			u.LastAccess = u.Created.Add(time.Duration(rng.Int63n(int64(20 * Day))))
+		}
+		at := now.Add(-time.Duration(rng.Int63n(int64(10 * Day))))
+		v, next := Decay(u, at), DecayNext(u, at)
+		if !next.IsZero() && !next.After(at) {
+			t.Fatalf("%+v at %v: next %v is not after it", u, at, next)
+		}
+		horizon := at.Add(90 * Day)
+		end := next
+		if end.IsZero() || end.After(horizon) {
+			end = horizon
+		}
+		for _, x := range []time.Time{at, at.Add(time.Duration(rng.Int63n(int64(end.Sub(at))))), end.Add(-1)} {
+			if w := Decay(u, x); w.Tier != v.Tier || w.Archived != v.Archived {
+				t.Fatalf("%+v: judged %v/%v at %v, %v/%v at %v, before next %v", u, v.Tier, v.Archived, at, w.Tier, w.Archived, x, next)
+			}
+		}
+		if !next.IsZero() {
+			if w := Decay(u, next); w.Tier != v.Tier || w.Archived != v.Archived {
+				changed++
+			}
+		}
+	}
+	if changed == 0 {
+		t.Fatal("the verdict never changed at DecayNext")
+	}
+	// a handoff nobody used is archived just after 3 idle days
+	h := Usage{Type: TypeHandoff, Created: now, Updated: now, Tier: TierEphemeral}
+	if next := DecayNext(h, now); !next.Equal(now.Add(3*Day+1)) || !Decay(h, next).Archived || Decay(h, next.Add(-1)).Archived {
+		t.Fatalf("handoff: next %v", next)
+	}
+	if next := DecayNext(Usage{Type: TypeHandoff, Created: now, Pinned: true}, now); !next.IsZero() {
+		t.Fatalf("pinned: next %v", next)
 	}
 }

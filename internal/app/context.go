@@ -41,7 +41,7 @@ func (s *Agent) sessionContext(ctx context.Context, budget int) (string, []Entry
 	if budget <= 0 {
 		budget = s.contextBudget(ctx)
 	}
-	rep, err := s.memory().Maintain(ctx, false)
+	rep, err := s.maintainDue(ctx)
 	if err != nil {
 		return "", nil, err
 	}

@@ -32,26 +32,32 @@ type MaintainReport struct {
 // authored change to an entry (edit, pin, unarchive...) clears them until
 // the next pass.
 func (s *Memory) Maintain(ctx context.Context, dryRun bool) (MaintainReport, error) {
-	rep := MaintainReport{DryRun: dryRun, Changes: []Change{}}
+	return s.maintain(ctx, cache.DecayPass{All: true, DryRun: dryRun})
+}
+
+// maintainDue is Maintain for the entries due only (see cache.DecayPass):
+// what a session start runs, without judging 10k entries each time.
+func (s *core) maintainDue(ctx context.Context) (MaintainReport, error) {
+	return s.memory().maintain(ctx, cache.DecayPass{})
+}
+
+// maintain runs pass with the Service's clock and notes.Decay.
+func (s *Memory) maintain(ctx context.Context, pass cache.DecayPass) (MaintainReport, error) {
+	rep := MaintainReport{DryRun: pass.DryRun, Changes: []Change{}}
 	c, err := s.ready(ctx)
 	if err != nil {
 		return rep, err
 	}
-	standings, err := c.Standings(ctx)
-	if err != nil {
-		return rep, err
-	}
-	now := s.now()
-	var apply []cache.Verdict
-	for _, st := range standings {
-		rep.Checked++
-		v := notes.Decay(st.Usage, now)
+	pass.Now = s.now()
+	pass.Judge = func(st cache.Standing) cache.Verdict {
+		v := notes.Decay(st.Usage, pass.Now)
 		auto := v.Tier
 		if auto == st.Usage.Tier {
 			auto = "" // nothing beyond the authored tier
 		}
+		out := cache.Verdict{Tier: auto, Archived: v.Archived, Next: notes.DecayNext(st.Usage, pass.Now)}
 		if auto == st.AutoTier && v.Archived == st.AutoArchived {
-			continue
+			return out
 		}
 		from := st.Usage.Tier
 		if st.AutoTier != "" {
@@ -60,13 +66,11 @@ func (s *Memory) Maintain(ctx context.Context, dryRun bool) (MaintainReport, err
 		if st.Usage.Type != notes.TypeGitCommit || v.Archived {
 			rep.Changes = append(rep.Changes, Change{ID: st.ID, Type: st.Usage.Type, From: from, To: v.Tier, Archived: v.Archived, Reason: v.Reason})
 		}
-		apply = append(apply, cache.Verdict{ID: st.ID, Tier: auto, Archived: v.Archived})
+		return out
 	}
+	rep.Checked, err = c.Maintain(ctx, pass)
 	sort.Slice(rep.Changes, func(i, j int) bool { return rep.Changes[i].ID < rep.Changes[j].ID })
-	if dryRun || len(apply) == 0 {
-		return rep, nil
-	}
-	return rep, c.ApplyVerdicts(ctx, apply)
+	return rep, err
 }
 
 // noteUse records that entries were used now: shown (each at most once

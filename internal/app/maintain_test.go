@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
@@ -176,5 +178,76 @@ func TestSessionStartReportsMaintenance(t *testing.T) {
 	}
 	if md, _ := s.Agent().StartSession(ctx, "", 0); strings.Contains(md, "_Maintenance") {
 		t.Errorf("a pass that changed nothing is reported:\n%s", md)
+	}
+}
+
+// A session start judges only the entries due (new, changed, used, or
+// past a threshold of notes.DecayNext), yet leaves memory as a full pass
+// would: over 40 days of uses, edits, pins and new entries, a full pass
+// after each session start finds nothing left to change, and the session
+// starts judge far fewer entries than full passes would. A clock set back
+// judges everything again.
+func TestSessionStartDecayMatchesAFullPass(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	s := openTest(t, Options{Now: func() time.Time { return now }})
+	rng := rand.New(rand.NewSource(7))
+	types := []notes.Type{notes.TypeHandoff, notes.TypeIssue, notes.TypeDecision, notes.TypeInsight, notes.TypeProgress, notes.TypeReference}
+	var reqs []SaveRequest
+	for i := 0; i < 120; i++ {
+		reqs = append(reqs, SaveRequest{Content: fmt.Sprintf("entry %d about the billing worker", i), Type: types[i%len(types)],
+			Created: now.Add(-time.Duration(rng.Intn(30*24)) * time.Hour)})
+	}
+	ents, err := s.Memory().Import(ctx, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	judged, entries := 0, 0
+	for day := 0; day < 40; day++ {
+		now = now.Add(time.Duration(20+rng.Intn(8)) * time.Hour)
+		for k := 0; k < 3; k++ {
+			e := ents[rng.Intn(len(ents))]
+			switch rng.Intn(6) {
+			case 0:
+				text := fmt.Sprintf("edited on day %d", day)
+				_, err = s.Memory().Edit(ctx, e.ID, EditRequest{Content: &text})
+			case 1:
+				_, err = s.Memory().SetPinned(ctx, e.ID, rng.Intn(2) == 0)
+			case 2:
+				var saved []notes.Entry
+				saved, err = s.Memory().Import(ctx, []SaveRequest{{Content: fmt.Sprintf("new on day %d", day), Type: types[rng.Intn(len(types))], Created: now}})
+				ents = append(ents, saved...)
+			default:
+				_, err = s.Recall().Show(ctx, e.ID)
+			}
+			if err != nil && !strings.Contains(err.Error(), "archived") {
+				t.Fatal(err)
+			}
+		}
+		rep, err := s.maintainDue(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		judged += rep.Checked
+		full, err := s.Memory().Maintain(ctx, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(full.Changes) != 0 {
+			t.Fatalf("day %d: a full pass would still change %+v", day, full.Changes)
+		}
+		entries += full.Checked
+	}
+	if judged*3 > entries {
+		t.Fatalf("session starts judged %d entries where full passes would judge %d", judged, entries)
+	}
+	now = now.AddDate(0, 0, -20)
+	rep, err := s.maintainDue(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, _ := s.Memory().Maintain(ctx, true)
+	if rep.Checked != full.Checked || len(full.Changes) != 0 {
+		t.Fatalf("clock set back: judged %d of %d, a full pass would change %+v", rep.Checked, full.Checked, full.Changes)
 	}
 }
