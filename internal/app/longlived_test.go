@@ -78,6 +78,26 @@ func TestSessionRequestsAreAlikeAndAlone(t *testing.T) {
 	if want := start(fresh); warm != want {
 		t.Errorf("session start in a Session:\n%s\nin a fresh Service:\n%s", warm, want)
 	}
+	// what the Session remembers between starts (the pending rules) follows
+	// memory changed by another process
+	pnpm, err := fresh.Memory().Save(ctx, SaveRequest{Content: "From now on, use pnpm for installs", Type: "insight"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []func(){func() {}, func() {
+		if _, err := fresh.Agent().AcceptRule(ctx, pnpm.ID, "pnpm"); err != nil {
+			t.Fatal(err)
+		}
+	}} {
+		step()
+		sess.Do(ctx, func(s *Service) error { warm = start(s); return nil })
+		if want := start(fresh); warm != want {
+			t.Errorf("session start in a Session after a change:\n%s\nin a fresh Service:\n%s", warm, want)
+		}
+		if pending := strings.Contains(warm, "## Pending rules") && strings.Contains(warm, "use pnpm"); pending == strings.Contains(warm, "## Rules") {
+			t.Errorf("the correction is not pending, then a rule:\n%s", warm)
+		}
+	}
 
 	// per-request values apply to their request only
 	var w1 bytes.Buffer

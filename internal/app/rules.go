@@ -246,6 +246,49 @@ func (s *core) pendingRules(ctx context.Context, load bool) ([]PendingRule, erro
 // yet: tagged corrections, recent entries that read as one, and (with
 // load, or from stored vectors) directives found by meaning.
 func (s *core) ruleCandidates(ctx context.Context, load bool) ([]Entry, error) {
+	key := s.derivedKey(ctx, load)
+	if key != "" && s.rulesMemo.key == key {
+		return slices.Clone(s.rulesMemo.cands), nil
+	}
+	cands, err := s.findRuleCandidates(ctx, load)
+	if err == nil && key != "" {
+		s.rulesMemo.key, s.rulesMemo.cands = key, slices.Clone(cands)
+	}
+	return cands, err
+}
+
+// rulesMemo is ruleCandidates' last answer in a long-lived process, and
+// the derivedKey it holds for: reading the 500 newest entries and their
+// vectors for directives costs a session start about 30 ms at 10k
+// entries, and their answer changes only with memory.
+type rulesMemo struct {
+	key   string
+	cands []Entry
+}
+
+// derivedKey names the state of memory that what is derived from entries
+// and vectors depends on: the cache's Stamp, HEAD (which entries are on
+// this line), and how (with the model loaded or not); "" outside a
+// long-lived process, or when it cannot tell, so that nothing is kept.
+func (s *core) derivedKey(ctx context.Context, how ...any) string {
+	if !s.longLived {
+		return ""
+	}
+	var key string
+	err := s.withCache(ctx, func(c *cache.Cache) error {
+		stamp, err := c.Stamp(ctx)
+		head, _ := s.repo.Head() // zero on an unborn branch
+		key = fmt.Sprint(stamp, "/", head, "/", how)
+		return err
+	})
+	if err != nil {
+		return ""
+	}
+	return key
+}
+
+// findRuleCandidates is ruleCandidates, unremembered.
+func (s *core) findRuleCandidates(ctx context.Context, load bool) ([]Entry, error) {
 	seen := map[string]bool{}
 	var cands []Entry
 	add := func(rows []Entry, byMeaning bool) {

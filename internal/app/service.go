@@ -128,6 +128,7 @@ type core struct {
 	others        map[string]*Service   // other projects read, kept open until Close (projects.go)
 	memo          *queryMemo            // this Service's model as the others use it
 	lines         lineMemo              // memory's standing against HEAD (code.go)
+	rulesMemo     rulesMemo             // ruleCandidates' answer, when longLived
 }
 
 // Open opens the repository containing dir. The cache is opened lazily.
