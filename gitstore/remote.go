@@ -26,6 +26,17 @@ func (r *Repo) Remotes(ctx context.Context) ([]string, error) {
 
 // ConfigGetAll returns every value of a multi-valued config key.
 func (r *Repo) ConfigGetAll(ctx context.Context, key string) ([]string, error) {
+	if k, ok := sectionKey(key); ok {
+		vals, err := r.synapticValues(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]string, len(vals))
+		for i, v := range vals {
+			out[i] = strings.TrimPrefix(v, "\x00") // no value: git prints ""
+		}
+		return out, nil
+	}
 	out, err := r.run(ctx, nil, nil, "config", "--get-all", key)
 	if err != nil {
 		var ge *GitError
@@ -40,6 +51,7 @@ func (r *Repo) ConfigGetAll(ctx context.Context, key string) ([]string, error) {
 // ConfigAddUnique adds value to a multi-valued key unless it is there;
 // it reports whether it added it.
 func (r *Repo) ConfigAddUnique(ctx context.Context, key, value string) (bool, error) {
+	defer r.ForgetConfig()
 	vals, err := r.ConfigGetAll(ctx, key)
 	if err != nil {
 		return false, err
@@ -56,6 +68,14 @@ func (r *Repo) ConfigAddUnique(ctx context.Context, key, value string) (bool, er
 // ConfigBool reads key as git reads a boolean (true/yes/on/1, false/no/
 // off/0); set is false when the key is absent.
 func (r *Repo) ConfigBool(ctx context.Context, key string) (value, set bool, err error) {
+	if k, ok := sectionKey(key); ok {
+		vals, err := r.synapticValues(ctx, k)
+		if err != nil || len(vals) == 0 {
+			return false, false, err
+		}
+		v, err := parseBool(key, vals[len(vals)-1])
+		return v, err == nil, err
+	}
 	out, err := r.run(ctx, nil, nil, "config", "--type=bool", "--get", key)
 	if err != nil {
 		var ge *GitError
@@ -69,12 +89,14 @@ func (r *Repo) ConfigBool(ctx context.Context, key string) (value, set bool, err
 
 // ConfigUnsetValue removes every value of a multi-valued key equal to value.
 func (r *Repo) ConfigUnsetValue(ctx context.Context, key, value string) error {
+	defer r.ForgetConfig()
 	_, err := r.run(ctx, nil, nil, "config", "--unset-all", "--fixed-value", key, value)
 	return err
 }
 
 // ConfigSet sets a single-valued key; it reports whether the value changed.
 func (r *Repo) ConfigSet(ctx context.Context, key, value string) (bool, error) {
+	defer r.ForgetConfig()
 	vals, err := r.ConfigGetAll(ctx, key)
 	if err != nil {
 		return false, err
@@ -365,6 +387,7 @@ func (r *Repo) ConfigSubsections(ctx context.Context, section, key string) (map[
 // ConfigRemoveSection removes a config section and every key in it
 // (section "remote.origin": the whole remote).
 func (r *Repo) ConfigRemoveSection(ctx context.Context, section string) error {
+	defer r.ForgetConfig()
 	_, err := r.run(ctx, nil, nil, "config", "--remove-section", section)
 	return err
 }

@@ -39,6 +39,7 @@ type Repo struct {
 	workTree  string // empty for a bare repository
 	st        *objectStore
 	priv      *privateSide // where private refs live; nil in the private repository itself
+	config    synapticConfig
 }
 
 // Open finds the repository containing dir (honouring GIT_DIR and

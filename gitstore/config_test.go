@@ -1,0 +1,67 @@
+package gitstore
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+)
+
+// The synaptic.* keys, read at once, answer as git config does: booleans
+// as --type=bool reads them, every value of a multi-valued key, a key
+// without a value, another section's keys; and what another process
+// writes into the repository's config, or into the user's after
+// ForgetConfig, is seen.
+func TestSynapticConfigAnswersAsGitDoes(t *testing.T) {
+	ctx := context.Background()
+	dir := testrepo.NewRepo(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	r := open(t, dir)
+	gitConfig := func(args ...string) { testrepo.Git(t, dir, append([]string{"config"}, args...)...) }
+	for _, kv := range [][2]string{{"synaptic.capture", "off"}, {"synaptic.autoPush", "1"}, {"synaptic.crossProject", "YES"}} {
+		gitConfig(kv[0], kv[1])
+	}
+	gitConfig("--add", "synaptic.projects", "a")
+	gitConfig("--add", "synaptic.projects", "b")
+	f, _ := os.OpenFile(filepath.Join(dir, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("[synaptic]\n\tbare\n")
+	f.Close()
+	gitConfig("remote.origin.url", "https://example.invalid/x")
+	for key, want := range map[string][2]bool{"synaptic.capture": {false, true}, "synaptic.autopush": {true, true}, "synaptic.crossProject": {true, true},
+		"synaptic.bare": {true, true}, "synaptic.unset": {false, false}} {
+		v, set, err := r.ConfigBool(ctx, key)
+		if err != nil || v != want[0] || set != want[1] {
+			t.Errorf("%s: %v set=%v %v, want %v", key, v, set, err, want)
+		}
+	}
+	if v, err := r.ConfigGetAll(ctx, "synaptic.projects"); err != nil || !slices.Equal(v, []string{"a", "b"}) {
+		t.Errorf("projects: %q %v", v, err)
+	}
+	if v, err := r.ConfigGetAll(ctx, "remote.origin.url"); err != nil || !slices.Equal(v, []string{"https://example.invalid/x"}) {
+		t.Errorf("another section: %q %v", v, err)
+	}
+	gitConfig("synaptic.capture", "notabool")
+	if _, _, err := r.ConfigBool(ctx, "synaptic.capture"); err == nil {
+		t.Error("a value git cannot read as a boolean was read")
+	}
+	gitConfig("synaptic.capture", "true") // another process, the repository's file
+	if v, _, err := r.ConfigBool(ctx, "synaptic.capture"); err != nil || !v {
+		t.Errorf("a change to the repository's config was not seen: %v %v", v, err)
+	}
+	testrepo.Git(t, dir, "config", "--global", "synaptic.contextBudget", "900") // the user's file
+	r.ForgetConfig()
+	if v, err := r.ConfigGetAll(ctx, "synaptic.contextbudget"); err != nil || !slices.Equal(v, []string{"900"}) {
+		t.Errorf("the user's config after ForgetConfig: %q %v", v, err)
+	}
+	if _, err := r.ConfigSet(ctx, "synaptic.contextBudget", "700"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := r.ConfigGetAll(ctx, "synaptic.contextBudget"); !slices.Equal(v, []string{"900", "700"}) {
+		t.Errorf("after this Repo wrote: %q", v)
+	}
+}
