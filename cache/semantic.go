@@ -241,7 +241,9 @@ func (c *Cache) addSessionContext(ctx context.Context, q SemanticQuery, f Filter
 	if len(missing) > 0 {
 		w, args := f.where()
 		mJSON, _ := json.Marshal(missing)
-		found, err := c.queryRows(ctx, "session neighbours", `SELECT `+rowCols+` FROM entries e WHERE e.id IN (SELECT value FROM json_each(?)) AND `+w, append([]any{string(mJSON)}, args...)...)
+		// driven by the ids: with "e.id IN (...)" SQLite scanned every
+		// entry of the filter's types (4 ms a prompt at 10k entries)
+		found, err := c.queryRows(ctx, "session neighbours", `SELECT `+rowCols+` FROM json_each(?) j CROSS JOIN entries e ON e.id = j.value WHERE `+w, append([]any{string(mJSON)}, args...)...)
 		if err != nil {
 			return nil, err
 		}
