@@ -20,16 +20,11 @@ type Group struct {
 	Last    time.Time `json:"last"`
 }
 
-// groups links entries whose similarity (cosine, plus a bonus per shared
-// tag) reaches min, and returns the connected groups of at least size,
-// largest first.
-func groups(rows []Entry, vecs [][]float32, min float64, size int) []Group {
-	return groupsOf(rows, linked(rows, vecs, min, size))
-}
-
-// linked is groups as the members' indices: comparing every pair is what
-// costs (about 15 ms for 500 entries), so a long-lived process keeps it
-// (recentSet.groups).
+// linked links entries whose similarity (cosine, plus a bonus per shared
+// tag) reaches min, and returns the connected groups of at least size as
+// the members' indices (groupsOf makes the groups): comparing every pair
+// is what costs (about 15 ms for 500 entries), so a long-lived process
+// keeps the answer (recentSet.groups).
 func linked(rows []Entry, vecs [][]float32, min float64, size int) [][]int {
 	seen := make([]bool, len(rows))
 	var out [][]int

@@ -244,7 +244,8 @@ type recentSet struct {
 	linked map[[2]float64][][]int
 }
 
-// groups is groups of the set's entries, comparing them once per set.
+// groups returns the groups of the set's entries, largest first (see
+// linked), comparing the entries once per set.
 func (r *recentSet) groups(min float64, size int) []Group {
 	key := [2]float64{min, float64(size)}
 	idx, ok := r.linked[key]
