@@ -143,7 +143,9 @@ func (c *Cache) Maintain(ctx context.Context, p DecayPass) (int, error) {
 		}
 	}
 	// what maintenance leaves alone is not due again until it changes
-	if err := tx.exec(`UPDATE decay SET next=? WHERE next <= ? AND rowid IN (SELECT rowid FROM entries WHERE archived != 0 OR type = ?)`,
+	// (driven by the due rows: "rowid IN (SELECT ... FROM entries)"
+	// scanned every entry)
+	if err := tx.exec(`UPDATE decay SET next=? WHERE next <= ? AND EXISTS (SELECT 1 FROM entries e WHERE e.rowid = decay.rowid AND (e.archived != 0 OR e.type = ?))`,
 		int64(math.MaxInt64), due, string(notes.TypeNote)); err != nil {
 		return 0, fmt.Errorf("cache: maintain: %w", err)
 	}
