@@ -24,11 +24,11 @@ type synapticConfig struct {
 	read   bool
 }
 
-// fileStamp is what tells a file changed.
+// fileStamp is what tells a file changed: git config rewrites the file
+// (a new size or time), and a missing file stamps zero.
 type fileStamp struct {
 	size  int64
 	mtime time.Time
-	ino   any
 }
 
 func stampOf(path string) fileStamp {
@@ -36,7 +36,7 @@ func stampOf(path string) fileStamp {
 	if err != nil {
 		return fileStamp{}
 	}
-	return fileStamp{size: fi.Size(), mtime: fi.ModTime(), ino: fi.Sys()}
+	return fileStamp{size: fi.Size(), mtime: fi.ModTime()}
 }
 
 // ForgetConfig makes the next read of the synaptic.* configuration ask git.
@@ -62,7 +62,7 @@ func (r *Repo) synapticValues(ctx context.Context, key string) ([]string, error)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	file := stampOf(filepath.Join(r.commonDir, "config"))
-	if !c.read || file.size != c.file.size || !file.mtime.Equal(c.file.mtime) {
+	if !c.read || file != c.file {
 		out, err := r.run(ctx, nil, nil, "config", "-z", "--get-regexp", `^synaptic\.[^.]*$`)
 		var ge *GitError
 		if err != nil && !(errors.As(err, &ge) && strings.TrimSpace(ge.Stderr) == "") {
