@@ -62,7 +62,7 @@ func (r *Repo) synapticValues(ctx context.Context, key string) ([]string, error)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	file := stampOf(filepath.Join(r.commonDir, "config"))
-	if !c.read || file != c.file {
+	if !c.read || file.size != c.file.size || !file.mtime.Equal(c.file.mtime) {
 		out, err := r.run(ctx, nil, nil, "config", "-z", "--get-regexp", `^synaptic\.[^.]*$`)
 		var ge *GitError
 		if err != nil && !(errors.As(err, &ge) && strings.TrimSpace(ge.Stderr) == "") {
