@@ -89,9 +89,7 @@ func (f Filter) where() (string, []any) {
 	}
 	if len(f.Types) > 0 {
 		conds = append(conds, "e.type IN ("+placeholders(len(f.Types))+")")
-		for _, t := range f.Types {
-			args = append(args, string(t))
-		}
+		args = append(args, typeArgs(f.Types)...)
 	}
 	for _, tag := range f.Tags {
 		conds = append(conds, "EXISTS (SELECT 1 FROM entry_tags t WHERE t.tag=? AND t.entry=e.rowid)")
@@ -128,6 +126,15 @@ func (f Filter) where() (string, []any) {
 		return "1", nil
 	}
 	return strings.Join(conds, " AND "), args
+}
+
+// typeArgs is types as SQL parameters.
+func typeArgs(types []notes.Type) []any {
+	out := make([]any, len(types))
+	for i, t := range types {
+		out[i] = string(t)
+	}
+	return out
 }
 
 // placeholders is n comma-separated SQL parameters.
@@ -263,11 +270,7 @@ func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error
 		// none of these types at all (commits in a repository that never
 		// indexed them): no match query
 		var some bool
-		types := make([]any, len(f.Types))
-		for i, t := range f.Types {
-			types[i] = string(t)
-		}
-		if err := c.db.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM entries WHERE type IN (`+placeholders(len(types))+`))`, types...).Scan(&some); err != nil || !some {
+		if err := c.db.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM entries WHERE type IN (`+placeholders(len(f.Types))+`))`, typeArgs(f.Types)...).Scan(&some); err != nil || !some {
 			return nil, err
 		}
 	}

@@ -344,20 +344,9 @@ func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hi
 	for i, s := range scored {
 		best[i] = s.rowid
 	}
-	idJSON, _ := json.Marshal(best)
-	rows, err := c.db.QueryContext(ctx, `SELECT `+rowCols+`, e.rowid FROM entries e WHERE e.rowid IN (SELECT value FROM json_each(?))`, string(idJSON))
+	byRow, err := c.rowsByRowid(ctx, best)
 	if err != nil {
-		return nil, fmt.Errorf("cache: vector results: %w", err)
-	}
-	defer rows.Close()
-	byRow := map[int64]Row{}
-	for rows.Next() {
-		var id int64
-		r, err := scanRow(rows, &id)
-		if err != nil {
-			return nil, err
-		}
-		byRow[id] = r
+		return nil, err
 	}
 	hits := make([]Hit, 0, len(scored))
 	for _, s := range scored {
@@ -365,7 +354,7 @@ func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hi
 			hits = append(hits, Hit{Row: r, Scores: rank.Scores{Cosine: float64(s.cos)}})
 		}
 	}
-	return hits, rows.Err()
+	return hits, nil
 }
 
 type scoredRow struct {
@@ -525,34 +514,22 @@ func (c *Cache) vectorsByHash(ctx context.Context, keys []vecKey) (map[string][]
 
 // rowsByRowid returns the rows of the given rowids, by rowid.
 func (c *Cache) rowsByRowid(ctx context.Context, ids []int64) (map[int64]Row, error) {
-	out := make(map[int64]Row, len(ids))
-	for len(ids) > 0 {
-		batch := ids[:min(len(ids), 500)]
-		ids = ids[len(batch):]
-		args := make([]any, len(batch))
-		for i, id := range batch {
-			args[i] = id
-		}
-		rows, err := c.db.QueryContext(ctx, `SELECT `+rowCols+`, e.rowid FROM entries e WHERE e.rowid IN (`+placeholders(len(batch))+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("cache: rows: %w", err)
-		}
-		for rows.Next() {
-			var id int64
-			r, err := scanRow(rows, &id)
-			if err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out[id] = r
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, fmt.Errorf("cache: rows: %w", err)
-		}
+	idJSON, _ := json.Marshal(ids)
+	rows, err := c.db.QueryContext(ctx, `SELECT `+rowCols+`, e.rowid FROM json_each(?) j CROSS JOIN entries e ON e.rowid = j.value`, string(idJSON))
+	if err != nil {
+		return nil, fmt.Errorf("cache: rows: %w", err)
 	}
-	return out, nil
+	defer rows.Close()
+	out := make(map[int64]Row, len(ids))
+	for rows.Next() {
+		var id int64
+		r, err := scanRow(rows, &id)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = r
+	}
+	return out, rows.Err()
 }
 
 // VectorsOf returns the stored vectors of the entries with the given ids
