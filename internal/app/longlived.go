@@ -123,3 +123,15 @@ func (s *core) setPer(per Per) {
 		o.asOf = per.AsOf
 	}
 }
+
+// DaemonKey is the git configuration that turns the warm process off
+// for a repository (or, set globally, for the user).
+const DaemonKey = "synaptic.daemon"
+
+// DaemonOff reports whether git config synaptic.daemon is false for this
+// repository. It is read with the rest of the synaptic.* section, so the
+// warm process asks it of each request without a git process of its own.
+func (s *Service) DaemonOff(ctx context.Context) bool {
+	on, set, err := s.repo.ConfigBool(ctx, DaemonKey)
+	return err == nil && set && !on
+}

@@ -141,19 +141,20 @@ func serveRequest(ctx context.Context, pool *sessionPool, jobs *backgroundJobs, 
 	if !forwardable(req.Args) {
 		return daemon.Response{Declined: "not a command the daemon runs"}
 	}
-	resp := daemon.Response{Declined: "synaptic.daemon is false here"}
+	var resp daemon.Response
+	pool.declined = false
 	err := asCaller(req.Dir, req.Env, func() {
-		if gitConfig("--type=bool", "synaptic.daemon") == "false" {
-			return
-		}
 		var out, errb bytes.Buffer
 		code := run(ctx, req.Args, IO{In: bytes.NewReader(req.Stdin), Out: &out, Err: &errb, TTY: req.TTY}, pool)
 		resp = daemon.Response{Code: code, Stdout: out.Bytes(), Stderr: errb.Bytes()}
-		jobs.add(req.Dir, req.Env) // entries a search left unembedded: between requests
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		return daemon.Response{Declined: err.Error()}
+	case pool.declined:
+		return daemon.Response{Declined: errDaemonOff.Error()}
 	}
+	jobs.add(req.Dir, req.Env) // entries a search left unembedded: between requests
 	return resp
 }
 

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,6 +25,23 @@ type sessionPool struct {
 	models *app.WarmModels
 	mu     sync.Mutex
 	open   map[string]*pooled
+	// declined is set when the request being served met git config
+	// synaptic.daemon false in its repository; the daemon serves one
+	// request at a time and clears it before each.
+	declined bool
+}
+
+// errDaemonOff stops a request in the daemon where synaptic.daemon is
+// false: the client then runs it in place.
+var errDaemonOff = errors.New("synaptic.daemon is false here")
+
+// refuses reports whether s's repository turns the daemon off, and marks
+// the request declined if so.
+func (p *sessionPool) refuses(ctx context.Context, s *app.Service) bool {
+	if s.DaemonOff(ctx) {
+		p.declined = true
+	}
+	return p.declined
 }
 
 type pooled struct {
@@ -42,7 +61,12 @@ func (p *sessionPool) do(e *env, f func(*app.Service) error) error {
 	if err != nil {
 		return err
 	}
-	return sess.DoAs(e.ctx, opts.Per(), f)
+	return sess.DoAs(e.ctx, opts.Per(), func(s *app.Service) error {
+		if p.refuses(e.ctx, s) {
+			return errDaemonOff
+		}
+		return f(s)
+	})
 }
 
 // get returns the Session for dir and opts, opening it and closing the

@@ -57,8 +57,16 @@ func (e *env) run(opts any, work func() error) error {
 
 func contextOf(e *env) context.Context { return e.ctx }
 
-// open opens the repository of the current directory (or -C).
-func (e *env) open() (*app.Service, error) { return e.openAt(e.dir) }
+// open opens the repository of the current directory (or -C); in the
+// daemon, not one that turns the daemon off.
+func (e *env) open() (*app.Service, error) {
+	s, err := e.openAt(e.dir)
+	if err == nil && e.pool != nil && e.pool.refuses(e.ctx, s) {
+		s.Close()
+		return nil, errDaemonOff
+	}
+	return s, err
+}
 
 // openAt opens the repository containing dir.
 func (e *env) openAt(dir string) (*app.Service, error) { return app.Open(dir, e.options()) }
