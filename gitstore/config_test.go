@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
@@ -63,5 +64,33 @@ func TestSynapticConfigAnswersAsGitDoes(t *testing.T) {
 	}
 	if v, _ := r.ConfigGetAll(ctx, "synaptic.contextBudget"); !slices.Equal(v, []string{"900", "700"}) {
 		t.Errorf("after this Repo wrote: %q", v)
+	}
+}
+
+// Remotes lists what git remote does, from the same snapshot: names with
+// dots and capitals, sorted as git sorts them, and a remote another process
+// adds; RemoteURL sees a URL another process changed.
+func TestRemotesAnswerAsGitDoes(t *testing.T) {
+	ctx := context.Background()
+	dir := testrepo.NewRepo(t)
+	r := open(t, dir)
+	if rs, err := r.Remotes(ctx); err != nil || len(rs) != 0 {
+		t.Fatalf("no remotes: %q %v", rs, err)
+	}
+	for _, name := range []string{"origin", "Up.Stream", "b"} {
+		testrepo.Git(t, dir, "remote", "add", name, "https://example.invalid/"+name)
+		testrepo.Git(t, dir, "config", "--add", "remote."+name+".url", "https://example.invalid/second")
+		got, err := r.Remotes(ctx)
+		want := strings.Fields(testrepo.Git(t, dir, "remote"))
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("after adding %s: %q %v, git says %q", name, got, err, want)
+		}
+		if u := r.RemoteURL(name); u != "https://example.invalid/"+name {
+			t.Errorf("URL of %s: %q", name, u)
+		}
+	}
+	testrepo.Git(t, dir, "config", "--replace-all", "remote.origin.url", "https://example.invalid/moved")
+	if u := r.RemoteURL("origin"); u != "https://example.invalid/moved" {
+		t.Errorf("URL after another process moved the remote: %q", u)
 	}
 }

@@ -154,7 +154,7 @@ func (r *Repo) history(ctx context.Context, opt LogOptions, fn func(Commit) erro
 // partialClone reports whether objects may be missing on purpose here
 // (git clone --filter): git fetches a missing blob when asked for it.
 func (r *Repo) partialClone() bool {
-	c, err := r.st.Config()
+	c, err := r.local()
 	if err != nil {
 		return false
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,13 +16,15 @@ import (
 // ErrPushRejected is returned when the remote refused a non-fast-forward push.
 var ErrPushRejected = errors.New("push rejected: the remote has memory this clone has not merged yet")
 
-// Remotes lists the configured remotes.
+// Remotes lists the configured remotes that have a URL (the others
+// cannot be fetched from or pushed to), sorted as git remote lists them.
 func (r *Repo) Remotes(ctx context.Context) ([]string, error) {
-	out, err := r.run(ctx, nil, nil, "remote")
+	c, err := r.readConfig(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return strings.Fields(out), nil
+	defer c.mu.Unlock()
+	return slices.Clone(c.remotes), nil
 }
 
 // ConfigGetAll returns every value of a multi-valued config key.

@@ -40,6 +40,7 @@ type Repo struct {
 	st        *objectStore
 	priv      *privateSide // where private refs live; nil in the private repository itself
 	config    synapticConfig
+	localCfg  localConfig
 }
 
 // Open finds the repository containing dir (honouring GIT_DIR and
@@ -218,7 +219,7 @@ func (r *Repo) Ident(ctx context.Context) (string, error) {
 			var c *config.Config
 			var err error
 			if scope == config.LocalScope {
-				c, err = r.st.Config()
+				c, err = r.local()
 			} else {
 				c, err = config.LoadConfig(scope)
 			}
@@ -261,7 +262,7 @@ func gitFatal(err error) string {
 
 // RemoteURL is the first URL of a remote, or "" when it has none.
 func (r *Repo) RemoteURL(name string) string {
-	c, err := r.st.Config()
+	c, err := r.local()
 	if err != nil {
 		return ""
 	}
