@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -53,11 +54,11 @@ type crossItem struct {
 
 // profile is what this project is about.
 type profile struct {
-	model string      // the model of vecs, or ""
-	vecs  [][]float32 // the newest entries' vectors
-	words string      // the newest entries' text, languages and dependencies
-	names []string    // languages and dependencies, matched as whole words
-	texts []string    // its rules and insights, spelled by sameText
+	model string          // the model of vecs, or ""
+	vecs  [][]float32     // the newest entries' vectors
+	stems map[string]bool // the stems of the newest entries' words, languages and dependencies
+	names []string        // languages and dependencies, matched as whole words
+	texts []string        // its rules and insights, spelled by sameText
 }
 
 // sameText is text spelled so that copies compare equal: case and spacing
@@ -137,8 +138,38 @@ func (s *core) fromOtherProjects(ctx context.Context) ([]crossItem, error) {
 }
 
 // profile reads this project's profile from its cache and working tree.
+// A long-lived process keeps the cache's part until memory changes.
 func (s *core) profile(ctx context.Context) (*profile, error) {
-	p := &profile{}
+	key := s.derivedKey(ctx, "profile")
+	p := s.profileMemo.p
+	if key == "" || s.profileMemo.key != key {
+		var err error
+		if p, err = s.cacheProfile(ctx); err != nil {
+			return nil, err
+		}
+		if key != "" {
+			s.profileMemo.key, s.profileMemo.p = key, p
+		}
+	}
+	if wt := s.repo.WorkTree(); wt != "" {
+		p.names = stackNames(wt)
+		p.stems = maps.Clone(p.stems)
+		maps.Copy(p.stems, stemsOf(strings.Join(p.names, " ")))
+	}
+	return &p, nil
+}
+
+// profileMemo is the cache's part of the profile in a long-lived
+// process, and the derivedKey it holds for (about 2 ms a session start).
+type profileMemo struct {
+	key string
+	p   profile
+}
+
+// cacheProfile is the profile as this project's cache gives it: its
+// newest entries (and their vectors) and its rules and insights.
+func (s *core) cacheProfile(ctx context.Context) (profile, error) {
+	var p profile
 	err := s.withCache(ctx, func(c *cache.Cache) error {
 		var rows []cache.Row
 		if ok, err := c.UseStoredModel(ctx); err != nil {
@@ -156,25 +187,18 @@ func (s *core) profile(ctx context.Context) (*profile, error) {
 				return err
 			}
 		}
-		var b strings.Builder
+		var words strings.Builder
 		for _, r := range rows {
-			b.WriteString(r.Content + "\n")
+			words.WriteString(r.Content + "\n")
 		}
-		p.words = b.String()
+		p.stems = stemsOf(words.String())
 		own, err := c.List(ctx, cache.Filter{Types: []notes.Type{notes.TypeRule, notes.TypeInsight}, IncludeArchived: true, Limit: 1000})
 		for _, r := range own {
 			p.texts = append(p.texts, sameText(r.Content))
 		}
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	if wt := s.repo.WorkTree(); wt != "" {
-		p.names = stackNames(wt)
-		p.words += strings.Join(p.names, " ")
-	}
-	return p, nil
+	return p, err
 }
 
 // crossCandidates are this (other) project's shared rules and longterm
@@ -212,7 +236,7 @@ func (s *core) crossCandidates(ctx context.Context, me *profile, project string)
 					score = cos
 				}
 			} else if cw := contentWords(r.Content); len(cw) > 0 {
-				o := overlap(cw, me.words)
+				o := shareIn(cw, me.stems)
 				if shared := o * float64(len(cw)); shared >= 3 || o >= crossProjectOverlap && shared >= 2 {
 					score = o
 				}

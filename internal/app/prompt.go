@@ -321,11 +321,19 @@ func contentWords(text string) map[string]bool {
 
 // overlap is the share of the query words that also occur in text
 // (compared on their first five letters, a crude stem).
-func overlap(query map[string]bool, text string) float64 {
+func overlap(query map[string]bool, text string) float64 { return shareIn(query, stemsOf(text)) }
+
+// stemsOf is the stems of text's content words.
+func stemsOf(text string) map[string]bool {
 	stems := map[string]bool{}
 	for w := range contentWords(text) {
 		stems[stem(w)] = true
 	}
+	return stems
+}
+
+// shareIn is the share of the query words whose stem is in stems.
+func shareIn(query map[string]bool, stems map[string]bool) float64 {
 	n := 0
 	for w := range query {
 		if stems[stem(w)] {

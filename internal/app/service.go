@@ -129,6 +129,7 @@ type core struct {
 	memo          *queryMemo            // this Service's model as the others use it
 	lines         lineMemo              // memory's standing against HEAD (code.go)
 	rulesMemo     rulesMemo             // ruleCandidates' answer, when longLived
+	profileMemo   profileMemo           // the cache's part of profile, when longLived
 }
 
 // Open opens the repository containing dir. The cache is opened lazily.
