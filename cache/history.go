@@ -2,6 +2,8 @@ package cache
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -71,6 +73,19 @@ func (c *Cache) HasCommit(ctx context.Context, sha string) (bool, error) {
 	var n int
 	err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM commits WHERE sha=?`, sha).Scan(&n)
 	return n > 0, err
+}
+
+// CommitFiles returns the files of an indexed commit, as History gave
+// them; ok is false when sha is not indexed.
+func (c *Cache) CommitFiles(ctx context.Context, sha string) (files []FileRecord, ok bool, err error) {
+	var blob []byte
+	switch err := c.db.QueryRowContext(ctx, `SELECT files FROM commits WHERE sha=?`, sha).Scan(&blob); {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("cache: commit files: %w", err)
+	}
+	return decodeFiles(blob), true, nil
 }
 
 // CommitsState identifies what is indexed: the number of indexed commits

@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/cochange"
+	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/internal/atomicfile"
 
 	"github.com/git-synaptic/git-synaptic/internal/regular"
@@ -273,4 +274,32 @@ func (s *Code) Suggest(ctx context.Context, req SuggestRequest) (query []string,
 		req.Method = cochange.Weighted
 	}
 	return query, m.Suggest(query, req.Method, req.N), nil
+}
+
+// headFiles are the files of the last commit: from the cache when it is
+// indexed (a git log less), else from git.
+func (s *core) headFiles(ctx context.Context) []string {
+	var files []string
+	if head, err := s.repo.Head(); err == nil {
+		var indexed bool
+		_ = s.withCache(ctx, func(c *cache.Cache) error {
+			recs, ok, err := c.CommitFiles(ctx, head.String())
+			for _, f := range recs {
+				files = append(files, f.Path)
+			}
+			indexed = ok
+			return err
+		})
+		if indexed {
+			return files
+		}
+	}
+	files = nil
+	_, _ = s.repo.History(ctx, gitstore.LogOptions{Revs: []string{"HEAD"}, Max: 1}, func(c gitstore.Commit) error {
+		for _, f := range c.Files {
+			files = append(files, f.Path)
+		}
+		return nil
+	})
+	return files
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
@@ -333,5 +334,39 @@ func TestShallowCloneKeepsOldMemoryOnTheLine(t *testing.T) {
 	c := r.open(clone)
 	if h, _, ok := hit(t, c, "parser tables", Filter{}, old); !ok || h.Unmerged != "" {
 		t.Errorf("in a shallow clone: found %v, marked %q", ok, h.Unmerged)
+	}
+}
+
+// The session start's "files of the last commit" come from the commit
+// index once HEAD is indexed, and are what git gives: a rename, a
+// deletion and a new folder included.
+func TestHeadFilesFromTheIndexAreGits(t *testing.T) {
+	ctx := context.Background()
+	r := newCodeRepo(t)
+	r.commit(r.dir, "one", "a.go", "package a\n", "old/b.txt", "bee\n", "c.txt", "see\n")
+	r.git(r.dir, "mv", "old/b.txt", "b.txt")
+	r.git(r.dir, "rm", "-q", "c.txt")
+	r.commit(r.dir, "two", "a.go", "package a // two\n", "d/e.md", "new\n")
+	s := r.open(r.dir)
+	indexed := func() bool {
+		var ok bool
+		head := strings.TrimSpace(testrepo.Git(t, r.dir, "rev-parse", "HEAD"))
+		s.withCache(ctx, func(c *cache.Cache) error { ok, _ = c.HasCommit(ctx, head); return nil })
+		return ok
+	}
+	if indexed() {
+		t.Fatal("HEAD indexed before any command asked")
+	}
+	fromGit := s.headFiles(ctx)
+	if _, err := s.model(ctx, 1000, nil); err != nil || !indexed() {
+		t.Fatalf("HEAD not indexed: %v", err)
+	}
+	fromIndex := s.headFiles(ctx)
+	want := []string{"a.go", "b.txt", "c.txt", "d/e.md"}
+	for _, got := range [][]string{fromGit, fromIndex} {
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("files of HEAD: git %q, index %q; want %q", fromGit, fromIndex, want)
+		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
@@ -273,12 +272,7 @@ func (w *contextWriter) predictive() ([]string, []line) {
 	s, ctx := w.s, w.ctx
 	changed, _ := s.repo.ChangedFiles(ctx, false)
 	if len(changed) == 0 && !s.repo.Unborn() {
-		_, _ = s.repo.History(ctx, gitstore.LogOptions{Revs: []string{"HEAD"}, Max: 1}, func(c gitstore.Commit) error {
-			for _, f := range c.Files {
-				changed = append(changed, f.Path)
-			}
-			return nil
-		})
+		changed = s.headFiles(ctx)
 	}
 	var files []string
 	for _, f := range changed {
