@@ -229,3 +229,25 @@ func TestOtherProjectsAreKnownByTheirHistory(t *testing.T) {
 		t.Errorf("a rule this project has is repeated, or one two projects share is not said once:\n%s", other)
 	}
 }
+
+// A user's first project, alone in the registry or beside one deleted
+// since, starts a session with its own memory and no section from other
+// projects.
+func TestSessionStartWithNoOtherProject(t *testing.T) {
+	env := projectsEnv(t)
+	a, gone := testrepo.NewRepo(t), testrepo.NewRepo(t)
+	okEnv(t, a, env, "init")
+	okEnv(t, a, env, "save", "we deploy the api with helm charts", "--type", "decision")
+	for _, when := range []string{"alone", "beside a deleted project"} {
+		if when != "alone" {
+			okEnv(t, gone, env, "init")
+			if err := os.RemoveAll(gone); err != nil {
+				t.Fatal(err)
+			}
+		}
+		md := okEnv(t, a, env, "hook", "session-start", "--format", "markdown")
+		if !strings.Contains(md, "helm charts") || strings.Contains(md, "From other projects") {
+			t.Errorf("%s: the session start reads\n%s", when, md)
+		}
+	}
+}

@@ -119,6 +119,9 @@ func (s *core) fromOtherProjects(ctx context.Context) ([]crossItem, error) {
 		}
 		out = append(out, found...)
 	}
+	if me == nil {
+		return nil, nil // no other project to read (a user's first)
+	}
 	slices.SortStableFunc(out, func(a, b crossItem) int { return cmp.Compare(b.score, a.score) })
 	// What this project holds already (the auto-distill rule every
 	// project has) and what several projects hold alike are said once, or
