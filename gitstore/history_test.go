@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -133,5 +134,47 @@ func TestHistoryIgnoresMissingExcludes(t *testing.T) {
 	n, err := open(t, dir).CountCommits(context.Background(), LogOptions{Exclude: []string{strings.Repeat("12", 20)}})
 	if err != nil || n != 2 {
 		t.Fatalf("count %d, %v; want 2", n, err)
+	}
+}
+
+// ChangedFiles lists what git diff HEAD and git ls-files --others do:
+// edits, staged additions and deletions, and untracked files but not
+// ignored ones; staged-only leaves the worktree's edits and untracked
+// files out.
+func TestChangedFiles(t *testing.T) {
+	ctx := context.Background()
+	dir := testrepo.NewRepo(t)
+	write := func(name, text string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"edited.go", "gone.go", "kept.go", ".gitignore"} {
+		write(f, f+"\n")
+	}
+	write(".gitignore", "*.log\n")
+	testrepo.Git(t, dir, "add", "-A")
+	testrepo.Git(t, dir, "commit", "-qm", "files")
+	write("edited.go", "changed\n")
+	write("sub/new.go", "new\n")
+	testrepo.Git(t, dir, "add", "sub/new.go")
+	testrepo.Git(t, dir, "rm", "-q", "gone.go")
+	write("notes/untracked.md", "u\n")
+	write("debug.log", "ignored\n")
+	r := open(t, dir)
+	for staged, want := range map[bool][]string{
+		false: {"edited.go", "gone.go", "notes/untracked.md", "sub/new.go"},
+		true:  {"gone.go", "sub/new.go"},
+	} {
+		got, err := r.ChangedFiles(ctx, staged)
+		slices.Sort(got)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("staged=%v: %q %v, want %q", staged, got, err, want)
+		}
 	}
 }
