@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/config"
@@ -17,22 +18,72 @@ import (
 
 // synapticConfig is the synaptic.* section of the configuration and the
 // remotes' names, read at once: a command reads several of its keys (the
-// prompt hook three, each a git process of about 2 ms). It is read again after this Repo writes
-// configuration, after ForgetConfig (a long-lived process calls it for
-// each request), and when the repository's config file changes.
+// prompt hook three, each a git process of about 2 ms). It is read again
+// after this Repo writes configuration or ForgetConfig is called, and when
+// a file git reads configuration from changes (configStamp). Where the
+// configuration includes other files, whose changes the stamps cannot
+// see, RecheckConfig reads it again too (a long-lived process calls it for
+// each request).
 type synapticConfig struct {
-	mu      sync.Mutex
-	values  map[string][]string // lower-cased key → values, in order
-	remotes []string            // the remotes with a URL, sorted
-	file    fileStamp           // the repository's config file when read
-	read    bool
+	mu       sync.Mutex
+	values   map[string][]string // lower-cased key → values, in order
+	remotes  []string            // the remotes with a URL, sorted
+	stamp    configStamp         // the configuration's files when read
+	includes bool                // include or includeIf sections were read
+	read     bool
 }
 
-// fileStamp is what tells a file changed: git config rewrites the file
-// (a new size or time), and a missing file stamps zero.
+// configStamp is what tells that git's configuration may have changed:
+// the files git reads it from (system, user, repository and worktree;
+// a missing one stamps zero) and the environment that chooses them or
+// adds to them.
+type configStamp struct {
+	files []fileStamp
+	env   string
+}
+
+func (a configStamp) equal(b configStamp) bool {
+	return a.env == b.env && slices.EqualFunc(a.files, b.files, fileStamp.same)
+}
+
+// configEnv are the variables that choose git's configuration files or
+// add to them (git help config, ENVIRONMENT).
+var configEnv = []string{"HOME", "XDG_CONFIG_HOME", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"}
+
+// stampConfig stamps the files git reads configuration from here, and
+// the environment that names them.
+func (r *Repo) stampConfig() configStamp {
+	var env strings.Builder
+	for _, k := range configEnv {
+		env.WriteString(k + "=" + os.Getenv(k) + "\x00")
+	}
+	if n, err := strconv.Atoi(os.Getenv("GIT_CONFIG_COUNT")); err == nil {
+		for i := range min(n, 1000) {
+			env.WriteString(os.Getenv(fmt.Sprintf("GIT_CONFIG_KEY_%d", i)) + "=" + os.Getenv(fmt.Sprintf("GIT_CONFIG_VALUE_%d", i)) + "\x00")
+		}
+	}
+	home, xdg := os.Getenv("HOME"), os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	paths := []string{"/etc/gitconfig", os.Getenv("GIT_CONFIG_SYSTEM"), os.Getenv("GIT_CONFIG_GLOBAL"), filepath.Join(xdg, "git", "config"),
+		filepath.Join(home, ".gitconfig"), filepath.Join(r.commonDir, "config"), filepath.Join(r.gitDir, "config.worktree")}
+	st := configStamp{env: env.String(), files: make([]fileStamp, len(paths))}
+	for i, p := range paths {
+		if p != "" {
+			st.files[i] = stampOf(p)
+		}
+	}
+	return st
+}
+
+// fileStamp is what tells a file changed: git config writes a new file
+// and renames it into place (a new inode, size or time), and a missing
+// file stamps zero.
 type fileStamp struct {
 	size  int64
 	mtime time.Time
+	inode uint64
 }
 
 func stampOf(path string) fileStamp {
@@ -40,7 +91,16 @@ func stampOf(path string) fileStamp {
 	if err != nil {
 		return fileStamp{}
 	}
-	return fileStamp{size: fi.Size(), mtime: fi.ModTime()}
+	st := fileStamp{size: fi.Size(), mtime: fi.ModTime()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.inode = uint64(sys.Ino)
+	}
+	return st
+}
+
+// same reports whether two stamps are of the same file, unchanged.
+func (a fileStamp) same(b fileStamp) bool {
+	return a.size == b.size && a.inode == b.inode && a.mtime.Equal(b.mtime)
 }
 
 // localConfig is the repository's own config file as go-git reads it,
@@ -58,7 +118,7 @@ func (r *Repo) local() (*config.Config, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	file := stampOf(filepath.Join(r.commonDir, "config"))
-	if c.cfg != nil && file.size == c.file.size && file.mtime.Equal(c.file.mtime) {
+	if c.cfg != nil && file.same(c.file) {
 		return c.cfg, nil
 	}
 	cfg, err := r.st.Config()
@@ -73,6 +133,17 @@ func (r *Repo) local() (*config.Config, error) {
 func (r *Repo) ForgetConfig() {
 	r.config.mu.Lock()
 	r.config.read = false
+	r.config.mu.Unlock()
+}
+
+// RecheckConfig makes the next read of the synaptic.* configuration ask
+// git where the stamps may miss a change: configuration that includes
+// other files. A long-lived process calls it before each request.
+func (r *Repo) RecheckConfig() {
+	r.config.mu.Lock()
+	if r.config.includes {
+		r.config.read = false
+	}
 	r.config.mu.Unlock()
 }
 
@@ -102,24 +173,28 @@ func (r *Repo) synapticValues(ctx context.Context, key string) ([]string, error)
 func (r *Repo) readConfig(ctx context.Context) (*synapticConfig, error) {
 	c := &r.config
 	c.mu.Lock()
-	file := stampOf(filepath.Join(r.commonDir, "config"))
-	if c.read && file.size == c.file.size && file.mtime.Equal(c.file.mtime) {
+	stamp := r.stampConfig()
+	if c.read && stamp.equal(c.stamp) {
 		return c, nil
 	}
-	out, err := r.run(ctx, nil, nil, "config", "-z", "--get-regexp", `^synaptic\.[^.]*$|^remote\..+\.url$`)
+	out, err := r.run(ctx, nil, nil, "config", "-z", "--get-regexp", `^synaptic\.[^.]*$|^remote\..+\.url$|^include\.|^includeif\.`)
 	var ge *GitError
 	if err != nil && !(errors.As(err, &ge) && strings.TrimSpace(ge.Stderr) == "") {
 		c.mu.Unlock()
 		return nil, err // exit 1 with nothing said: none set
 	}
-	c.values, c.remotes = map[string][]string{}, nil
+	c.values, c.remotes, c.includes = map[string][]string{}, nil, false
 	for _, rec := range strings.Split(out, "\x00") {
 		if rec == "" {
 			continue
 		}
 		name, value, hasValue := strings.Cut(rec, "\n")
-		if remote, ok := strings.CutPrefix(name, "remote."); ok {
-			if remote = strings.TrimSuffix(remote, ".url"); !slices.Contains(c.remotes, remote) {
+		switch {
+		case strings.HasPrefix(name, "include."), strings.HasPrefix(name, "includeif."):
+			c.includes = true
+			continue
+		case strings.HasPrefix(name, "remote."):
+			if remote := strings.TrimSuffix(strings.TrimPrefix(name, "remote."), ".url"); !slices.Contains(c.remotes, remote) {
 				c.remotes = append(c.remotes, remote)
 			}
 			continue
@@ -130,7 +205,7 @@ func (r *Repo) readConfig(ctx context.Context) (*synapticConfig, error) {
 		c.values[name] = append(c.values[name], value)
 	}
 	slices.Sort(c.remotes) // as git remote lists them
-	c.file, c.read = file, true
+	c.stamp, c.read = stamp, true
 	return c, nil
 }
 

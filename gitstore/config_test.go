@@ -14,8 +14,8 @@ import (
 // The synaptic.* keys, read at once, answer as git config does: booleans
 // as --type=bool reads them, every value of a multi-valued key, a key
 // without a value, another section's keys; and what another process
-// writes into the repository's config, or into the user's after
-// ForgetConfig, is seen.
+// writes into the repository's config or the user's, or sets in the
+// environment, is seen.
 func TestSynapticConfigAnswersAsGitDoes(t *testing.T) {
 	ctx := context.Background()
 	dir := testrepo.NewRepo(t)
@@ -55,10 +55,21 @@ func TestSynapticConfigAnswersAsGitDoes(t *testing.T) {
 		t.Errorf("a change to the repository's config was not seen: %v %v", v, err)
 	}
 	testrepo.Git(t, dir, "config", "--global", "synaptic.contextBudget", "900") // the user's file
-	r.ForgetConfig()
 	if v, err := r.ConfigGetAll(ctx, "synaptic.contextbudget"); err != nil || !slices.Equal(v, []string{"900"}) {
-		t.Errorf("the user's config after ForgetConfig: %q %v", v, err)
+		t.Errorf("a change to the user's config was not seen: %q %v", v, err)
 	}
+	testrepo.Git(t, dir, "config", "--global", "synaptic.contextBudget", "800") // same size
+	if v, err := r.ConfigGetAll(ctx, "synaptic.contextbudget"); err != nil || !slices.Equal(v, []string{"800"}) {
+		t.Errorf("a same-size change to the user's config was not seen: %q %v", v, err)
+	}
+	t.Setenv("GIT_CONFIG_COUNT", "1")
+	t.Setenv("GIT_CONFIG_KEY_0", "synaptic.promptBudget")
+	t.Setenv("GIT_CONFIG_VALUE_0", "300")
+	if v, err := r.ConfigGetAll(ctx, "synaptic.promptbudget"); err != nil || !slices.Equal(v, []string{"300"}) {
+		t.Errorf("configuration from the environment was not seen: %q %v", v, err)
+	}
+	os.Unsetenv("GIT_CONFIG_COUNT")
+	testrepo.Git(t, dir, "config", "--global", "synaptic.contextBudget", "900")
 	if _, err := r.ConfigSet(ctx, "synaptic.contextBudget", "700"); err != nil {
 		t.Fatal(err)
 	}
@@ -92,5 +103,32 @@ func TestRemotesAnswerAsGitDoes(t *testing.T) {
 	testrepo.Git(t, dir, "config", "--replace-all", "remote.origin.url", "https://example.invalid/moved")
 	if u := r.RemoteURL("origin"); u != "https://example.invalid/moved" {
 		t.Errorf("URL after another process moved the remote: %q", u)
+	}
+}
+
+// Configuration that includes another file is read again for each
+// request (RecheckConfig): a change to the included file leaves the
+// stamped files as they were.
+func TestIncludedConfigIsReadAgainEachRequest(t *testing.T) {
+	ctx := context.Background()
+	dir := testrepo.NewRepo(t)
+	extra := filepath.Join(t.TempDir(), "extra.gitconfig")
+	testrepo.Git(t, dir, "config", "--file", extra, "synaptic.capture", "false")
+	testrepo.Git(t, dir, "config", "include.path", extra)
+	r := open(t, dir)
+	capture := func() bool {
+		v, _, err := r.ConfigBool(ctx, "synaptic.capture")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if capture() {
+		t.Fatal("the included value was not read")
+	}
+	testrepo.Git(t, dir, "config", "--file", extra, "synaptic.capture", "true")
+	r.RecheckConfig()
+	if !capture() {
+		t.Error("a change to an included file was not seen after RecheckConfig")
 	}
 }

@@ -72,7 +72,7 @@ func (s *Session) DoAs(ctx context.Context, per Per, f func(*Service) error) err
 	s.svc.setPer(per)
 	defer s.svc.setPer(s.def)
 	s.svc.stale()
-	s.svc.repo.ForgetConfig() // git config may have changed since the last request
+	s.svc.repo.RecheckConfig() // git config may have changed since the last request
 	s.svc.forgetLentModel()
 	return f(s.svc)
 }
