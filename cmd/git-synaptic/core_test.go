@@ -507,3 +507,16 @@ func TestRelevanceFeedbackReranksAndHidesFromAgents(t *testing.T) {
 		}
 	}
 }
+
+// A repository without rules says so, and how to add one; --json is an
+// empty list.
+func TestRulesWhenThereAreNone(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	ok(t, dir, "init")
+	if out := ok(t, dir, "rules"); !strings.Contains(out, "no rules yet") || !strings.Contains(out, "--type rule") {
+		t.Errorf("rules with none:\n%s", out)
+	}
+	if out := strings.TrimSpace(ok(t, dir, "rules", "--json")); out != "[]" {
+		t.Errorf("rules --json with none: %q", out)
+	}
+}

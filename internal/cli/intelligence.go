@@ -186,6 +186,10 @@ func runRulesList(e *env, o *rulesListOptions) error {
 		if o.json {
 			return writeJSON(e.io.Out, nonNil(rules))
 		}
+		if len(rules) == 0 {
+			fmt.Fprintln(e.io.Out, `no rules yet (git synaptic save "TEXT" --type rule adds one)`)
+			return nil
+		}
 		now := time.Now()
 		for _, r := range rules {
 			label := ""
