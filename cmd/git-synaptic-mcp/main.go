@@ -17,7 +17,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/embed/purego"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/config"
-	"github.com/git-synaptic/git-synaptic/mcp"
+	"github.com/git-synaptic/git-synaptic/internal/frontend/mcp"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 

@@ -6,7 +6,7 @@ package main
 import (
 	"os"
 
-	"github.com/git-synaptic/git-synaptic/internal/cli"
+	"github.com/git-synaptic/git-synaptic/internal/frontend/cli"
 )
 
 func main() { os.Exit(cli.Main()) }

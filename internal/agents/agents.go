@@ -1,7 +1,7 @@
 // Package agents is what git-synaptic knows about each coding agent it
 // serves: the agent's own names for the lifecycle events it hooks and the
 // shape in which it reads a hook's answer. The hook front end
-// (internal/agenthook) speaks these dialects; the setup (internal/agentsetup)
+// (internal/frontend/agenthook) speaks these dialects; the setup (internal/agentsetup)
 // writes each agent's configuration from the same table.
 package agents
 

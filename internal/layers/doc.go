@@ -5,7 +5,7 @@
 //
 //	4  programs and tools    cmd/*, internal/manpages, internal/bench,
 //	                         internal/eval/*, internal/testrepo, internal/evaldata
-//	3  front ends            internal/cli, mcp, web, internal/agenthook, and
+//	3  front ends            internal/frontend/{cli,mcp,web,agenthook}, and
 //	                         what they share: internal/config (environment,
 //	                         version, exit codes), internal/daemon (the warm
 //	                         process's socket), internal/agentsetup (agents'

@@ -20,8 +20,8 @@ var floors = map[string]int{
 
 	"internal/app": 2,
 
-	"internal/cli": 3, "mcp": 3, "web": 3, "internal/agenthook": 3, "internal/config": 3,
-	"internal/daemon": 3, "internal/agentsetup": 3,
+	"internal/frontend/cli": 3, "internal/frontend/mcp": 3, "internal/frontend/web": 3, "internal/frontend/agenthook": 3,
+	"internal/config": 3, "internal/daemon": 3, "internal/agentsetup": 3,
 
 	"cmd/git-synaptic": 4, "cmd/git-synaptic-mcp": 4, "internal/manpages": 4, "internal/bench": 4,
 	"internal/eval/cochange": 4, "internal/eval/locomo": 4, "internal/testrepo": 4, "internal/evaldata": 4,

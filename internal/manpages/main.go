@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra/doc"
 
-	"github.com/git-synaptic/git-synaptic/internal/cli"
 	"github.com/git-synaptic/git-synaptic/internal/config"
+	"github.com/git-synaptic/git-synaptic/internal/frontend/cli"
 )
 
 func main() {

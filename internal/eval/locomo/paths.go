@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
-	"github.com/git-synaptic/git-synaptic/internal/agenthook"
 	"github.com/git-synaptic/git-synaptic/internal/agents"
 	"github.com/git-synaptic/git-synaptic/internal/app"
-	"github.com/git-synaptic/git-synaptic/mcp"
+	"github.com/git-synaptic/git-synaptic/internal/frontend/agenthook"
+	"github.com/git-synaptic/git-synaptic/internal/frontend/mcp"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/internal/agenthook"
 	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/internal/frontend/agenthook"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
 

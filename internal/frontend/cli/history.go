@@ -13,11 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-synaptic/git-synaptic/cochange"
-	"github.com/git-synaptic/git-synaptic/internal/agenthook"
 	"github.com/git-synaptic/git-synaptic/internal/agents"
 	"github.com/git-synaptic/git-synaptic/internal/agentsetup"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/config"
+	"github.com/git-synaptic/git-synaptic/internal/frontend/agenthook"
 )
 
 // progress draws "label: done/total" on stderr when it is a terminal.

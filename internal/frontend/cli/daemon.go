@@ -14,10 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/git-synaptic/git-synaptic/internal/agenthook"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/config"
 	"github.com/git-synaptic/git-synaptic/internal/daemon"
+	"github.com/git-synaptic/git-synaptic/internal/frontend/agenthook"
 )
 
 // The warm process. One daemon per user and binary serves every

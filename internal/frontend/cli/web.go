@@ -10,7 +10,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/config"
-	"github.com/git-synaptic/git-synaptic/web"
+	"github.com/git-synaptic/git-synaptic/internal/frontend/web"
 )
 
 type webOptions struct {
