@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/rank"
 )
 
 func newCache(t *testing.T) (*Cache, string) {
@@ -443,4 +445,48 @@ func TestDecayPassJudgesWhatIsDue(t *testing.T) {
 	defer c.Close()
 	want(pass(c, now, nil), "handoff", "insight", "issue")
 	want(pass(c, now, nil))
+}
+
+// Search orders BM25 matches as rank.Lexical scores them: relevance
+// feedback in SQL is the same factor as in rank (a relevant entry up, an
+// irrelevant one down), so the order is by the scores it returns.
+func TestSearchRanksByTheFeedbackRankGives(t *testing.T) {
+	c, _ := newCache(t)
+	ctx := context.Background()
+	at := time.Now().UTC()
+	var entries []notes.Entry
+	for i := range 12 {
+		entries = append(entries, mk(notes.TypeDecision, "retry backoff "+strings.Repeat("worker ", i%4)+fmt.Sprint("note ", i), time.Hour))
+	}
+	var ops []notes.Op
+	for i, e := range entries {
+		switch i % 3 {
+		case 1:
+			ops = append(ops, notes.Op{V: 1, ID: notes.NewID(), Entry: e.ID, Kind: notes.OpRelevant, Score: 0.9, Clock: 1, At: at})
+		case 2:
+			ops = append(ops, notes.Op{V: 1, ID: notes.NewID(), Entry: e.ID, Kind: notes.OpIrrelevant, Clock: 1, At: at})
+		}
+	}
+	put(t, c, entries, ops...)
+	hits, err := c.Search(ctx, "retry backoff worker", Filter{Limit: 12})
+	if err != nil || len(hits) != 12 {
+		t.Fatalf("search: %d hits, %v", len(hits), err)
+	}
+	var relevant, irrelevant int
+	for i, h := range hits {
+		if h.Score != rank.Lexical(h.BM25, h.State) {
+			t.Errorf("%s: score %v, rank.Lexical %v", h.ID, h.Score, rank.Lexical(h.BM25, h.State))
+		}
+		if i > 0 && hits[i-1].Score < h.Score-1e-9 {
+			t.Errorf("hit %d (score %v) ranks below hit %d (score %v)", i-1, hits[i-1].Score, i, h.Score)
+		}
+		if h.Irrelevant {
+			irrelevant++
+		} else if h.Relevance > 0 {
+			relevant++
+		}
+	}
+	if relevant != 4 || irrelevant != 4 {
+		t.Errorf("feedback not folded: %d relevant, %d irrelevant", relevant, irrelevant)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -288,9 +289,10 @@ func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error
 }
 
 // feedback scales a (negative, lower is better) BM25 rank by relevance
-// feedback: an entry marked relevant with score s ranks as if (1+s) times as
-// good a match; one marked irrelevant as a third of one.
-const feedback = `(CASE WHEN e.irrelevant THEN 0.33 ELSE 1 + e.relevance END)`
+// feedback, rank.Feedback in SQL: an entry marked relevant with score s
+// ranks as if (1+s) times as good a match; one marked irrelevant as
+// rank.IrrelevantFeedback of one.
+var feedback = `(CASE WHEN e.irrelevant THEN ` + strconv.FormatFloat(rank.IrrelevantFeedback, 'g', -1, 64) + ` ELSE 1 + e.relevance END)`
 
 func (c *Cache) searchQuery(ctx context.Context, q string, args ...any) ([]Hit, error) {
 	rows, err := c.db.QueryContext(ctx, q, args...)

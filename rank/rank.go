@@ -188,9 +188,9 @@ func (p Prior) Weight() float64 { return p.Tier * p.Recency * p.Confidence * p.F
 // a person or agent opened the entry: 0 → 1, 1-2 → 1.05, 3-5 → 1.1, 6+
 // → 1.15; appearing in search results does not count, so nothing ranks
 // higher for having ranked high before) and relevance feedback (1 +
-// score; irrelevant 0.33).
+// score; irrelevant IrrelevantFeedback).
 func Priors(e notes.State, reads int, now time.Time) Prior {
-	p := Prior{Tier: 1, Recency: 1, Confidence: 1, Feedback: 1 + e.Relevance, Line: 1}
+	p := Prior{Tier: 1, Recency: 1, Confidence: 1, Line: 1}
 	switch {
 	case e.Type == notes.TypeGitCommit:
 		p.Tier = CommitPrior
@@ -211,10 +211,22 @@ func Priors(e notes.State, reads int, now time.Time) Prior {
 	default:
 		p.Confidence = 1.15
 	}
-	if e.Irrelevant {
-		p.Feedback = 0.33
-	}
+	p.Feedback = Feedback(e)
 	return p
+}
+
+// IrrelevantFeedback is the feedback factor of an entry marked
+// irrelevant: it ranks as if a third as good a match.
+const IrrelevantFeedback = 0.33
+
+// Feedback is an entry's relevance-feedback factor: 1 + its score, or
+// IrrelevantFeedback when it is marked irrelevant. The cache's SQL ranks
+// BM25 candidates with the same factor (cache.Search).
+func Feedback(e notes.State) float64 {
+	if e.Irrelevant {
+		return IrrelevantFeedback
+	}
+	return 1 + e.Relevance
 }
 
 // Recency is the recency prior at an age: 1 when new, half-way to
@@ -224,13 +236,8 @@ func Recency(age time.Duration) float64 {
 }
 
 // Lexical is a BM25-only search's score of an entry: -bm25 (higher is
-// better) times its relevance feedback (1 + score; irrelevant 0.33).
-func Lexical(bm25 float64, e notes.State) float64 {
-	if e.Irrelevant {
-		return -bm25 * 0.33
-	}
-	return -bm25 * (1 + e.Relevance)
-}
+// better) times its relevance feedback (Feedback).
+func Lexical(bm25 float64, e notes.State) float64 { return -bm25 * Feedback(e) }
 
 // Time in queries. A query that names a time ("in August 2023", "last
 // week") ranks an entry written in that span, or whose text refers to a
