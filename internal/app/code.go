@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -423,6 +425,58 @@ func (s *core) filesAt(ctx context.Context, commit, text string, ts trees) map[s
 		return nil
 	}
 	return files
+}
+
+// aboutCandidates is how many of the best matches of a file's name
+// MemoryAbout reads for those that name it.
+const aboutCandidates = 20
+
+// MemoryAbout returns the memory that names file, best first, at most n:
+// entries whose text holds its path, or its file name as a whole name
+// (namesFile). A file's name is a word to look up, not a meaning: the
+// candidates are the best BM25 matches of the name without its extension
+// (at least aboutCandidates of them), whether or not a model is loaded,
+// so that the answer is the same either way; only those that name the
+// file are kept, so "server.go" does not bring every entry about a
+// server. types narrows the memory types (none: any but commits). Each
+// entry returned counts as a use, as a search's hits do.
+func (s *Recall) MemoryAbout(ctx context.Context, file string, types []notes.Type, n int) ([]Hit, error) {
+	hits, err := s.memoryAbout(ctx, file, types, n)
+	if err != nil || len(hits) == 0 {
+		return hits, err
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	err = s.withCache(ctx, func(c *cache.Cache) error {
+		s.noteUse(ctx, c, ids, s.sessionID(), false)
+		return nil
+	})
+	return hits, err
+}
+
+// memoryAbout is MemoryAbout counting no use: the session start counts
+// what it shows itself.
+func (s *core) memoryAbout(ctx context.Context, file string, types []notes.Type, n int) ([]Hit, error) {
+	if len(types) == 0 {
+		types = append(slices.Clone(notes.SavableTypes), notes.TypeNote)
+	}
+	base := path.Base(file)
+	hits, _, err := s.search(ctx, strings.TrimSuffix(base, path.Ext(base)), Filter{Limit: max(n, aboutCandidates), Types: types}, "bm25", forHook)
+	if errors.Is(err, ErrNoWords) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := hits[:0]
+	for _, h := range hits {
+		if namesFile(h.Content, file) && len(out) < n {
+			out = append(out, h)
+		}
+	}
+	return out, nil
 }
 
 // maxMentions bounds the names fileMentions returns.

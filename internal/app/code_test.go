@@ -370,3 +370,36 @@ func TestHeadFilesFromTheIndexAreGits(t *testing.T) {
 		}
 	}
 }
+
+// MemoryAbout keeps the memory that names the file, by its path or its
+// file name as a whole name, not what merely shares a word with it.
+func TestMemoryAboutNamesTheFile(t *testing.T) {
+	ctx := context.Background()
+	r := newCodeRepo(t)
+	r.commit(r.dir, "files", "internal/web/server.go", "package web\n", "cmd/myserver.go", "package main\n")
+	s := r.open(r.dir)
+	byName := r.save(s, "server.go must close idle connections before shutdown")
+	byPath := r.save(s, "internal/web/server.go renders every page with html/template")
+	r.save(s, "the server restarts nightly; the api server keeps its sessions")
+	r.save(s, "cmd/myserver.go is only a demo of the server package")
+	hits, err := s.Recall().MemoryAbout(ctx, "internal/web/server.go", nil, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, h.ID)
+	}
+	slices.Sort(got)
+	want := []string{byName, byPath}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("memory about internal/web/server.go: %d hits %q, want %q", len(hits), got, want)
+	}
+	if hits, _ := s.Recall().MemoryAbout(ctx, "internal/web/server.go", nil, 1); len(hits) != 1 {
+		t.Errorf("at most 1: %d", len(hits))
+	}
+	if hits, err := s.Recall().MemoryAbout(ctx, "+.c", nil, 5); err != nil || len(hits) != 0 {
+		t.Errorf("a name without words: %d %v", len(hits), err)
+	}
+}

@@ -312,20 +312,14 @@ func (w *contextWriter) predictive() ([]string, []line) {
 			look = append(look, f)
 		}
 	}
-	// A file's name is a word to look up, not a meaning: words only,
-	// whether or not a model is loaded (the warm process has one), so
-	// that the session start is the same either way. The words find
-	// candidates; only those that name the file are kept.
 	for _, f := range look {
-		base := path.Base(f)
-		// scored, not shown to anyone yet: not a use
-		hits, _, err := s.search(ctx, strings.TrimSuffix(base, path.Ext(base)), Filter{Limit: 20, Types: []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue, notes.TypeReference, notes.TypeRule, notes.TypeNote}}, "bm25", forHook)
+		hits, err := s.memoryAbout(ctx, f, []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue, notes.TypeReference, notes.TypeRule, notes.TypeNote}, aboutCandidates)
 		if err != nil {
 			continue
 		}
 		n := 0
 		for _, h := range hits {
-			if n < perFile[f] && !h.Irrelevant && namesFile(h.Content, f) && !w.seen[h.ID] {
+			if n < perFile[f] && !h.Irrelevant && !w.seen[h.ID] {
 				w.seen[h.ID] = true
 				n++
 				if len(h.Stale) > 0 {

@@ -366,12 +366,13 @@ func (s call) code(r *http.Request) (view, error) {
 	if len(sugg) > 0 {
 		d.Graph = layout(d.File, sugg)
 	}
-	// The memory and commits that mention the file: by its path and name.
-	q := d.File + " " + path.Base(d.File)
-	mem, _, err := s.svc.Recall().SearchWith(ctx, q, app.Filter{Limit: 10, Types: []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue, notes.TypeProgress, notes.TypeHandoff, notes.TypeReference, notes.TypeRule, notes.TypeNote}}, "bm25")
-	if err != nil && !errors.Is(err, app.ErrNoWords) {
+	// The memory that names the file, as the session start finds it; the
+	// commits that mention it, by its path and name.
+	mem, err := s.svc.Recall().MemoryAbout(ctx, d.File, nil, 10)
+	if err != nil {
 		return view{}, err
 	}
+	q := d.File + " " + path.Base(d.File)
 	hist, _, err := s.svc.Recall().SearchWith(ctx, q, app.Filter{Limit: 10, Types: []notes.Type{notes.TypeGitCommit}}, "bm25")
 	if err != nil && !errors.Is(err, app.ErrNoWords) {
 		return view{}, err

@@ -303,6 +303,14 @@ func TestStatusAndCodePages(t *testing.T) {
 	if !strings.Contains(body, `id="by-type"`) || !strings.Contains(body, "decision") {
 		t.Error("status lacks the counts by type")
 	}
+	// the code page lists the memory that names the file, not the
+	// memory that shares a word with it
+	s.save("main.go parses the flags before it opens the repository", notes.TypeDecision)
+	s.save("the main idea of the release is a smaller binary", notes.TypeDecision)
+	_, body = s.get("/code?file=cmd/main.go")
+	if !strings.Contains(body, "parses the flags") || strings.Contains(body, "main idea") {
+		t.Errorf("the code page's memory:\n%s", body)
+	}
 }
 
 func TestServeStopsWithItsContext(t *testing.T) {
