@@ -2,6 +2,7 @@ package app
 
 import (
 	"sync"
+	"time"
 
 	"github.com/git-synaptic/git-synaptic/embed"
 )
@@ -10,7 +11,25 @@ import (
 // listing them needs no repository.
 
 // InstalledModel is an embedding model installed on this machine.
-type InstalledModel = embed.Installed
+type InstalledModel struct {
+	Name        string    `json:"name"`
+	Dim         int       `json:"dim"`
+	SHA256      string    `json:"sha256"` // of its weights
+	Source      string    `json:"source"`
+	InstalledAt time.Time `json:"installed_at"`
+	Dir         string    `json:"-"`
+	// CopiedFrom is the per-user install this one was copied from, when
+	// installing reused it instead of downloading and converting again.
+	CopiedFrom string `json:"-"`
+}
+
+// ID is the id vectors are stored under: the name and a digest of the
+// weights.
+func (m InstalledModel) ID() string { return embed.Installed{Name: m.Name, SHA256: m.SHA256}.ID() }
+
+func installedModel(m embed.Installed) InstalledModel {
+	return InstalledModel{Name: m.Name, Dim: m.Dim, SHA256: m.SHA256, Source: m.Source, InstalledAt: m.InstalledAt, Dir: m.Dir, CopiedFrom: m.CopiedFrom}
+}
 
 // DefaultModel is the model search uses unless Options.Model names another.
 const DefaultModel = embed.DefaultModel
@@ -22,10 +41,14 @@ func ModelCatalogue() map[string]string { return embed.Catalogue() }
 // InstallModel installs model name: from a directory or archive when from
 // is set, else fetched and converted (python runs the conversion).
 func InstallModel(name, from, python string, progress func(done, total int64)) (InstalledModel, error) {
+	var m embed.Installed
+	var err error
 	if from != "" {
-		return embed.InstallFrom(from, name, from)
+		m, err = embed.InstallFrom(from, name, from)
+	} else {
+		m, err = embed.InstallNamed(name, progress, python)
 	}
-	return embed.InstallNamed(name, progress, python)
+	return installedModel(m), err
 }
 
 // InstallORT installs ONNX Runtime's library and returns its path, and the
@@ -35,7 +58,14 @@ func InstallORT(progress func(done, total int64)) (lib, copiedFrom string, err e
 }
 
 // InstalledModels lists the models installed on this machine.
-func InstalledModels() ([]InstalledModel, error) { return embed.List() }
+func InstalledModels() ([]InstalledModel, error) {
+	list, err := embed.List()
+	out := make([]InstalledModel, len(list))
+	for i, m := range list {
+		out[i] = installedModel(m)
+	}
+	return out, err
+}
 
 // ORTLibrary is the path of the ONNX Runtime library search would use, or
 // "" when there is none (the pure-Go runtime runs instead).
