@@ -37,6 +37,7 @@ type Cache struct {
 	vecModel   string
 	keepIndex  bool      // hold sign bits in memory (bitindex.go)
 	index      *bitIndex // loaded on first use when keepIndex
+	admits     admitted  // the rows filters admit, for index (bitindex.go)
 }
 
 const schema = `

@@ -129,6 +129,17 @@ func (f Filter) where() (string, []any) {
 	return strings.Join(conds, " AND "), args
 }
 
+// anyOf reports whether an entry of one of types exists (true for no
+// types: any type).
+func (c *Cache) anyOf(ctx context.Context, types []notes.Type) (bool, error) {
+	if len(types) == 0 {
+		return true, nil
+	}
+	var some bool
+	err := c.db.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM entries WHERE type IN (`+placeholders(len(types))+`))`, typeArgs(types)...).Scan(&some)
+	return some, err
+}
+
 // typeArgs is types as SQL parameters.
 func typeArgs(types []notes.Type) []any {
 	out := make([]any, len(types))
@@ -267,13 +278,10 @@ func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error
 	// match: widening the window step by step ran the match query up to
 	// six times where the filter admits few or none (a search's commit
 	// pool in a repository with no commits indexed).
-	if len(f.Types) > 0 {
-		// none of these types at all (commits in a repository that never
-		// indexed them): no match query
-		var some bool
-		if err := c.db.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM entries WHERE type IN (`+placeholders(len(f.Types))+`))`, typeArgs(f.Types)...).Scan(&some); err != nil || !some {
-			return nil, err
-		}
+	// none of these types at all (commits in a repository that never
+	// indexed them): no match query
+	if some, err := c.anyOf(ctx, f.Types); err != nil || !some {
+		return nil, err
 	}
 	// top_bm25 ranks as bm25(fts, 1.0, 0.5) but skips rows that cannot
 	// make the window; with a window of -1 (every match) it skips none.

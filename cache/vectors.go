@@ -306,6 +306,11 @@ func decodeVec(b []byte) []float32 {
 // leaves too few of the coarse candidates, it scores every entry the
 // filter admits.
 func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hit, error) {
+	// none of these types at all (commits in a repository that never
+	// indexed them): the widening below would scan every vector for them
+	if some, err := c.anyOf(ctx, f.Types); err != nil || !some {
+		return nil, err
+	}
 	w, args := f.where()
 	// sqlite-vec's KNN costs about rows × k: k = 200 keeps 98.8% of the
 	// exact top 10 at 20k entries (k = 100: 96.3%, 400: 100%).
@@ -317,7 +322,7 @@ func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hi
 	var scored []scoredRow
 	for {
 		var err error
-		if ids, err = c.coarseIDs(ctx, q, coarse); err != nil {
+		if ids, err = c.coarseIDs(ctx, q, coarse, w, args); err != nil {
 			return nil, err
 		}
 		idJSON, _ := json.Marshal(ids)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 
@@ -267,4 +268,78 @@ func TestVectorRowsNewestWithVectors(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The in-memory index scans only the rows a filter admits, however far
+// they lie from the query, and a row admitted since (a new entry) is
+// scanned at the next search.
+func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	rng := rand.New(rand.NewSource(2))
+	q := make([]float32, 16)
+	for i := range q {
+		q[i] = rng.Float32() - 0.5
+	}
+	near := func(sign float32) []float32 {
+		v := make([]float32, 16)
+		for i := range v {
+			v[i] = sign*q[i] + (rng.Float32()-0.5)/10
+		}
+		return v
+	}
+	var entries []notes.Entry
+	for i := 0; i < 60; i++ {
+		entries = append(entries, mk(notes.TypeInsight, fmt.Sprintf("insight %d", i), time.Hour))
+	}
+	for i := 0; i < 3; i++ {
+		entries = append(entries, mk(notes.TypeDecision, fmt.Sprintf("decision %d", i), time.Hour))
+	}
+	put(t, c, entries)
+	if err := c.UseModel(ctx, "m@1", 16); err != nil {
+		t.Fatal(err)
+	}
+	store := func() {
+		t.Helper()
+		pending, _, _ := c.PendingVectors(ctx, 100)
+		vecs := make([][]float32, len(pending))
+		for i, p := range pending {
+			vecs[i] = near(1) // insights next to the query
+			if strings.HasPrefix(p.Text, "decision") {
+				vecs[i] = near(-1) // decisions as far as can be
+			}
+		}
+		if err := c.StoreVectors(ctx, pending, vecs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store()
+	c.KeepVectorIndex()
+	decisions := func(want int) {
+		t.Helper()
+		hits, err := c.Nearest(ctx, q, Filter{Types: []notes.Type{notes.TypeDecision}}, 10)
+		if err != nil || len(hits) != want {
+			t.Fatalf("%d decisions found, want %d (%v)", len(hits), want, err)
+		}
+		w, args := Filter{Types: []notes.Type{notes.TypeDecision}}.where()
+		admit, err := c.admitted(ctx, w, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := c.index.nearest(q, 5, admit)
+		if len(ids) != want {
+			t.Fatalf("the index scanned %d rows for 5 candidates among %d admitted", len(ids), want)
+		}
+		for _, id := range ids {
+			var typ string
+			c.db.QueryRowContext(ctx, `SELECT type FROM entries WHERE rowid=?`, id).Scan(&typ)
+			if typ != string(notes.TypeDecision) {
+				t.Errorf("candidate %d is a %s", id, typ)
+			}
+		}
+	}
+	decisions(3)
+	put(t, c, []notes.Entry{mk(notes.TypeDecision, "decision 3", time.Minute)})
+	store()
+	decisions(4)
 }
