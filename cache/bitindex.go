@@ -91,7 +91,7 @@ func (c *Cache) admitted(ctx context.Context, w string, args []any) ([]uint64, e
 	if c.admits.gen != gen || c.admits.sets == nil {
 		c.admits = admitted{gen: gen, sets: map[string][]uint64{}}
 	}
-	key := w + "\x00" + fmt.Sprint(args...)
+	key := w + "\x00" + fmt.Sprintf("%#v", args) // Sprint would run "a","bc" and "ab","c" together
 	if set, ok := c.admits.sets[key]; ok {
 		return set, nil
 	}

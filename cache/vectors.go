@@ -307,7 +307,7 @@ func decodeVec(b []byte) []float32 {
 // filter admits.
 func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hit, error) {
 	// none of these types at all (commits in a repository that never
-	// indexed them): the widening below would scan every vector for them
+	// indexed them): no KNN, no scan
 	if some, err := c.anyOf(ctx, f.Types); err != nil || !some {
 		return nil, err
 	}
@@ -316,27 +316,18 @@ func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hi
 	// exact top 10 at 20k entries (k = 100: 96.3%, 400: 100%).
 	coarse := min(max(200, 4*n), 4096)
 	if c.keepIndex {
-		coarse = 3 * n // already narrowed in memory (bitindex.go)
+		coarse = 3 * n // already narrowed in memory, among the rows f admits (bitindex.go)
 	}
-	var ids []int64
-	var scored []scoredRow
-	for {
-		var err error
-		if ids, err = c.coarseIDs(ctx, q, coarse, w, args); err != nil {
-			return nil, err
-		}
-		idJSON, _ := json.Marshal(ids)
-		if scored, err = c.cosines(ctx, q, `json_each(?) j CROSS JOIN`, `e.rowid = j.value AND `+w, append([]any{string(idJSON)}, args...)); err != nil {
-			return nil, err
-		}
-		// a selective filter: widen the in-memory candidates first
-		if !c.keepIndex || len(scored) >= n || len(ids) < coarse || coarse >= 4096 {
-			break
-		}
-		coarse *= 8
+	ids, err := c.coarseIDs(ctx, q, coarse, w, args)
+	if err != nil {
+		return nil, err
+	}
+	idJSON, _ := json.Marshal(ids)
+	scored, err := c.cosines(ctx, q, `json_each(?) j CROSS JOIN`, `e.rowid = j.value AND `+w, append([]any{string(idJSON)}, args...))
+	if err != nil {
+		return nil, err
 	}
 	if len(scored) < n && len(ids) >= coarse {
-		var err error
 		if scored, err = c.cosines(ctx, q, "", w, args); err != nil {
 			return nil, err
 		}

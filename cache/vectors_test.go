@@ -343,3 +343,29 @@ func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
 	store()
 	decisions(4)
 }
+
+// Two filters whose values run together alike ("ab" + "c", "a" + "bc")
+// each get the rows they admit.
+func TestInMemoryIndexTellsFiltersApart(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	one, two := mk(notes.TypeInsight, "one", time.Hour), mk(notes.TypeInsight, "two", time.Hour)
+	one.Project, one.Branch = "ab", "c"
+	two.Project, two.Branch = "a", "bc"
+	put(t, c, []notes.Entry{one, two})
+	if err := c.UseModel(ctx, "m@1", 8); err != nil {
+		t.Fatal(err)
+	}
+	pending, _, _ := c.PendingVectors(ctx, 10)
+	vecs := [][]float32{{1, 0, 0, 0, 0, 0, 0, 0}, {0, 1, 0, 0, 0, 0, 0, 0}}
+	if err := c.StoreVectors(ctx, pending, vecs[:len(pending)]); err != nil {
+		t.Fatal(err)
+	}
+	c.KeepVectorIndex()
+	for _, e := range []notes.Entry{one, two} {
+		hits, err := c.Nearest(ctx, []float32{1, 1, 0, 0, 0, 0, 0, 0}, Filter{Project: e.Project, Branch: e.Branch}, 5)
+		if err != nil || len(hits) != 1 || hits[0].ID != e.ID {
+			t.Errorf("project %q branch %q: %d hits %v", e.Project, e.Branch, len(hits), err)
+		}
+	}
+}
