@@ -152,20 +152,35 @@ func tuningSummary(t cochange.Tuning) string {
 	return fmt.Sprintf("%s (MRR@10 %.3f, hit@3 %.3f; defaults %.3f, %.3f)", t.Chosen, chosen.MRR, chosen.Hit3, def.MRR, def.Hit3)
 }
 
-// parseMethod checks a --method value.
-func parseMethod(method string) (cochange.Method, error) {
-	m := cochange.Method(method)
+// cochangeFlags are what cochanges and suggest both take: the
+// recommender, how many files, JSON.
+type cochangeFlags struct {
+	method   string
+	maxCount int
+	json     bool
+}
+
+func (f *cochangeFlags) add(c *cobra.Command) {
+	c.Flags().StringVar(&f.method, "method", string(cochange.Weighted), "recommender: weighted, rose, count, degree")
+	c.Flags().IntVarP(&f.maxCount, "max-count", "n", 10, "show at most `n` files")
+	c.Flags().BoolVar(&f.json, "json", false, "print JSON")
+}
+
+// check checks --max-count and returns the --method.
+func (f *cochangeFlags) check() (cochange.Method, error) {
+	if f.maxCount < 1 {
+		return "", usagef("--max-count %d: give 1 or more", f.maxCount)
+	}
+	m := cochange.Method(f.method)
 	if !slices.Contains(cochange.Methods, m) {
-		return "", usagef("unknown --method %q (want one of weighted, rose, count, degree)", method)
+		return "", usagef("unknown --method %q (want one of weighted, rose, count, degree)", f.method)
 	}
 	return m, nil
 }
 
 type cochangesOptions struct {
-	maxCount int
-	json     bool
-	method   string
-	args     []string
+	cochangeFlags
+	args []string
 }
 
 func newCochanges(e *env) *cobra.Command {
@@ -195,17 +210,12 @@ path from the top works in a subdirectory too.`, cochange.DefaultMaxFiles),
 			return e.run(o, func() error { return runCochanges(e, o) })
 		},
 	}
-	c.Flags().StringVar(&o.method, "method", string(cochange.Weighted), "recommender: weighted, rose, count, degree")
-	c.Flags().IntVarP(&o.maxCount, "max-count", "n", 10, "show at most `n` files")
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	o.cochangeFlags.add(c)
 	return c
 }
 
 func runCochanges(e *env, o *cochangesOptions) error {
-	if o.maxCount < 1 {
-		return usagef("--max-count %d: give 1 or more", o.maxCount)
-	}
-	m, err := parseMethod(o.method)
+	m, err := o.check()
 	if err != nil {
 		return err
 	}
@@ -238,10 +248,9 @@ func runCochanges(e *env, o *cochangesOptions) error {
 }
 
 type suggestOptions struct {
-	staged, json bool
-	files        []string
-	method       string
-	maxCount     int
+	cochangeFlags
+	staged bool
+	files  []string
 }
 
 func newSuggest(e *env) *cobra.Command {
@@ -268,17 +277,12 @@ git does (see 'git synaptic cochanges -h').`,
 	}
 	c.Flags().BoolVar(&o.staged, "staged", false, "use only staged changes")
 	c.Flags().StringSliceVar(&o.files, "files", nil, "use these `files` (comma-separated) instead of the working tree's changes")
-	c.Flags().StringVar(&o.method, "method", string(cochange.Weighted), "recommender: weighted, rose, count, degree")
-	c.Flags().IntVarP(&o.maxCount, "max-count", "n", 10, "show at most `n` files")
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	o.cochangeFlags.add(c)
 	return c
 }
 
 func runSuggest(e *env, o *suggestOptions) error {
-	if o.maxCount < 1 {
-		return usagef("--max-count %d: give 1 or more", o.maxCount)
-	}
-	m, err := parseMethod(o.method)
+	m, err := o.check()
 	if err != nil {
 		return err
 	}
