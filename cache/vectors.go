@@ -332,6 +332,24 @@ func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hi
 			return nil, err
 		}
 	}
+	return c.best(ctx, scored, n)
+}
+
+// NearestExact is Nearest without its candidate stage: every entry f
+// admits scored by its float vector. It is the reference the vector
+// stage's recall is measured against (make bench BENCH=1M), far too slow
+// for a search of a large memory.
+func (c *Cache) NearestExact(ctx context.Context, q []float32, f Filter, n int) ([]Hit, error) {
+	w, args := f.where()
+	scored, err := c.cosines(ctx, q, "", w, args)
+	if err != nil {
+		return nil, err
+	}
+	return c.best(ctx, scored, n)
+}
+
+// best returns the rows of the n best scored, best first.
+func (c *Cache) best(ctx context.Context, scored []scoredRow, n int) ([]Hit, error) {
 	sort.SliceStable(scored, func(i, j int) bool { return scored[i].cos > scored[j].cos })
 	if len(scored) > n {
 		scored = scored[:n]

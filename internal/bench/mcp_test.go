@@ -3,7 +3,9 @@ package bench
 import (
 	"bufio"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 )
@@ -11,14 +13,24 @@ import (
 // mcpServer starts the MCP server in dir, initialises it, and returns a
 // function that sends one request and times its answer.
 func mcpServer(b *testing.B, dir string) func(method string, params any) time.Duration {
+	_, call, _ := mcpServerEnv(b, dir, nil)
+	return call
+}
+
+// mcpServerEnv is mcpServer with extra environment; it also returns the
+// process and a function that stops it (which cleanup calls too).
+func mcpServerEnv(b *testing.B, dir string, env []string) (*exec.Cmd, func(method string, params any) time.Duration, func()) {
 	cmd := exec.Command(bin, "mcp")
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	in, _ := cmd.StdinPipe()
 	outPipe, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { in.Close(); cmd.Wait() })
+	var once sync.Once
+	stop := func() { once.Do(func() { in.Close(); cmd.Wait() }) }
+	b.Cleanup(stop)
 	out := bufio.NewReader(outPipe)
 	id := 0
 	call := func(method string, params any) time.Duration {
@@ -39,7 +51,7 @@ func mcpServer(b *testing.B, dir string) func(method string, params any) time.Du
 	}
 	call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "bench", "version": "1"}})
 	in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
-	return call
+	return cmd, call, stop
 }
 
 // search is a context_search call with extra arguments.

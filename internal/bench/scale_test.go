@@ -1,0 +1,460 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/embed"
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// BenchmarkScale1M measures an organisation's memory on one machine:
+// BENCH_ENTRIES entries (default 1,000,000; BENCH_SCALE=small divides by
+// ten) generated from a real repository's commit messages (corpus) and
+// saved beside that repository's own commits, indexed. It reports, in one
+// run: import and embedding throughput, CLI and MCP save, warm MCP hybrid
+// and BM25 search, the recall@10 of the MCP server's vector stage against
+// exact search, the first page of list and log, the session-start and
+// prompt hooks against the same repository at 10k entries (interleaved),
+// git gc, a cold reindex, the first push, a fresh clone and its first
+// command, a sync of 10k new entries, sizes on disk and peak RSS.
+//
+// At a million entries it runs for well over an hour (embedding alone is
+// about 50 minutes on 2 cores), so only a run that names it (make bench
+// BENCH=1M) or sets BENCH_ENTRIES runs it.
+func BenchmarkScale1M(b *testing.B) {
+	n := 1_000_000
+	if v := os.Getenv("BENCH_ENTRIES"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 10_000 {
+			b.Fatalf("BENCH_ENTRIES=%q: a number of entries, at least 10000", v)
+		}
+	} else if !strings.Contains(flag.Lookup("test.bench").Value.String(), "1M") {
+		b.Skip("about 90 minutes at a million entries: make bench BENCH=1M, or BENCH_ENTRIES=N for another size")
+	}
+	n = scale(n)
+	src := realRepos(b)[0]
+	// the bench's commands run with the warm process off (testrepo.Isolate);
+	// what a user runs is measured with it on, as a user has it
+	s := &scaleRun{b: b, warm: []string{"GIT_SYNAPTIC_DAEMON=on", "XDG_RUNTIME_DIR=" + b.TempDir()}}
+	ref := s.repo(src, scale(10_000), "10k")
+	big := s.repo(src, n, "big")
+	defer runEnvB(b, big, s.warm, "", "daemon", "stop")
+	s.sizes(big)
+	s.timeOnce(big, "s/git-gc", "git", "gc", "--quiet")
+	s.sizes(big)
+	s.saves(big)
+	s.mcp(big)
+	s.vectorRecall(big)
+	s.pages(big)
+	s.hooks(ref, big)
+	s.reindex(big)
+	s.share(big)
+}
+
+// scaleRun holds a BenchmarkScale1M run: the real repository's corpus
+// and the environment of the warm process.
+type scaleRun struct {
+	b      *testing.B
+	corpus *corpus
+	warm   []string
+}
+
+// report records a figure and prints it at once: a run of an hour that
+// fails late still leaves what it measured.
+func (s *scaleRun) report(v float64, unit string) {
+	s.b.ReportMetric(v, unit)
+	fmt.Fprintf(os.Stderr, "scale: %s %.3f %s\n", s.b.Name(), v, unit)
+}
+
+// run runs what a user runs: the binary with the warm process on.
+func (s *scaleRun) run(dir string, args ...string) (string, time.Duration) {
+	return runEnvB(s.b, dir, s.warm, "", args...)
+}
+
+// build runs a step that builds the repository, with the warm process off
+// so that it embeds nothing in the background while embed runs.
+func (s *scaleRun) build(dir string, args ...string) (string, time.Duration) {
+	return runEnvB(s.b, dir, nil, "", args...)
+}
+
+// repo clones src with its files, indexes its commits and imports n
+// generated entries into it in commits of 10k, then embeds them; it
+// reports the throughput of both under name.
+func (s *scaleRun) repo(src string, n int, name string) string {
+	b := s.b
+	dir := cloneReal(b, src)
+	testrepo.Git(b, dir, "checkout-index", "--all", "--force")
+	if s.corpus == nil {
+		s.corpus = corpusOf(b, dir)
+	}
+	s.build(dir, "init")
+	s.build(dir, "index")
+	rng := rand.New(rand.NewSource(int64(n)))
+	f := filepath.Join(b.TempDir(), "batch.jsonl")
+	start := time.Now()
+	const batch = 10_000
+	for done := 0; done < n; done += batch {
+		var buf bytes.Buffer
+		s.corpus.entries(&buf, rng, done, min(batch, n-done))
+		if err := os.WriteFile(f, buf.Bytes(), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		s.build(dir, "import", f)
+		if done%100_000 == 0 {
+			fmt.Fprintf(os.Stderr, "scale: %s: %d of %d entries imported in %s\n", name, done+batch, n, time.Since(start).Round(time.Second))
+		}
+	}
+	s.report(float64(n)/time.Since(start).Seconds(), "entries/s-import-"+name)
+	_, d := s.build(dir, "embed")
+	s.report(float64(n)/d.Seconds(), "entries/s-embed-"+name)
+	return dir
+}
+
+// sizes reports the repository's objects and the cache on disk.
+func (s *scaleRun) sizes(dir string) {
+	s.report(float64(duBytes(s.b, filepath.Join(dir, ".git", "objects")))/(1<<20), "MiB-objects")
+	s.report(float64(duBytes(s.b, filepath.Join(dir, ".git", "synaptic")))/(1<<20), "MiB-cache")
+}
+
+func duBytes(b *testing.B, path string) int64 {
+	var total int64
+	err := filepath.Walk(path, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			total += fi.Size()
+		}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return total
+}
+
+// timeOnce runs a command (git or the binary) once in dir and reports its
+// time in seconds.
+func (s *scaleRun) timeOnce(dir, unit, name string, args ...string) {
+	start := time.Now()
+	if name == "git" {
+		testrepo.Git(s.b, dir, args...)
+	} else {
+		s.run(dir, append([]string{name}, args...)...)
+	}
+	s.report(time.Since(start).Seconds(), unit)
+}
+
+// saves times CLI saves, then saves through a running MCP server.
+func (s *scaleRun) saves(dir string) {
+	rng := rand.New(rand.NewSource(7))
+	var cli []time.Duration
+	for range 30 {
+		_, d := s.run(dir, "save", s.corpus.note(rng), "--type", "insight")
+		cli = append(cli, d)
+	}
+	s.report(ms(median(cli)), "ms/save-cli-median")
+	srv := startMCP(s.b, dir, s.warm)
+	defer srv.close()
+	var viaMCP []time.Duration
+	for range 30 {
+		viaMCP = append(viaMCP, srv.call("tools/call", map[string]any{"name": "context_save",
+			"arguments": map[string]any{"content": s.corpus.note(rng), "type": "insight"}}))
+	}
+	s.report(ms(median(viaMCP)), "ms/save-mcp-median")
+}
+
+// mcp times warm hybrid and BM25 searches through one MCP server,
+// interleaved, and reports the server's peak RSS after them.
+func (s *scaleRun) mcp(dir string) {
+	srv := startMCP(s.b, dir, s.warm)
+	defer srv.close()
+	start := time.Now()
+	srv.call("tools/call", search("warm up"))
+	s.report(time.Since(start).Seconds(), "s/mcp-first-search")
+	var hybrid, bm25 []time.Duration
+	for i := range 60 {
+		q := s.corpus.queries[i%len(s.corpus.queries)]
+		hybrid = append(hybrid, srv.call("tools/call", search(q)))
+		bm25 = append(bm25, srv.call("tools/call", search(q, "mode", "bm25")))
+	}
+	s.report(ms(median(hybrid)), "ms/mcp-search-median")
+	s.report(ms(median(bm25)), "ms/mcp-bm25-median")
+	s.report(float64(srv.peakRSS())/(1<<20), "MiB-mcp-peak-rss")
+}
+
+// vectorRecall compares, in process, the vector stage the MCP server runs
+// (the in-memory index over memory entries) with exact search over every
+// vector: recall@10, averaged over the corpus's queries.
+func (s *scaleRun) vectorRecall(dir string) {
+	b := s.b
+	ctx := context.Background()
+	m, err := embed.Find(embed.DefaultModel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	model, err := embed.Load(m, embed.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer model.Close()
+	vecs, err := model.Embed(ctx, s.corpus.queries)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, _, err := cache.Open(filepath.Join(dir, ".git", "synaptic", "cache.db"), 5*time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	if ok, err := c.UseStoredModel(ctx); err != nil || !ok {
+		b.Fatalf("no stored model in the cache: %v", err)
+	}
+	c.KeepVectorIndex()
+	f := cache.Filter{Types: append(append([]notes.Type{}, notes.SavableTypes...), notes.TypeNote)}
+	var recall float64
+	var took []time.Duration
+	for _, q := range vecs {
+		exact, err := c.NearestExact(ctx, q, f, 10)
+		if err != nil {
+			b.Fatal(err)
+		}
+		// a search for 10 asks its memory lane for 20 (cache.lanes)
+		start := time.Now()
+		got, err := c.Nearest(ctx, q, f, 20)
+		if err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, time.Since(start))
+		got = got[:min(10, len(got))]
+		found := map[string]bool{}
+		for _, h := range got {
+			found[h.ID] = true
+		}
+		hit := 0
+		for _, h := range exact {
+			if found[h.ID] {
+				hit++
+			}
+		}
+		recall += float64(hit) / float64(max(1, len(exact)))
+	}
+	s.report(recall/float64(len(vecs)), "recall@10-vector-stage")
+	s.report(ms(median(took[1:])), "ms/vector-stage-median") // the first loads the index
+}
+
+// pages times the first page of list and log.
+func (s *scaleRun) pages(dir string) {
+	var list, log []time.Duration
+	for range 15 {
+		_, d := s.run(dir, "list", "-n", "20")
+		list = append(list, d)
+		_, d = s.run(dir, "log", "--oneline", "-n", "20", "--no-pager")
+		log = append(log, d)
+	}
+	s.report(ms(median(list)), "ms/list-median")
+	s.report(ms(median(log)), "ms/log-median")
+}
+
+// hooks times the session-start and prompt hooks, warm, in the big
+// repository and in the same repository at 10k entries, interleaved.
+func (s *scaleRun) hooks(ref, big string) {
+	defer runEnvB(s.b, ref, s.warm, "", "daemon", "stop")
+	prompt := "why does " + s.corpus.queries[0] + "?"
+	repos := map[string]string{"10k": ref, "big": big}
+	times := map[string][]time.Duration{}
+	for i := range 16 {
+		in, _ := json.Marshal(map[string]string{"session_id": fmt.Sprintf("scale-%d", i), "prompt": prompt})
+		for _, name := range []string{"10k", "big"} {
+			for _, hook := range []string{"session-start", "prompt"} {
+				_, d := runEnvB(s.b, repos[name], s.warm, string(in), "hook", hook)
+				if i > 0 { // the first starts the warm process
+					times[hook+"-"+name] = append(times[hook+"-"+name], d)
+				}
+			}
+		}
+	}
+	for _, hook := range []string{"session-start", "prompt"} {
+		big, small := median(times[hook+"-big"]), median(times[hook+"-10k"])
+		s.report(ms(small), "ms/"+hook+"-10k")
+		s.report(ms(big), "ms/"+hook+"-big")
+		s.report(float64(big)/float64(small), "x-10k/"+hook)
+	}
+}
+
+// reindex rebuilds the cache from the refs, in process, and reports its
+// time and the CLI's peak RSS doing it.
+func (s *scaleRun) reindex(dir string) {
+	start := time.Now()
+	rss := runRSS(s.b, dir, []string{"GIT_SYNAPTIC_DAEMON=off"}, "reindex")
+	s.report(time.Since(start).Seconds(), "s/reindex")
+	s.report(float64(rss)/(1<<20), "MiB-cli-reindex-peak-rss")
+	rss = runRSS(s.b, dir, []string{"GIT_SYNAPTIC_DAEMON=off"}, "search", s.corpus.queries[1])
+	s.report(float64(rss)/(1<<20), "MiB-cli-search-peak-rss")
+}
+
+// share pushes the repository to a new bare remote (git push, whose
+// pre-push hook carries the memory), clones it afresh over git's
+// transport and runs the clone's first command, then syncs 10k entries a
+// teammate saved into that clone.
+func (s *scaleRun) share(dir string) {
+	b := s.b
+	remote := filepath.Join(b.TempDir(), "remote.git")
+	testrepo.Git(b, "", "init", "-q", "--bare", "--initial-branch=main", remote)
+	testrepo.Git(b, dir, "remote", "set-url", "origin", "file://"+remote)
+	s.timeOnce(dir, "s/first-git-push", "git", "push", "-q", "origin", "HEAD:refs/heads/main")
+	s.timeOnce(dir, "s/sync-after-push", "sync")
+	clone := filepath.Join(b.TempDir(), "clone")
+	start := time.Now()
+	testrepo.Git(b, "", "clone", "-q", "--no-checkout", "file://"+remote, clone)
+	s.report(time.Since(start).Seconds(), "s/git-clone")
+	off := []string{"GIT_SYNAPTIC_DAEMON=off"}
+	start = time.Now()
+	runEnvB(b, clone, off, "", "init")
+	runEnvB(b, clone, off, "", "list", "-n", "1")
+	s.report(time.Since(start).Seconds(), "s/clone-init-first-command")
+	rng := rand.New(rand.NewSource(11))
+	var buf bytes.Buffer
+	s.corpus.entries(&buf, rng, 0, scale(10_000))
+	f := filepath.Join(b.TempDir(), "teammate.jsonl")
+	if err := os.WriteFile(f, buf.Bytes(), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	s.build(dir, "import", f)
+	s.build(dir, "sync")
+	start = time.Now()
+	runEnvB(b, clone, off, "", "sync")
+	s.report(time.Since(start).Seconds(), "s/sync-10k")
+}
+
+// runRSS runs the binary and returns its peak resident set in bytes.
+func runRSS(b *testing.B, dir string, env []string, args ...string) int64 {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("git-synaptic %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	return ru.Maxrss * 1024 // kilobytes on Linux
+}
+
+// mcpProc is a running MCP server.
+type mcpProc struct {
+	cmd   *exec.Cmd
+	call  func(method string, params any) time.Duration
+	close func()
+}
+
+func startMCP(b *testing.B, dir string, env []string) *mcpProc {
+	p := &mcpProc{}
+	p.cmd, p.call, p.close = mcpServerEnv(b, dir, env)
+	return p
+}
+
+// peakRSS is the server's peak resident set so far (VmHWM), in bytes.
+func (p *mcpProc) peakRSS() int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// corpus is a first-order Markov chain over the words of a real
+// repository's commit messages, with their lengths: generated memory then
+// has a real project's vocabulary, word frequencies and phrases, where a
+// list of 200 words made every query term match a fifth of all entries.
+// Every 50th message is kept out of the chain; queries come from those.
+type corpus struct {
+	next    map[string][]string // "" starts a message, end ends one
+	lengths []int
+	queries []string
+}
+
+const end = "\x00"
+
+func corpusOf(b *testing.B, dir string) *corpus {
+	c := &corpus{next: map[string][]string{}}
+	out := testrepo.Git(b, dir, "log", "--no-merges", "--format=%B%x01")
+	for i, msg := range strings.Split(out, "\x01") {
+		words := strings.Fields(msg)
+		if len(words) == 0 {
+			continue
+		}
+		if i%50 == 0 {
+			if subject := strings.Fields(strings.SplitN(strings.TrimSpace(msg), "\n", 2)[0]); len(subject) >= 4 && len(c.queries) < 30 {
+				c.queries = append(c.queries, strings.Join(subject, " "))
+			}
+			continue
+		}
+		c.lengths = append(c.lengths, min(max(len(words), 8), 150))
+		prev := ""
+		for _, w := range append(words, end) {
+			c.next[prev] = append(c.next[prev], w)
+			prev = w
+		}
+	}
+	if len(c.queries) < 10 || len(c.lengths) < 500 {
+		b.Fatalf("%s has too few commit messages for a corpus (%d)", dir, len(c.lengths))
+	}
+	return c
+}
+
+// note is one generated entry's text: messages of the chain joined until
+// it has a length drawn from the real messages.
+func (c *corpus) note(rng *rand.Rand) string {
+	n := c.lengths[rng.Intn(len(c.lengths))]
+	words := make([]string, 0, n)
+	prev := ""
+	for len(words) < n {
+		w := c.next[prev][rng.Intn(len(c.next[prev]))]
+		if w == end {
+			prev = ""
+			continue
+		}
+		words = append(words, w)
+		prev = w
+	}
+	return strings.Join(words, " ")
+}
+
+// entries writes n entries as import JSON lines: agent sessions of 20
+// entries a minute apart, spread over the two years before now, of the
+// types agents save.
+func (c *corpus) entries(buf *bytes.Buffer, rng *rand.Rand, from, n int) {
+	types := []string{"decision", "insight", "issue", "progress", "reference", "handoff"}
+	enc := json.NewEncoder(buf)
+	var started time.Time
+	for i := range n {
+		k := from + i
+		if i == 0 || k%20 == 0 {
+			started = time.Now().Add(-time.Duration(rng.Intn(2*365*24)) * time.Hour)
+		}
+		enc.Encode(map[string]any{"content": c.note(rng), "type": types[rng.Intn(len(types))],
+			"created": started.Add(time.Duration(k%20) * time.Minute), "session_id": fmt.Sprintf("scale-%d", k/20)})
+	}
+}
