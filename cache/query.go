@@ -93,7 +93,9 @@ func (f Filter) where() (string, []any) {
 		args = append(args, typeArgs(f.Types)...)
 	}
 	for _, tag := range f.Tags {
-		conds = append(conds, "EXISTS (SELECT 1 FROM entry_tags t WHERE t.tag=? AND t.entry=e.rowid)")
+		// an IN list the query can start from: with EXISTS, SQLite read
+		// every entry newest first looking for a rare tag (320 ms at 300k)
+		conds = append(conds, "e.rowid IN (SELECT entry FROM entry_tags WHERE tag=?)")
 		args = append(args, strings.ToLower(tag))
 	}
 	if f.Tier != "" {
@@ -162,12 +164,45 @@ func (f Filter) limit() int {
 // List returns matching entries, newest first. Indexed commits are listed
 // only when asked for by type.
 func (c *Cache) List(ctx context.Context, f Filter) ([]Row, error) {
+	if len(f.Types) > 1 && f.Limit > 0 {
+		return c.listTypes(ctx, f)
+	}
 	w, args := f.where()
 	if len(f.Types) == 0 {
 		w += " AND e.type != '" + string(notes.TypeGitCommit) + "'"
 	}
 	q := `SELECT ` + rowCols + ` FROM entries e WHERE ` + w + ` ORDER BY e.created DESC, e.id LIMIT ?`
 	return c.queryRows(ctx, "list", q, append(args, f.limit())...)
+}
+
+// listTypes is List for several types.
+func (c *Cache) listTypes(ctx context.Context, f Filter) ([]Row, error) {
+	ids, args := newest("entries e", f, f.Limit, 0)
+	q := `SELECT ` + rowCols + ` FROM entries e WHERE e.rowid IN (` + ids + `) ORDER BY e.created DESC, e.id`
+	return c.queryRows(ctx, "list", q, args...)
+}
+
+// newest is a query for the rowids of the entries f admits in from (which
+// names them e), newest first, n of them after the first off. With several
+// types it takes the newest of each type, walked in entries_type's order,
+// and merges them: given the types at once, SQLite read every entry of all
+// of them and sorted those (220 ms for the newest 500 of three types at
+// 300k entries).
+func newest(from string, f Filter, n, off int) (string, []any) {
+	if len(f.Types) < 2 || n < 0 {
+		w, args := f.where()
+		return `SELECT e.rowid AS id FROM ` + from + ` WHERE ` + w + ` ORDER BY e.created DESC, e.id LIMIT ? OFFSET ?`, append(args, n, off)
+	}
+	var parts []string
+	var args []any
+	for _, t := range f.Types {
+		one := f
+		one.Types = []notes.Type{t}
+		w, a := one.where()
+		parts = append(parts, `SELECT * FROM (SELECT e.rowid AS id, e.created AS created, e.id AS eid FROM `+from+` WHERE `+w+` ORDER BY e.created DESC, e.id LIMIT ?)`)
+		args = append(append(args, a...), n+off)
+	}
+	return `SELECT id FROM (` + strings.Join(parts, " UNION ALL ") + `) ORDER BY created DESC, eid LIMIT ? OFFSET ?`, append(args, n, off)
 }
 
 // Backlinks lists the entries whose related ids hold id, newest first,

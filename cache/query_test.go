@@ -60,3 +60,73 @@ func TestSearchFindsTheBestOfFewAdmitted(t *testing.T) {
 		}
 	}
 }
+// A list of several types is the newest entries of all of them, in one
+// order (created, then id on a tie), whatever the filter beside the types,
+// as one sort of every admitted entry gives it.
+func TestListOfSeveralTypesIsTheNewestOfAll(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	types := []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue}
+	base := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	var entries []notes.Entry
+	for i := range 60 {
+		e := mk(types[i%3], fmt.Sprintf("entry %d", i), 0)
+		e.Created = base.Add(-time.Duration(i/4) * time.Minute) // ties by fours, across types
+		if i%7 == 0 {
+			e.Tags = []string{"seven"}
+		}
+		entries = append(entries, e)
+	}
+	put(t, c, entries)
+	at := time.Now().UTC()
+	put(t, c, nil, notes.Op{V: 1, ID: notes.NewID(), Entry: entries[1].ID, Kind: notes.OpArchive, Clock: 1, At: at})
+	for _, f := range []Filter{
+		{Types: types[:2]},
+		{Types: []notes.Type{notes.TypeIssue, notes.TypeDecision}},
+		{Types: types, Tags: []string{"seven"}},
+		{Types: types, IncludeArchived: true},
+	} {
+		all, err := c.List(ctx, f) // no limit: one sort of all
+		if err != nil || len(all) < 5 {
+			t.Fatalf("%+v: %d rows, %v", f, len(all), err)
+		}
+		for _, lim := range []int{1, 3, 5, len(all), len(all) + 4} {
+			f.Limit = lim
+			got, err := c.List(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := all[:min(lim, len(all))]
+			if !slices.EqualFunc(got, want, func(a, b Row) bool { return a.ID == b.ID }) {
+				t.Fatalf("%v tags %v limit %d:\n got %v\nwant %v", f.Types, f.Tags, lim, contents(got), contents(want))
+			}
+			// a page further on (VectorRows pages so)
+			for _, off := range []int{1, 4} {
+				ids, args := newest("entries e", f, lim, off)
+				rows, err := c.db.QueryContext(ctx, `SELECT e.content FROM entries e JOIN (`+ids+`) n ON n.id = e.rowid ORDER BY e.created DESC, e.id`, args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var page []string
+				for rows.Next() {
+					var s string
+					rows.Scan(&s)
+					page = append(page, s)
+				}
+				rows.Close()
+				if want := contents(all[min(off, len(all)):min(off+lim, len(all))]); !slices.Equal(page, want) {
+					t.Fatalf("%v limit %d offset %d:\n got %v\nwant %v", f.Types, lim, off, page, want)
+				}
+			}
+		}
+	}
+}
+
+func contents(rows []Row) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.Content)
+	}
+	return out
+}
+

@@ -424,7 +424,6 @@ func dotBlob(q []float32, b []byte) float32 {
 // then their vectors, a page at a time until enough have one, then the
 // rows of those.
 func (c *Cache) VectorRows(ctx context.Context, f Filter) ([]Row, [][]float32, error) {
-	w, args := f.where()
 	lim := f.Limit
 	if lim <= 0 {
 		lim = 500
@@ -433,7 +432,7 @@ func (c *Cache) VectorRows(ctx context.Context, f Filter) ([]Row, [][]float32, e
 	vecOf := map[int64][]float32{}
 	for offset := 0; len(picked) < lim; {
 		page := lim - len(picked) + (lim-len(picked))/4 + 16 // a few lack a vector
-		keys, err := c.newestKeys(ctx, w, args, page, offset)
+		keys, err := c.newestKeys(ctx, f, page, offset)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -473,11 +472,12 @@ type vecKey struct {
 	hash  []byte
 }
 
-// newestKeys returns the keys of the entries where admits, newest first,
-// n of them from offset.
-func (c *Cache) newestKeys(ctx context.Context, where string, args []any, n, offset int) ([]vecKey, error) {
+// newestKeys returns the keys of the entries f admits that have a vector,
+// newest first, n of them from offset.
+func (c *Cache) newestKeys(ctx context.Context, f Filter, n, offset int) ([]vecKey, error) {
+	ids, args := newest("entries e JOIN vec_state s ON s.rowid = e.rowid", f, n, offset)
 	rows, err := c.db.QueryContext(ctx, `SELECT e.rowid, s.hash FROM entries e JOIN vec_state s ON s.rowid = e.rowid
-		WHERE `+where+` ORDER BY e.created DESC, e.id LIMIT ? OFFSET ?`, append(args[:len(args):len(args)], n, offset)...)
+		WHERE e.rowid IN (`+ids+`) ORDER BY e.created DESC, e.id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("cache: vectors: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -247,24 +248,27 @@ func TestVectorRowsNewestWithVectors(t *testing.T) {
 	if err := c.StoreVectors(ctx, store, vecs); err != nil {
 		t.Fatal(err)
 	}
-	var want []string // the insights with a vector, newest first
-	for _, e := range entries {
-		if _, ok := vecOf[e.Content]; ok && e.Type == notes.TypeInsight {
-			want = append(want, e.Content)
+	// one type, and two (merged from each type's newest)
+	for _, types := range [][]notes.Type{{notes.TypeInsight}, {notes.TypeIssue, notes.TypeInsight}} {
+		var want []string // the entries of those types with a vector, newest first
+		for _, e := range entries {
+			if _, ok := vecOf[e.Content]; ok && slices.Contains(types, e.Type) {
+				want = append(want, e.Content)
+			}
 		}
-	}
-	for _, lim := range []int{1, 7, 25, len(want), 1000} {
-		rows, got, err := c.VectorRows(ctx, Filter{Types: []notes.Type{notes.TypeInsight}, Limit: lim})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := min(lim, len(want))
-		if len(rows) != n || len(got) != n {
-			t.Fatalf("limit %d: %d rows, %d vectors, want %d", lim, len(rows), len(got), n)
-		}
-		for i, r := range rows {
-			if r.Content != want[i] || fmt.Sprint(got[i]) != fmt.Sprint(vecOf[r.Content]) {
-				t.Fatalf("limit %d, row %d: %q %v, want %q %v", lim, i, r.Content, got[i], want[i], vecOf[want[i]])
+		for _, lim := range []int{1, 7, 25, len(want), 1000} {
+			rows, got, err := c.VectorRows(ctx, Filter{Types: types, Limit: lim})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := min(lim, len(want))
+			if len(rows) != n || len(got) != n {
+				t.Fatalf("%v limit %d: %d rows, %d vectors, want %d", types, lim, len(rows), len(got), n)
+			}
+			for i, r := range rows {
+				if r.Content != want[i] || fmt.Sprint(got[i]) != fmt.Sprint(vecOf[r.Content]) {
+					t.Fatalf("%v limit %d, row %d: %q %v, want %q %v", types, lim, i, r.Content, got[i], want[i], vecOf[want[i]])
+				}
 			}
 		}
 	}
