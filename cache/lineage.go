@@ -41,10 +41,19 @@ func decodeEntryFiles(s string) map[string]string {
 // verdict for head yet, leaving out entries whose source starts with
 // foreign (memory of another repository, whose commits are not this
 // one's; "" leaves out none).
+//
+// It steps from one distinct anchor to the next through entries_anchor (a
+// seek each) and reads only enough entries of each to find one that is
+// not foreign: a DISTINCT over the entries read every entry, 90 ms of a
+// search at 300k entries, where a few thousand anchors are a millisecond.
 func (c *Cache) UnjudgedAnchors(ctx context.Context, head, foreign string) ([]string, error) {
-	return c.strings(ctx, `SELECT DISTINCT e.anchor FROM entries e WHERE e.anchor != ''
-		AND (? = '' OR substr(e.source, 1, length(?)) != ?)
-		AND NOT EXISTS (SELECT 1 FROM lineage l WHERE l.head=? AND l.anchor=e.anchor)`, foreign, foreign, foreign, head)
+	return c.strings(ctx, `WITH RECURSIVE a(anchor) AS (
+			SELECT (SELECT min(anchor) FROM entries WHERE anchor != '')
+			UNION ALL
+			SELECT (SELECT min(anchor) FROM entries WHERE anchor != '' AND anchor > a.anchor) FROM a WHERE a.anchor IS NOT NULL)
+		SELECT a.anchor FROM a WHERE a.anchor IS NOT NULL
+		AND EXISTS (SELECT 1 FROM entries e WHERE e.anchor != '' AND e.anchor = a.anchor AND (? = '' OR substr(e.source, 1, length(?)) != ?))
+		AND NOT EXISTS (SELECT 1 FROM lineage l WHERE l.head=? AND l.anchor=a.anchor)`, foreign, foreign, foreign, head)
 }
 
 // OffLine lists the anchors judged off head's line.

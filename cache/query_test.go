@@ -60,6 +60,7 @@ func TestSearchFindsTheBestOfFewAdmitted(t *testing.T) {
 		}
 	}
 }
+
 // A list of several types is the newest entries of all of them, in one
 // order (created, then id on a tie), whatever the filter beside the types,
 // as one sort of every admitted entry gives it.
@@ -130,3 +131,47 @@ func contents(rows []Row) []string {
 	return out
 }
 
+// UnjudgedAnchors names each anchor once, leaves out those judged for the
+// HEAD asked about, and those only a subscription's memory carries.
+func TestUnjudgedAnchorsOnceEachWithoutForeignOrJudged(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	anchored := func(anchor, content string) notes.Entry {
+		e := mk(notes.TypeInsight, content, 0)
+		e.Anchor = anchor
+		return e
+	}
+	put(t, c, []notes.Entry{anchored("aaa", "local one"), anchored("aaa", "local two"), anchored("ccc", "mixed, local"), anchored("ddd", "judged")})
+	putFrom(t, c, "refs/synaptic-sub/org/memory", anchored("bbb", "foreign only"), anchored("ccc", "mixed, foreign"))
+	if err := c.JudgeLine(ctx, "head", []string{"ddd"}, nil, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for foreign, want := range map[string][]string{"": {"aaa", "bbb", "ccc"}, "refs/synaptic-sub/": {"aaa", "ccc"}} {
+		got, err := c.UnjudgedAnchors(ctx, "head", foreign)
+		slices.Sort(got)
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("foreign %q: %v %v, want %v", foreign, got, err, want)
+		}
+	}
+	if got, _ := c.UnjudgedAnchors(ctx, "other", ""); len(got) != 4 {
+		t.Fatalf("another HEAD has judged nothing: %v", got)
+	}
+}
+
+func putFrom(t *testing.T, c *Cache, source string, entries ...notes.Entry) {
+	t.Helper()
+	tx, err := c.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	for _, e := range entries {
+		doc, _ := notes.EncodeEntry(e)
+		if err := tx.PutEntry(e, source, false, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
