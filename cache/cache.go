@@ -26,7 +26,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 17
+const SchemaVersion = 18
 
 // Cache is an open index.
 type Cache struct {
@@ -77,6 +77,7 @@ CREATE TABLE IF NOT EXISTS entries(
 CREATE INDEX IF NOT EXISTS entries_created ON entries(created);
 CREATE INDEX IF NOT EXISTS entries_type ON entries(type, created);
 CREATE INDEX IF NOT EXISTS entries_session ON entries(session_id, created) WHERE session_id != '';
+` + liveIndex + `
 CREATE TABLE IF NOT EXISTS entry_tags(tag TEXT NOT NULL, entry INTEGER NOT NULL, PRIMARY KEY(tag, entry)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS entry_tags_entry ON entry_tags(entry);
 CREATE TABLE IF NOT EXISTS ops(id TEXT PRIMARY KEY, entry TEXT NOT NULL, doc BLOB NOT NULL);
@@ -92,6 +93,20 @@ CREATE TRIGGER IF NOT EXISTS entries_vec_delete AFTER DELETE ON entries BEGIN IN
 CREATE TRIGGER IF NOT EXISTS entries_gen_update AFTER UPDATE ON entries BEGIN INSERT INTO meta(key, value) VALUES('entries_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; END;
 CREATE TRIGGER IF NOT EXISTS entries_vec_update AFTER UPDATE OF content ON entries WHEN old.content IS NOT new.content BEGIN DELETE FROM vec_state WHERE rowid=old.rowid; INSERT INTO vec_pending(rowid) SELECT old.rowid WHERE NOT EXISTS (SELECT 1 FROM vec_pending WHERE rowid=old.rowid); END;
 ` + lineageSchema + decaySchema
+
+// liveIndex lists the entries not archived by type, for the sets of rows
+// a search's filter admits (bitindex.go), which a long-lived process
+// builds again whenever memory changes: read from the entries, for their
+// archived flags, that took 490 ms at 300k entries, 65 ms from this index.
+// Its condition is spelled as no other query spells it, so that only
+// those sets use it: lists and searches are faster by their own indexes.
+const liveIndex = `CREATE INDEX IF NOT EXISTS entries_live ON entries(type) WHERE archived + auto_archived = 0;`
+
+// liveOnly is liveIndex's condition (Filter.admitting).
+const liveOnly = `e.archived + e.auto_archived = 0`
+
+// v17to18 adds liveIndex.
+const v17to18 = liveIndex
 
 // decaySchema holds when each entry's decay verdict must next be
 // recomputed (maintain.go): now for a new entry or one whose authored
@@ -193,13 +208,16 @@ func open(path string, busy time.Duration) (*Cache, error) {
 	}
 	switch v {
 	case SchemaVersion:
-	case 12, 13, 14, 15, 16:
+	case 12, 13, 14, 15, 16, 17:
 		// Older caches are upgraded in place, so that this clone's usage
 		// statistics survive: v12 lacks injections.stale, v13 the reads
 		// and the once-per-session uses, v14 the anchors, v15 keeps usage
-		// in the cache rather than the usage store, and v16 judges every
-		// entry's decay at every pass.
-		stmt := v16to17
+		// in the cache rather than the usage store, v16 judges every
+		// entry's decay at every pass, and v17 lacks liveIndex.
+		stmt := v17to18
+		if v <= 16 {
+			stmt = v16to17 + stmt
+		}
 		if v <= 15 {
 			stmt = v15to16 + stmt
 		}

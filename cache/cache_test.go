@@ -490,3 +490,32 @@ func TestSearchRanksByTheFeedbackRankGives(t *testing.T) {
 		t.Errorf("feedback not folded: %d relevant, %d irrelevant", relevant, irrelevant)
 	}
 }
+
+// A v17 cache gains the index of entries not archived, and keeps its
+// entries and usage.
+func TestV17CacheIsUpgradedInPlace(t *testing.T) {
+	ctx := context.Background()
+	c, p := newCache(t)
+	e := mk(notes.TypeInsight, "kept across the upgrade", time.Hour)
+	put(t, c, []notes.Entry{e})
+	at := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	if err := c.RecordUse(ctx, Use{IDs: []string{e.ID}, At: at, Read: true}); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	c, rebuilt, err := reopenOlder(t, p, `DROP INDEX entries_live`, `PRAGMA user_version = 17`)
+	if err != nil || rebuilt {
+		t.Fatalf("open v17: %v rebuilt=%v", err, rebuilt)
+	}
+	defer c.Close()
+	var n int
+	if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'entries_live'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("entries_live after the upgrade: %d %v", n, err)
+	}
+	if rows, _ := c.List(ctx, Filter{}); len(rows) != 1 || rows[0].ID != e.ID {
+		t.Fatalf("entries after the upgrade: %+v", rows)
+	}
+	if last, err := c.LastAccess(ctx, []string{e.ID}); err != nil || !last[e.ID].Equal(at) {
+		t.Fatalf("access after the upgrade: %v %v", last, err)
+	}
+}

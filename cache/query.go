@@ -79,14 +79,22 @@ func scanRow(sc interface{ Scan(...any) error }, extra ...any) (Row, error) {
 	return r, nil
 }
 
-func (f Filter) where() (string, []any) {
+func (f Filter) where() (string, []any) { return f.conditions("NOT " + effArchived) }
+
+// admitting is where with entries not archived spelled as liveIndex's
+// condition, so that a query of only the rows f admits reads that index
+// alone.
+func (f Filter) admitting() (string, []any) { return f.conditions(liveOnly) }
+
+// conditions is where, with live the condition for entries not archived.
+func (f Filter) conditions(live string) (string, []any) {
 	var conds []string
 	var args []any
 	switch {
 	case f.OnlyArchived:
 		conds = append(conds, effArchived)
 	case !f.IncludeArchived:
-		conds = append(conds, "NOT "+effArchived)
+		conds = append(conds, live)
 	}
 	if len(f.Types) > 0 {
 		conds = append(conds, "e.type IN ("+placeholders(len(f.Types))+")")

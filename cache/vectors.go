@@ -318,7 +318,8 @@ func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hi
 	if c.keepIndex {
 		coarse = 3 * n // already narrowed in memory, among the rows f admits (bitindex.go)
 	}
-	ids, err := c.coarseIDs(ctx, q, coarse, w, args)
+	aw, aargs := f.admitting()
+	ids, err := c.coarseIDs(ctx, q, coarse, aw, aargs)
 	if err != nil {
 		return nil, err
 	}

@@ -275,8 +275,8 @@ func TestVectorRowsNewestWithVectors(t *testing.T) {
 }
 
 // The in-memory index scans only the rows a filter admits, however far
-// they lie from the query, and a row admitted since (a new entry) is
-// scanned at the next search.
+// they lie from the query; a row admitted since (a new entry) is scanned
+// at the next search, one archived since is not.
 func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newCache(t)
@@ -325,7 +325,7 @@ func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
 		if err != nil || len(hits) != want {
 			t.Fatalf("%d decisions found, want %d (%v)", len(hits), want, err)
 		}
-		w, args := Filter{Types: []notes.Type{notes.TypeDecision}}.where()
+		w, args := Filter{Types: []notes.Type{notes.TypeDecision}}.admitting()
 		admit, err := c.admitted(ctx, w, args)
 		if err != nil {
 			t.Fatal(err)
@@ -346,6 +346,9 @@ func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
 	put(t, c, []notes.Entry{mk(notes.TypeDecision, "decision 3", time.Minute)})
 	store()
 	decisions(4)
+	// an archived decision is no longer admitted
+	put(t, c, nil, notes.Op{V: 1, ID: notes.NewID(), Entry: entries[60].ID, Kind: notes.OpArchive, Clock: 1, At: time.Now().UTC()})
+	decisions(3)
 }
 
 // Two filters whose values run together alike ("ab" + "c", "a" + "bc")
