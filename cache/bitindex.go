@@ -3,6 +3,7 @@ package cache
 import (
 	"container/heap"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/bits"
 	"sort"
@@ -64,11 +65,36 @@ func (c *Cache) coarseIDs(ctx context.Context, q []float32, k int, w string, arg
 			return nil, err
 		}
 	}
+	// Most filters admit most entries (memory, or all not archived): the
+	// nearest of every row serve when nine in ten of them are admitted,
+	// without the set of admitted rows, which must be built again whenever
+	// memory changes (after every save; 65 ms at 300k entries).
+	if ids := c.index.nearest(q, k, nil); len(ids) > 0 {
+		n, err := c.countAdmitted(ctx, ids, w, args)
+		if err != nil {
+			return nil, err
+		}
+		if 10*n >= 9*len(ids) {
+			return ids, nil
+		}
+	}
 	admit, err := c.admitted(ctx, w, args)
 	if err != nil {
 		return nil, err
 	}
 	return c.index.nearest(q, k, admit), nil
+}
+
+// countAdmitted counts the rows among ids that the filter admits.
+func (c *Cache) countAdmitted(ctx context.Context, ids []int64, w string, args []any) (int, error) {
+	idJSON, _ := json.Marshal(ids)
+	var n int
+	err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM json_each(?) j CROSS JOIN entries e ON e.rowid = j.value WHERE `+w,
+		append([]any{string(idJSON)}, args...)...).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("cache: vector search: %w", err)
+	}
+	return n, nil
 }
 
 // admitted keeps, per filter, the set of rows it admits (a bitset by
@@ -100,7 +126,7 @@ func (c *Cache) admitted(ctx context.Context, w string, args []any) ([]uint64, e
 		return nil, fmt.Errorf("cache: vector search: %w", err)
 	}
 	defer rows.Close()
-	var set []uint64
+	set := []uint64{} // not nil: nil admits every row
 	for rows.Next() {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
@@ -180,8 +206,8 @@ func (ix *bitIndex) load(ctx context.Context, c *Cache, gen string) error {
 }
 
 // nearest returns about k candidates nearest q among the rows admit
-// holds: the 8k smallest Hamming distances, narrowed to k by their int8
-// dot products.
+// holds (nil: every row): the 8k smallest Hamming distances, narrowed to
+// k by their int8 dot products.
 func (ix *bitIndex) nearest(q []float32, k int, admit []uint64) []int64 {
 	if len(q) != ix.dim || k <= 0 {
 		return nil
@@ -190,7 +216,7 @@ func (ix *bitIndex) nearest(q []float32, k int, admit []uint64) []int64 {
 	h := &distHeap{}
 	wide := 8 * k
 	for i := range ix.ids {
-		if !has(admit, ix.ids[i]) {
+		if admit != nil && !has(admit, ix.ids[i]) {
 			continue
 		}
 		row := ix.bits[i*ix.words : (i+1)*ix.words]

@@ -342,6 +342,18 @@ func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
 			}
 		}
 	}
+	// a filter that admits most rows needs no set: the nearest of all,
+	// the rows it rejects left out afterwards
+	c.admits = admitted{}
+	hits, err := c.Nearest(ctx, q, Filter{Types: []notes.Type{notes.TypeInsight}}, 10)
+	if err != nil || len(hits) != 10 || len(c.admits.sets) != 0 {
+		t.Fatalf("insights: %d hits, %v, %d sets built", len(hits), err, len(c.admits.sets))
+	}
+	for _, h := range hits {
+		if h.Type != notes.TypeInsight {
+			t.Fatalf("a %s among the insights", h.Type)
+		}
+	}
 	decisions(3)
 	put(t, c, []notes.Entry{mk(notes.TypeDecision, "decision 3", time.Minute)})
 	store()
