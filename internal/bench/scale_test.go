@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -193,7 +192,10 @@ func (s *scaleRun) mcp(dir string) {
 	}
 	s.report(ms(median(hybrid)), "ms/mcp-search-median")
 	s.report(ms(median(bm25)), "ms/mcp-bm25-median")
-	s.report(float64(srv.peakRSS())/(1<<20), "MiB-mcp-peak-rss")
+	peak, anon, file := srv.memory()
+	s.report(float64(peak)/(1<<20), "MiB-mcp-peak-rss")
+	s.report(float64(anon)/(1<<20), "MiB-mcp-rss-anon")
+	s.report(float64(file)/(1<<20), "MiB-mcp-rss-file")
 }
 
 // vectorRecall compares, in process, the vector stage the MCP server runs
@@ -340,19 +342,51 @@ func (s *scaleRun) share(dir string) {
 	s.report(time.Since(start).Seconds(), "s/sync-10k")
 }
 
-// runRSS runs the binary and returns its peak resident set in bytes.
+// runRSS runs the binary and returns its peak resident set in bytes, read
+// from /proc while it runs (VmHWM): the rusage that Wait returns counts
+// the test process's own resident set, shared with the child until exec.
 func runRSS(b *testing.B, dir string, env []string, args ...string) int64 {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("git-synaptic %s: %v\n%s", strings.Join(args, " "), err, out)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return 0
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var peak int64
+	for tick := time.NewTicker(5 * time.Millisecond); ; {
+		select {
+		case err := <-done:
+			tick.Stop()
+			if err != nil {
+				b.Fatalf("git-synaptic %s: %v\n%s", strings.Join(args, " "), err, out.String())
+			}
+			return peak
+		case <-tick.C:
+			peak = max(peak, procStatus(cmd.Process.Pid)["VmHWM:"])
+		}
 	}
-	return ru.Maxrss * 1024 // kilobytes on Linux
+}
+
+// procStatus reads the sizes /proc/PID/status gives in kB, in bytes, by
+// field name ("VmHWM:", "RssAnon:"); none once the process is gone.
+func procStatus(pid int) map[string]int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil
+	}
+	out := map[string]int64{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) == 3 && f[2] == "kB" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			out[f[0]] = kb * 1024
+		}
+	}
+	return out
 }
 
 // mcpProc is a running MCP server.
@@ -368,20 +402,12 @@ func startMCP(b *testing.B, dir string, env []string) *mcpProc {
 	return p
 }
 
-// peakRSS is the server's peak resident set so far (VmHWM), in bytes.
-func (p *mcpProc) peakRSS() int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
+// memory is the server's peak resident set so far (VmHWM) and, now, its
+// anonymous memory and the file pages it maps (SQLite's mmap of the
+// cache), in bytes.
+func (p *mcpProc) memory() (peak, anon, file int64) {
+	st := procStatus(p.cmd.Process.Pid)
+	return st["VmHWM:"], st["RssAnon:"], st["RssFile:"]
 }
 
 // corpus is a first-order Markov chain over the words of a real
