@@ -65,7 +65,16 @@ func attachStore(ctx context.Context, db *sql.DB, alias, path, table, ddl string
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM `+alias+`.sqlite_master WHERE name = ?`, table).Scan(&n); err != nil {
 		return false, err
 	}
-	qs := []string{`PRAGMA ` + alias + `.journal_mode=WAL`, `PRAGMA ` + alias + `.synchronous=OFF`}
+	var qs []string
+	if n == 0 {
+		// A new store's pages are 16 KB, set before WAL mode writes the
+		// first. With SQLite's 4 KB, a vector (2 KB at 512 dimensions)
+		// took a page of its own and an overflow page: 4.6 KB each on
+		// disk, 1.4 GB at 300k entries; with 16 KB, 2.8 KB. A store
+		// created before keeps its pages.
+		qs = append(qs, `PRAGMA `+alias+`.page_size=16384`)
+	}
+	qs = append(qs, `PRAGMA `+alias+`.journal_mode=WAL`, `PRAGMA `+alias+`.synchronous=OFF`)
 	if n == 0 {
 		qs = append(qs, ddl)
 	}

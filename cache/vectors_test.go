@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -82,6 +83,45 @@ func TestVectorsSurviveRebuildAndEdits(t *testing.T) {
 	}
 	if have, total, _ := c2.VectorCounts(ctx); have != 0 || total != 2 {
 		t.Fatalf("other model: %d of %d", have, total)
+	}
+}
+
+// A new vector store packs its vectors: 16 KB pages, where SQLite's 4 KB
+// gave each 512-dimension vector a page and an overflow page.
+func TestVectorStorePacksVectors(t *testing.T) {
+	ctx := context.Background()
+	c, path := newCache(t)
+	var entries []notes.Entry
+	for i := range 2000 {
+		entries = append(entries, mk(notes.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
+	}
+	put(t, c, entries)
+	if err := c.UseModel(ctx, "m@1", 512); err != nil {
+		t.Fatal(err)
+	}
+	pending, _, err := c.PendingVectors(ctx, len(entries))
+	if err != nil || len(pending) != len(entries) {
+		t.Fatalf("%d pending, %v", len(pending), err)
+	}
+	vecs := make([][]float32, len(pending))
+	for i := range vecs {
+		vecs[i] = make([]float32, 512)
+		vecs[i][i%512] = 1
+	}
+	if err := c.StoreVectors(ctx, pending, vecs); err != nil {
+		t.Fatal(err)
+	}
+	var size int
+	if err := c.db.QueryRowContext(ctx, `PRAGMA vs.page_size`).Scan(&size); err != nil || size != 16384 {
+		t.Fatalf("page size %d, %v", size, err)
+	}
+	c.db.ExecContext(ctx, `PRAGMA vs.wal_checkpoint(TRUNCATE)`)
+	fi, err := os.Stat(VectorsPath(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if per := fi.Size() / int64(len(entries)); per > 3200 {
+		t.Fatalf("%d bytes a vector of 2048", per)
 	}
 }
 
