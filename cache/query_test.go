@@ -35,18 +35,11 @@ func TestSearchFindsTheBestOfFewAdmitted(t *testing.T) {
 		commits := Filter{Types: []notes.Type{notes.TypeGitCommit}, Limit: lim}
 		mq, _ := MatchQuery("retry backoff")
 		w, args := commits.where()
-		rows, err := c.db.QueryContext(ctx, `SELECT e.id FROM fts JOIN entries e ON e.rowid = fts.rowid WHERE fts MATCH ? AND `+w+`
+		want, err := c.strings(ctx, `SELECT e.id FROM fts JOIN entries e ON e.rowid = fts.rowid WHERE fts MATCH ? AND `+w+`
 			ORDER BY bm25(fts, 1.0, 0.5), e.created DESC, e.id LIMIT ?`, append(append([]any{mq}, args...), lim)...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want []string
-		for rows.Next() {
-			var id string
-			rows.Scan(&id)
-			want = append(want, id)
-		}
-		rows.Close()
 		hits, err := c.Search(ctx, "retry backoff", commits)
 		if err != nil || len(want) != lim {
 			t.Fatalf("%v, %d expected", err, len(want))
@@ -104,17 +97,10 @@ func TestListOfSeveralTypesIsTheNewestOfAll(t *testing.T) {
 			// a page further on (VectorRows pages so)
 			for _, off := range []int{1, 4} {
 				ids, args := newest("entries e", f, lim, off)
-				rows, err := c.db.QueryContext(ctx, `SELECT e.content FROM entries e JOIN (`+ids+`) n ON n.id = e.rowid ORDER BY e.created DESC, e.id`, args...)
+				page, err := c.strings(ctx, `SELECT e.content FROM entries e JOIN (`+ids+`) n ON n.id = e.rowid ORDER BY e.created DESC, e.id`, args...)
 				if err != nil {
 					t.Fatal(err)
 				}
-				var page []string
-				for rows.Next() {
-					var s string
-					rows.Scan(&s)
-					page = append(page, s)
-				}
-				rows.Close()
 				if want := contents(all[min(off, len(all)):min(off+lim, len(all))]); !slices.Equal(page, want) {
 					t.Fatalf("%v limit %d offset %d:\n got %v\nwant %v", f.Types, lim, off, page, want)
 				}
