@@ -1,0 +1,128 @@
+package cache
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/git-synaptic/git-synaptic/rank"
+)
+
+// Nearest returns the n entries f admits most similar to q, with their
+// cosine similarity: sign-bit KNN for candidates, exact cosine on their
+// float vectors, and only then the rows of the best n. When the filter
+// leaves too few of the coarse candidates, it scores every entry the
+// filter admits.
+func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hit, error) {
+	// none of these types at all (commits in a repository that never
+	// indexed them): no KNN, no scan
+	if some, err := c.anyOf(ctx, f.Types); err != nil || !some {
+		return nil, err
+	}
+	w, args := f.where()
+	// sqlite-vec's KNN costs about rows × k: k = 200 keeps 98.8% of the
+	// exact top 10 at 20k entries (k = 100: 96.3%, 400: 100%).
+	coarse := min(max(200, 4*n), 4096)
+	if c.keepIndex {
+		coarse = 3 * n // already narrowed in memory, among the rows f admits (bitindex.go)
+	}
+	aw, aargs := f.admitting()
+	ids, err := c.coarseIDs(ctx, q, coarse, aw, aargs)
+	if err != nil {
+		return nil, err
+	}
+	idJSON, _ := json.Marshal(ids)
+	scored, err := c.cosines(ctx, q, `json_each(?) j CROSS JOIN`, `e.rowid = j.value AND `+w, append([]any{string(idJSON)}, args...))
+	if err != nil {
+		return nil, err
+	}
+	if len(scored) < n && len(ids) >= coarse {
+		if scored, err = c.cosines(ctx, q, "", w, args); err != nil {
+			return nil, err
+		}
+	}
+	return c.best(ctx, scored, n)
+}
+
+// NearestExact is Nearest without its candidate stage: every entry f
+// admits scored by its float vector. It is the reference the vector
+// stage's recall is measured against (make bench BENCH=1M), far too slow
+// for a search of a large memory.
+func (c *Cache) NearestExact(ctx context.Context, q []float32, f Filter, n int) ([]Hit, error) {
+	w, args := f.where()
+	scored, err := c.cosines(ctx, q, "", w, args)
+	if err != nil {
+		return nil, err
+	}
+	return c.best(ctx, scored, n)
+}
+
+// best returns the rows of the n best scored, best first.
+func (c *Cache) best(ctx context.Context, scored []scoredRow, n int) ([]Hit, error) {
+	sort.SliceStable(scored, func(i, j int) bool { return scored[i].cos > scored[j].cos })
+	if len(scored) > n {
+		scored = scored[:n]
+	}
+	best := make([]int64, len(scored))
+	for i, s := range scored {
+		best[i] = s.rowid
+	}
+	byRow, err := c.rowsByRowid(ctx, best)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]Hit, 0, len(scored))
+	for _, s := range scored {
+		if r, ok := byRow[s.rowid]; ok {
+			hits = append(hits, Hit{Row: r, Scores: rank.Scores{Cosine: float64(s.cos)}})
+		}
+	}
+	return hits, nil
+}
+
+type scoredRow struct {
+	rowid int64
+	cos   float32
+}
+
+// vectorJoin joins entries e to their float vectors v (v.model = the
+// active model must be in the WHERE clause).
+const vectorJoin = `JOIN vec_state s ON s.rowid = e.rowid JOIN vs.vectors v ON v.hash = s.hash`
+
+// cosines scores the entries matching where by their float vectors. from,
+// if set, is a table joined before entries that drives the loop (the
+// candidate rowids), so that SQLite looks them up instead of scanning.
+func (c *Cache) cosines(ctx context.Context, q []float32, from, where string, args []any) ([]scoredRow, error) {
+	rows, err := c.db.QueryContext(ctx, `SELECT e.rowid, v.vec FROM `+from+` entries e `+vectorJoin+`
+		WHERE `+where+` AND v.model = ?`, append(args[:len(args):len(args)], c.vecModel)...)
+	if err != nil {
+		return nil, fmt.Errorf("cache: vector scoring: %w", err)
+	}
+	defer rows.Close()
+	var out []scoredRow
+	var blob []byte
+	for rows.Next() {
+		var s scoredRow
+		if err := rows.Scan(&s.rowid, &blob); err != nil {
+			return nil, err
+		}
+		s.cos = dotBlob(q, blob)
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// dotBlob is the dot product of q with a little-endian float32 blob.
+func dotBlob(q []float32, b []byte) float32 {
+	if len(b) != 4*len(q) {
+		return 0
+	}
+	var s float32
+	for i := range q {
+		s += q[i] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return s
+}
