@@ -3,10 +3,12 @@ package gitstore
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
@@ -130,5 +132,33 @@ func TestIncludedConfigIsReadAgainEachRequest(t *testing.T) {
 	r.RecheckConfig()
 	if !capture() {
 		t.Error("a change to an included file was not seen after RecheckConfig")
+	}
+}
+
+// The network watchdog stops a command that says nothing for its time,
+// and lets one that keeps talking run longer than that.
+func TestWatchdogCutsSilenceNotProgress(t *testing.T) {
+	run := func(script string) (error, error) {
+		ctx, heard, stop := watchdog(context.Background(), 300*time.Millisecond)
+		defer stop()
+		cmd := exec.CommandContext(ctx, "sh", "-c", script)
+		cmd.Stderr = heard
+		cmd.WaitDelay = 100 * time.Millisecond // sh's sleep holds the pipe (run sets one too)
+		return cmd.Run(), ctx.Err()
+	}
+	if err, ctxErr := run(`for i in 1 2 3 4 5 6; do echo progress >&2; sleep 0.1; done`); err != nil || ctxErr != nil {
+		t.Fatalf("a command that kept talking for 600 ms was stopped: %v %v", err, ctxErr)
+	}
+	start := time.Now()
+	if err, ctxErr := run(`echo once >&2; sleep 5`); err == nil || ctxErr == nil || time.Since(start) > 3*time.Second {
+		t.Fatalf("a silent command ran on: %v %v after %v", err, ctxErr, time.Since(start))
+	}
+}
+
+// Progress lines leave git's error output; the rest stays.
+func TestWithoutProgress(t *testing.T) {
+	in := "Enumerating objects: 5, done.\nCounting objects:  50% (1/2)\rCounting objects: 100% (2/2), done.\nremote: Resolving deltas: 100% (1/1)\nfatal: could not read from remote\n"
+	if got := withoutProgress(in); got != "fatal: could not read from remote" {
+		t.Fatalf("%q", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -111,9 +112,11 @@ func (r *Repo) ConfigSet(ctx context.Context, key, value string) (bool, error) {
 	return err == nil, err
 }
 
-// DefaultNetworkTimeout bounds one fetch or push when the git config
-// synaptic.networkTimeout does not: memory refs are small, so a step
-// that takes longer has a server that accepted and went silent.
+// DefaultNetworkTimeout is how long a fetch or push may go without a
+// word from git (its progress included) when the git config
+// synaptic.networkTimeout does not say: a server that accepted and went
+// silent. A long transfer that makes progress is not cut: the first push
+// of a million entries packs for minutes.
 const DefaultNetworkTimeout = 2 * time.Minute
 
 // NetworkTimeoutKey is the git config key for the network timeout (a Go
@@ -139,17 +142,64 @@ func (r *Repo) networkTimeout(ctx context.Context) time.Duration {
 	return DefaultNetworkTimeout
 }
 
-// network runs git with args against a remote, within the network
-// timeout, and says so when that ran out.
+// network runs git with args (fetch or push, their progress asked for)
+// against a remote, stops it when it says nothing for the network
+// timeout, and says so.
 func (r *Repo) network(ctx context.Context, args ...string) (string, error) {
 	d := r.networkTimeout(ctx)
-	nctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	out, err := r.run(nctx, nil, nil, args...)
-	if err != nil && ctx.Err() == nil && errors.Is(nctx.Err(), context.DeadlineExceeded) {
+	nctx, heard, stop := watchdog(ctx, d)
+	defer stop()
+	args = append([]string{args[0], "--progress"}, args[1:]...)
+	out, err := r.runTo(nctx, nil, nil, heard, args...)
+	if err != nil && ctx.Err() == nil && nctx.Err() != nil {
 		return out, fmt.Errorf("%w: nothing within %s (git config %s changes it)", ErrNetworkTimeout, d, NetworkTimeoutKey)
 	}
+	if ge := (*GitError)(nil); errors.As(err, &ge) {
+		ge.Stderr = withoutProgress(ge.Stderr)
+	}
 	return out, err
+}
+
+// watchdog returns a context that ends when nothing is written to heard
+// for d, and a stop that ends it (and its timer) in any case.
+func watchdog(ctx context.Context, d time.Duration) (context.Context, io.Writer, func()) {
+	wctx, cancel := context.WithCancel(ctx)
+	t := time.AfterFunc(d, cancel)
+	return wctx, heardFunc(func() { t.Reset(d) }), func() { t.Stop(); cancel() }
+}
+
+// heardFunc is a writer that calls itself on every write.
+type heardFunc func()
+
+func (f heardFunc) Write(p []byte) (int, error) {
+	f()
+	return len(p), nil
+}
+
+// withoutProgress drops git's progress lines (those it redraws with a
+// carriage return) from its standard error.
+func withoutProgress(stderr string) string {
+	var keep []string
+	for _, line := range strings.Split(stderr, "\n") {
+		if i := strings.LastIndexByte(line, '\r'); i >= 0 {
+			line = line[i+1:]
+		}
+		if line != "" && !progressLine(line) {
+			keep = append(keep, line)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+// progressLine reports a line of git's transfer progress.
+func progressLine(line string) bool {
+	line = strings.TrimPrefix(line, "remote: ")
+	for _, p := range []string{"Enumerating objects", "Counting objects", "Compressing objects", "Writing objects", "Total ", "Delta compression", "Receiving objects", "Resolving deltas", "Unpacking objects"} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Fetch runs git fetch with explicit refspecs. Progress goes to stderr when

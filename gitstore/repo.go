@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,6 +169,12 @@ func (e *GitError) Unwrap() error { return e.Err }
 
 // run runs git against this repository and returns its stdout.
 func (r *Repo) run(ctx context.Context, stdin []byte, env []string, args ...string) (string, error) {
+	return r.runTo(ctx, stdin, env, nil, args...)
+}
+
+// runTo is run, with git's standard error also written to progress when
+// that is not nil.
+func (r *Repo) runTo(ctx context.Context, stdin []byte, env []string, progress io.Writer, args ...string) (string, error) {
 	full := append([]string{"--git-dir=" + r.gitDir}, args...)
 	if r.workTree != "" {
 		full = append([]string{"--work-tree=" + r.workTree}, full...)
@@ -184,6 +191,9 @@ func (r *Repo) run(ctx context.Context, stdin []byte, env []string, args ...stri
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	if progress != nil {
+		cmd.Stderr = io.MultiWriter(&errb, progress)
+	}
 	// When ctx ends, git is killed; a helper it started (ssh,
 	// git-remote-https) may still hold the pipes, and must not hold us.
 	cmd.WaitDelay = 2 * time.Second
