@@ -65,22 +65,29 @@ func (c *Cache) coarseIDs(ctx context.Context, q []float32, k int, w string, arg
 			return nil, err
 		}
 	}
-	// Most filters admit most entries (memory, or all not archived): the
-	// nearest of every row serve when nine in ten of them are admitted,
-	// without the set of admitted rows, which must be built again whenever
-	// memory changes (after every save; 65 ms at 300k entries).
-	if ids := c.index.nearest(q, k, nil); len(ids) > 0 {
-		n, err := c.countAdmitted(ctx, ids, w, args)
-		if err != nil {
-			return nil, err
-		}
-		if 10*n >= 9*len(ids) {
-			return ids, nil
-		}
-	}
-	admit, err := c.admitted(ctx, w, args)
+	// A filter whose set of admitted rows was built since entries last
+	// changed scans with it. Otherwise, as most filters admit most entries
+	// (memory, or all not archived), the nearest of every row serve when
+	// nine in ten of them are admitted, without the set, which must be
+	// built again whenever memory changes (after every save; 65 ms at 300k
+	// entries); a filter that rejects more builds its set and scans again.
+	admit, key, err := c.knownAdmitted(ctx, w, args)
 	if err != nil {
 		return nil, err
+	}
+	if admit == nil {
+		if ids := c.index.nearest(q, k, nil); len(ids) > 0 {
+			n, err := c.countAdmitted(ctx, ids, w, args)
+			if err != nil {
+				return nil, err
+			}
+			if 10*n >= 9*len(ids) {
+				return ids, nil
+			}
+		}
+		if admit, err = c.buildAdmitted(ctx, key, w, args); err != nil {
+			return nil, err
+		}
 	}
 	return c.index.nearest(q, k, admit), nil
 }
@@ -110,17 +117,29 @@ type admitted struct {
 
 // admitted returns the rows the filter (where, args) admits.
 func (c *Cache) admitted(ctx context.Context, w string, args []any) ([]uint64, error) {
+	set, key, err := c.knownAdmitted(ctx, w, args)
+	if err != nil || set != nil {
+		return set, err
+	}
+	return c.buildAdmitted(ctx, key, w, args)
+}
+
+// knownAdmitted returns the filter's set if it was built since entries
+// last changed (nil if not), and the key to build it under.
+func (c *Cache) knownAdmitted(ctx context.Context, w string, args []any) ([]uint64, string, error) {
 	gen, err := c.Meta(ctx, "entries_gen")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if c.admits.gen != gen || c.admits.sets == nil {
 		c.admits = admitted{gen: gen, sets: map[string][]uint64{}}
 	}
 	key := w + "\x00" + fmt.Sprintf("%#v", args) // Sprint would run "a","bc" and "ab","c" together
-	if set, ok := c.admits.sets[key]; ok {
-		return set, nil
-	}
+	return c.admits.sets[key], key, nil
+}
+
+// buildAdmitted reads the rows the filter admits and keeps them under key.
+func (c *Cache) buildAdmitted(ctx context.Context, key, w string, args []any) ([]uint64, error) {
 	rows, err := c.db.QueryContext(ctx, `SELECT e.rowid FROM entries e WHERE `+w, args...)
 	if err != nil {
 		return nil, fmt.Errorf("cache: vector search: %w", err)
