@@ -35,9 +35,8 @@ type Cache struct {
 	// vector store state (vectors.go)
 	vsAttached bool
 	vecModel   string
-	keepIndex  bool      // hold sign bits in memory (bitindex.go)
-	index      *bitIndex // loaded on first use when keepIndex
-	admits     admitted  // the rows filters admit, for index (bitindex.go)
+	signs      *signIndex // the sign bits, read on first use (signs.go)
+	admits     admitted   // the rows filters admit, for signs (signs.go)
 }
 
 const schema = `
@@ -95,7 +94,7 @@ CREATE TRIGGER IF NOT EXISTS entries_vec_update AFTER UPDATE OF content ON entri
 ` + lineageSchema + decaySchema
 
 // liveIndex lists the entries not archived by type, for the sets of rows
-// a search's filter admits (bitindex.go), which a long-lived process
+// a search's filter admits (signs.go), which a long-lived process
 // builds again whenever memory changes: read from the entries, for their
 // archived flags, that took 490 ms at 300k entries, 65 ms from this index.
 // Its condition is spelled as no other query spells it, so that only

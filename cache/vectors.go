@@ -80,7 +80,7 @@ func (c *Cache) UseModel(ctx context.Context, id string, dim int) error {
 	return nil
 }
 
-// bumpGen marks the vector index changed (bitindex.go reloads on it).
+// bumpGen marks the vector index changed (signs.go reads it again).
 const bumpGen = `INSERT INTO meta(key, value) VALUES('vec_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`
 
 // UseStoredModel selects the model the stored vectors were last computed

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand"
@@ -125,62 +126,105 @@ func TestVectorStorePacksVectors(t *testing.T) {
 	}
 }
 
-// TestInMemoryIndexMatchesSQLite: a long-lived process's in-memory sign-bit
-// index finds what sqlite-vec finds, and picks up vectors stored later.
-func TestInMemoryIndexMatchesSQLite(t *testing.T) {
+// TestSignIndexMatchesSqliteVec: the first stage, reading sqlite-vec's
+// shadow tables itself, finds the rows sqlite-vec's own KNN finds at the
+// same distances, across chunks, after vectors replaced in older chunks
+// and added to newer ones; a Cache that read the chunks before holds what
+// one reading them afresh does.
+func TestSignIndexMatchesSqliteVec(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newCache(t)
 	var entries []notes.Entry
-	for i := 0; i < 40; i++ {
+	for i := 0; i < 2600; i++ { // three of sqlite-vec's chunks of 1024
 		entries = append(entries, mk(notes.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
 	}
 	put(t, c, entries)
-	if err := c.UseModel(ctx, "m@1", 16); err != nil {
+	const dim = 72 // a tail byte past the 64-bit words
+	if err := c.UseModel(ctx, "m@1", dim); err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewSource(1))
 	vec := func() []float32 {
-		v := make([]float32, 16)
+		v := make([]float32, dim)
 		for i := range v {
 			v[i] = rng.Float32() - 0.5
 		}
 		return v
 	}
-	pending, _, _ := c.PendingVectors(ctx, 100)
-	vecs := make([][]float32, len(pending))
-	for i := range vecs {
-		vecs[i] = vec()
-	}
-	if err := c.StoreVectors(ctx, pending[:30], vecs[:30]); err != nil {
-		t.Fatal(err)
-	}
-	q := vec()
-	search := func() []string {
-		hits, err := c.SemanticSearch(ctx, SemanticQuery{Vector: q, Mode: ModeVector}, Filter{Limit: 5})
-		if err != nil {
+	store := func(items []PendingText) {
+		t.Helper()
+		vecs := make([][]float32, len(items))
+		for i := range vecs {
+			vecs[i] = vec()
+		}
+		if err := c.StoreVectors(ctx, items, vecs); err != nil {
 			t.Fatal(err)
 		}
-		var ids []string
-		for _, h := range hits {
-			ids = append(ids, h.ID)
+	}
+	pending, _, err := c.PendingVectors(ctx, 3000)
+	if err != nil || len(pending) != len(entries) {
+		t.Fatalf("%d pending, %v", len(pending), err)
+	}
+	check := func(when string) {
+		t.Helper()
+		for n := 0; n < 5; n++ {
+			q := vec()
+			var sqlQB []byte
+			if err := c.db.QueryRowContext(ctx, `SELECT vec_quantize_binary(?)`, encodeVec(q)).Scan(&sqlQB); err != nil {
+				t.Fatal(err)
+			}
+			if qb := quantize(q); !bytes.Equal(qb, sqlQB) {
+				t.Fatalf("quantize %x, sqlite-vec %x", qb, sqlQB)
+			}
+			ids, err := c.coarseIDs(ctx, q, 50, "1", nil)
+			if err != nil || len(ids) != 50 {
+				t.Fatalf("%s: %d candidates, %v", when, len(ids), err)
+			}
+			rows, err := c.db.QueryContext(ctx, `SELECT rowid, distance FROM vec_bits WHERE e MATCH vec_quantize_binary(?) AND k = 50`, encodeVec(q))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dist := map[int64]float64{}
+			var dists []float64
+			for rows.Next() {
+				var id int64
+				var d float64
+				if err := rows.Scan(&id, &d); err != nil {
+					t.Fatal(err)
+				}
+				dist[id] = d
+				dists = append(dists, d)
+			}
+			rows.Close()
+			last := dists[len(dists)-1]
+			for i, id := range ids {
+				d, ok := dist[id]
+				switch {
+				case !ok && dists[i] < last: // only a tie at the edge may differ
+					t.Fatalf("%s: candidate %d (rowid %d) not among sqlite-vec's", when, i, id)
+				case ok && d != dists[i]:
+					t.Fatalf("%s: candidate %d at distance %v, sqlite-vec's %d-th at %v", when, id, d, i, dists[i])
+				}
+			}
+			kept := c.signs
+			c.signs = nil
+			afresh, err := c.coarseIDs(ctx, q, 50, "1", nil)
+			if err != nil || fmt.Sprint(afresh) != fmt.Sprint(ids) {
+				t.Fatalf("%s: read afresh %v (%v), kept %v", when, afresh, err, ids)
+			}
+			if len(kept.chunks) != len(c.signs.chunks) {
+				t.Fatalf("%s: kept %d chunks, afresh %d", when, len(kept.chunks), len(c.signs.chunks))
+			}
 		}
-		return ids
 	}
-	want := search()
-	c.KeepVectorIndex()
-	if got := search(); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("in-memory index: %v, sqlite-vec: %v", got, want)
-	}
-	if err := c.StoreVectors(ctx, pending[30:], vecs[30:]); err != nil {
-		t.Fatal(err)
-	}
-	got := search()
-	c.keepIndex = false
-	if want := search(); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("after more vectors: in-memory %v, sqlite-vec %v", got, want)
-	}
-	if len(c.index.ids) != 40 {
-		t.Fatalf("index holds %d rows, want 40", len(c.index.ids))
+	store(pending[:1500])
+	check("two chunks")
+	kept := c.signs // read afresh by check's last query
+	store(pending[1500:])
+	store(pending[10:400]) // replaced: cleared in the first chunk, written to the newest
+	check("three chunks")  // its first query with kept, brought up to date
+	if len(kept.chunks) != 3 || kept.gen != c.signs.gen {
+		t.Fatalf("the kept index holds %d chunks of generation %s, want 3 of %s", len(kept.chunks), kept.gen, c.signs.gen)
 	}
 }
 
@@ -358,7 +402,6 @@ func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
 		}
 	}
 	store()
-	c.KeepVectorIndex()
 	decisions := func(want int) {
 		t.Helper()
 		hits, err := c.Nearest(ctx, q, Filter{Types: []notes.Type{notes.TypeDecision}}, 10)
@@ -370,7 +413,7 @@ func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids := c.index.nearest(q, 5, admit)
+		ids := c.signs.nearest(quantize(q), 5, admit)
 		if len(ids) != want {
 			t.Fatalf("the index scanned %d rows for 5 candidates among %d admitted", len(ids), want)
 		}
@@ -420,7 +463,6 @@ func TestInMemoryIndexTellsFiltersApart(t *testing.T) {
 	if err := c.StoreVectors(ctx, pending, vecs[:len(pending)]); err != nil {
 		t.Fatal(err)
 	}
-	c.KeepVectorIndex()
 	for _, e := range []notes.Entry{one, two} {
 		hits, err := c.Nearest(ctx, []float32{1, 1, 0, 0, 0, 0, 0, 0}, Filter{Project: e.Project, Branch: e.Branch}, 5)
 		if err != nil || len(hits) != 1 || hits[0].ID != e.ID {

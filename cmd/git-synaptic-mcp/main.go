@@ -36,7 +36,7 @@ func main() {
 	// session id, not MCP servers), else one made for the server's
 	// lifetime, so that the memory saved through it can be listed as a
 	// session.
-	opts := config.FromEnv(app.Options{Warn: os.Stderr, FollowAgentSession: true, DefaultSession: "mcp-" + notes.NewID()[:12], VectorIndexInMemory: true})
+	opts := config.FromEnv(app.Options{Warn: os.Stderr, FollowAgentSession: true, DefaultSession: "mcp-" + notes.NewID()[:12]})
 	s, err := app.OpenSession(".", opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "git-synaptic mcp:", err)

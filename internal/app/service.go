@@ -79,10 +79,6 @@ type Options struct {
 	// the warm process hands out the model it keeps loaded. The Service
 	// does not close what it returns.
 	LoadEmbedder func(model, backend string) (Embedder, error)
-	// VectorIndexInMemory makes a Session keep the vector index in memory
-	// between searches (the MCP server: at 100k entries it beats SQLite's
-	// scan); otherwise searches read it from the cache as a command does.
-	VectorIndexInMemory bool
 	// Projects is the user's project list (registry.DefaultPath, which the
 	// front ends give): init registers the repository there, and searches
 	// across projects read it. Empty: no list.
@@ -114,22 +110,21 @@ type core struct {
 	defaultSession    string
 	embModel, backend string
 	// embedding model, given or loaded on first use (semantic.go)
-	emb           Embedder
-	ownEmb        bool // loaded here, so closed here
-	embErr        error
-	loadEmb       func(model, backend string) (Embedder, error) // Options.LoadEmbedder
-	rawScores     bool
-	noCodeChecks  bool                  // Options.NoCodeChecks
-	longLived     bool                  // held by a Session
-	indexInMemory bool                  // Options.VectorIndexInMemory
-	recent        map[string]*recentSet // recentVectors' answers, when longLived
-	cacheFile     os.FileInfo           // the cache file opened, to notice it replaced
-	projects      string                // Options.Projects
-	others        map[string]*Service   // other projects read, kept open until Close (projects.go)
-	memo          *queryMemo            // this Service's model as the others use it
-	lines         lineMemo              // memory's standing against HEAD (code.go)
-	rulesMemo     rulesMemo             // ruleCandidates' answer, when longLived
-	profileMemo   profileMemo           // the cache's part of profile, when longLived
+	emb          Embedder
+	ownEmb       bool // loaded here, so closed here
+	embErr       error
+	loadEmb      func(model, backend string) (Embedder, error) // Options.LoadEmbedder
+	rawScores    bool
+	noCodeChecks bool                  // Options.NoCodeChecks
+	longLived    bool                  // held by a Session
+	recent       map[string]*recentSet // recentVectors' answers, when longLived
+	cacheFile    os.FileInfo           // the cache file opened, to notice it replaced
+	projects     string                // Options.Projects
+	others       map[string]*Service   // other projects read, kept open until Close (projects.go)
+	memo         *queryMemo            // this Service's model as the others use it
+	lines        lineMemo              // memory's standing against HEAD (code.go)
+	rulesMemo    rulesMemo             // ruleCandidates' answer, when longLived
+	profileMemo  profileMemo           // the cache's part of profile, when longLived
 }
 
 // Open opens the repository containing dir. The cache is opened lazily.
@@ -144,7 +139,7 @@ func Open(dir string, opts Options) (*Service, error) {
 // newService is Open for a repository already opened.
 func newService(repo *gitstore.Repo, opts Options) *Service {
 	s := &core{repo: repo, now: opts.Now, asOf: opts.AsOf, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores, noCodeChecks: opts.NoCodeChecks,
-		session: opts.Session, agentID: opts.Agent, followAgent: opts.FollowAgentSession, defaultSession: opts.DefaultSession, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder, loadEmb: opts.LoadEmbedder, projects: opts.Projects, indexInMemory: opts.VectorIndexInMemory}
+		session: opts.Session, agentID: opts.Agent, followAgent: opts.FollowAgentSession, defaultSession: opts.DefaultSession, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder, loadEmb: opts.LoadEmbedder, projects: opts.Projects}
 	if s.embModel == "" {
 		s.embModel = embed.DefaultModel
 	}
@@ -197,9 +192,6 @@ func (s *core) openCache() (*cache.Cache, error) {
 	}
 	if rebuilt {
 		s.warnf("the cache at %s was unreadable or of another version; rebuilding it from the memory refs", s.cachePath())
-	}
-	if s.longLived && s.indexInMemory {
-		c.KeepVectorIndex()
 	}
 	s.cache = c
 	s.cacheFile, _ = os.Stat(s.cachePath())

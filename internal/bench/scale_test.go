@@ -198,9 +198,10 @@ func (s *scaleRun) mcp(dir string) {
 	s.report(float64(file)/(1<<20), "MiB-mcp-rss-file")
 }
 
-// vectorRecall compares, in process, the vector stage the MCP server runs
-// (the in-memory index over memory entries) with exact search over every
-// vector: recall@10, averaged over the corpus's queries.
+// vectorRecall compares, in process, the vector stage every search runs
+// (sign bits, then the float vectors of the nearest) over memory entries
+// with exact search over every vector: recall@10, averaged over the
+// corpus's queries.
 func (s *scaleRun) vectorRecall(dir string) {
 	b := s.b
 	ctx := context.Background()
@@ -227,7 +228,6 @@ func (s *scaleRun) vectorRecall(dir string) {
 	if ok, err := c.UseStoredModel(ctx); err != nil || !ok {
 		b.Fatalf("no stored model in the cache: %v", err)
 	}
-	c.KeepVectorIndex()
 	f := cache.Filter{Types: append(append([]notes.Type{}, notes.SavableTypes...), notes.TypeNote)}
 	var recall float64
 	var took []time.Duration

@@ -185,7 +185,7 @@ func (cv *conversation) runPath(ctx context.Context, p path, qs []query) ([]outc
 	}
 	if p.kind == "mcp" {
 		// as git-synaptic-mcp opens it
-		opts.FollowAgentSession, opts.DefaultSession, opts.VectorIndexInMemory = true, "mcp-eval", true
+		opts.FollowAgentSession, opts.DefaultSession = true, "mcp-eval"
 		sess, err := app.OpenSession(dir, opts)
 		if err != nil {
 			return nil, err

@@ -49,7 +49,7 @@ func runWeb(e *env, o *webOptions) error {
 	if o.port < 0 || o.port > 65535 {
 		return usageError{fmt.Errorf("--port %d: not a port", o.port)}
 	}
-	s, err := app.OpenSession(e.dir, config.FromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, VectorIndexInMemory: true}))
+	s, err := app.OpenSession(e.dir, config.FromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy}))
 	if err != nil {
 		return err
 	}
