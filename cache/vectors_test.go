@@ -136,7 +136,11 @@ func TestSignIndexMatchesSqliteVec(t *testing.T) {
 	c, _ := newCache(t)
 	var entries []notes.Entry
 	for i := 0; i < 2600; i++ { // three of sqlite-vec's chunks of 1024
-		entries = append(entries, mk(notes.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
+		typ := notes.TypeInsight
+		if i%5 == 0 { // a filter that admits few
+			typ = notes.TypeDecision
+		}
+		entries = append(entries, mk(typ, fmt.Sprintf("entry %d", i), time.Hour))
 	}
 	put(t, c, entries)
 	const dim = 72 // a tail byte past the 64-bit words
@@ -180,6 +184,7 @@ func TestSignIndexMatchesSqliteVec(t *testing.T) {
 			if err != nil || len(ids) != 50 {
 				t.Fatalf("%s: %d candidates, %v", when, len(ids), err)
 			}
+			near := c.signs.hamming(sqlQB, 50, nil)
 			rows, err := c.db.QueryContext(ctx, `SELECT rowid, distance FROM vec_bits WHERE e MATCH vec_quantize_binary(?) AND k = 50`, encodeVec(q))
 			if err != nil {
 				t.Fatal(err)
@@ -197,20 +202,36 @@ func TestSignIndexMatchesSqliteVec(t *testing.T) {
 			}
 			rows.Close()
 			last := dists[len(dists)-1]
-			for i, id := range ids {
-				d, ok := dist[id]
+			for i, s := range near {
+				d, ok := dist[s.id]
 				switch {
+				case float64(s.d) != dists[i]:
+					t.Fatalf("%s: %d-th at distance %d, sqlite-vec's at %v", when, i, s.d, dists[i])
 				case !ok && dists[i] < last: // only a tie at the edge may differ
-					t.Fatalf("%s: candidate %d (rowid %d) not among sqlite-vec's", when, i, id)
+					t.Fatalf("%s: %d-th (rowid %d) not among sqlite-vec's", when, i, s.id)
 				case ok && d != dists[i]:
-					t.Fatalf("%s: candidate %d at distance %v, sqlite-vec's %d-th at %v", when, id, d, i, dists[i])
+					t.Fatalf("%s: rowid %d at distance %v, %v here", when, s.id, d, dists[i])
+				}
+			}
+			var filtered [2][]int64
+			for i, typ := range []notes.Type{notes.TypeInsight, notes.TypeDecision} {
+				w, args := Filter{Types: []notes.Type{typ}}.admitting()
+				if filtered[i], err = c.coarseIDs(ctx, q, 50, w, args); err != nil || len(filtered[i]) != 50 {
+					t.Fatalf("%s: %d %ss, %v", when, len(filtered[i]), typ, err)
 				}
 			}
 			kept := c.signs
-			c.signs = nil
+			c.signs, c.admits = nil, admitted{} // what another process holds
 			afresh, err := c.coarseIDs(ctx, q, 50, "1", nil)
 			if err != nil || fmt.Sprint(afresh) != fmt.Sprint(ids) {
 				t.Fatalf("%s: read afresh %v (%v), kept %v", when, afresh, err, ids)
+			}
+			for i, typ := range []notes.Type{notes.TypeDecision, notes.TypeInsight} { // the other order
+				w, args := Filter{Types: []notes.Type{typ}}.admitting()
+				got, err := c.coarseIDs(ctx, q, 50, w, args)
+				if err != nil || fmt.Sprint(got) != fmt.Sprint(filtered[1-i]) {
+					t.Fatalf("%s: %ss read afresh %v (%v), kept %v", when, typ, got, err, filtered[1-i])
+				}
 			}
 			if len(kept.chunks) != len(c.signs.chunks) {
 				t.Fatalf("%s: kept %d chunks, afresh %d", when, len(kept.chunks), len(c.signs.chunks))
@@ -409,11 +430,15 @@ func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
 			t.Fatalf("%d decisions found, want %d (%v)", len(hits), want, err)
 		}
 		w, args := Filter{Types: []notes.Type{notes.TypeDecision}}.admitting()
-		admit, err := c.admitted(ctx, w, args)
+		_, key, err := c.sampleShare(ctx, w, args)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids := c.signs.nearest(quantize(q), 5, admit)
+		admit, err := c.admitted(ctx, key, w, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := c.signs.nearest(q, 5, admit)
 		if len(ids) != want {
 			t.Fatalf("the index scanned %d rows for 5 candidates among %d admitted", len(ids), want)
 		}
