@@ -24,10 +24,11 @@ import (
 // process (a command, the daemon, the MCP server) finds the same
 // candidates. TestSignIndexMatchesSqliteVec pins the layout.
 //
-// A Cache keeps the chunks it read (about 56 bytes an entry) while vec_gen
-// in meta, which every StoreVectors and model switch bumps, stays the
-// same; when it moves, only the newest chunks are read again, with the
-// validity of the older ones (their slots are never written again).
+// A Cache keeps the chunks it read (72 bytes an entry with the default
+// model's 512 dimensions) while vec_gen in meta, which every StoreVectors
+// and model switch bumps, stays the same; when it moves, only the newest
+// chunks are read again, with the validity of the older ones (their slots
+// are never written again), unless vec_made says the table was made again.
 type signIndex struct {
 	model, gen string
 	width      int // bytes of sign bits per vector
@@ -239,14 +240,14 @@ func (c *Cache) loadSigns(ctx context.Context) error {
 	}
 	defer tx.Rollback()
 	var gen string
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce((SELECT value FROM meta WHERE key='vec_gen'), '')`).Scan(&gen); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce((SELECT value FROM meta WHERE key='vec_made'), '') || '/' || coalesce((SELECT value FROM meta WHERE key='vec_gen'), '')`).Scan(&gen); err != nil {
 		return fmt.Errorf("cache: vector search: %w", err)
 	}
 	ix := c.signs
 	if ix != nil && ix.model == c.vecModel && ix.gen == gen {
 		return nil
 	}
-	if ix == nil || ix.model != c.vecModel || len(ix.chunks) == 0 {
+	if ix == nil || ix.model != c.vecModel || len(ix.chunks) == 0 || made(ix.gen) != made(gen) {
 		ix = &signIndex{model: c.vecModel}
 	}
 	from := int64(-1 << 63)
@@ -263,6 +264,13 @@ func (c *Cache) loadSigns(ctx context.Context) error {
 	ix.gen = gen
 	c.signs = ix
 	return nil
+}
+
+// made is the part of a generation that counts the times vec_bits was
+// made.
+func made(gen string) string {
+	m, _, _ := strings.Cut(gen, "/")
+	return m
 }
 
 // revalidate reads the validity of the chunks before the one numbered

@@ -63,7 +63,10 @@ func (c *Cache) UseModel(ctx context.Context, id string, dim int) error {
 		for _, q := range []string{`DROP TABLE IF EXISTS vec_bits`, `DELETE FROM vec_state`,
 			`INSERT OR IGNORE INTO vec_pending(rowid) SELECT rowid FROM entries`,
 			fmt.Sprintf(`CREATE VIRTUAL TABLE vec_bits USING vec0(e bit[%d])`, dim),
-			`INSERT INTO meta(key, value) VALUES('vec_model', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value`, bumpGen} {
+			`INSERT INTO meta(key, value) VALUES('vec_model', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value`, bumpGen,
+			// a table made again numbers its chunks from 1 again: processes
+			// holding its chunks read them all again (signs.go)
+			`INSERT INTO meta(key, value) VALUES('vec_made', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`} {
 			var args []any
 			if strings.Contains(q, "?") {
 				args = []any{id}

@@ -495,3 +495,57 @@ func TestInMemoryIndexTellsFiltersApart(t *testing.T) {
 		}
 	}
 }
+
+// TestSignIndexSeesTheTableMadeAgain: another process switching models
+// away and back makes vec_bits again, its chunks numbered from 1 again; a
+// Cache that held the old chunks reads the new ones, not its own.
+func TestSignIndexSeesTheTableMadeAgain(t *testing.T) {
+	ctx := context.Background()
+	c, p := newCache(t)
+	var entries []notes.Entry
+	for i := 0; i < 1100; i++ { // two chunks: the first one's validity alone is read again
+		entries = append(entries, mk(notes.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
+	}
+	put(t, c, entries)
+	rng := rand.New(rand.NewSource(2))
+	storeAll := func(c *Cache, model string) {
+		t.Helper()
+		if err := c.UseModel(ctx, model, 16); err != nil {
+			t.Fatal(err)
+		}
+		pending, _, _ := c.PendingVectors(ctx, 2000)
+		vecs := make([][]float32, len(pending))
+		for i := range vecs {
+			vecs[i] = make([]float32, 16)
+			for j := range vecs[i] {
+				vecs[i][j] = rng.Float32() - 0.5
+			}
+		}
+		slices.Reverse(pending) // the first time: other rows in each chunk than when restored in order
+		if err := c.StoreVectors(ctx, pending, vecs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	storeAll(c, "m@1")
+	q := []float32{1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1}
+	if _, err := c.coarseIDs(ctx, q, 20, "1", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, model := range []string{"m@2", "m@1"} { // the other process, once for each
+		other, _, err := Open(p, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		storeAll(other, model)
+		other.Close()
+	}
+	got, err := c.coarseIDs(ctx, q, 20, "1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.signs = nil
+	want, err := c.coarseIDs(ctx, q, 20, "1", nil)
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("held %v, read afresh %v (%v)", got, want, err)
+	}
+}
