@@ -19,7 +19,7 @@ import (
 // bytes per slot, bit i%8 of byte i/8 set when dimension i is positive).
 // sqlite-vec keeps writing them (inserts fill the newest chunk, deletes
 // clear a validity bit); this file only reads them. Its own KNN costs
-// rows × k (a selection sort per chunk: 150 ms a scan at a million
+// rows × k (a selection sort per chunk: about 50 ms a scan at 300k
 // entries); this one is a heap, and breaks ties by rowid, so that every
 // process (a command, the daemon, the MCP server) finds the same
 // candidates. TestSignIndexMatchesSqliteVec pins the layout.
@@ -41,7 +41,7 @@ type signChunk struct {
 	id     int64
 	valid  []byte   // bit i%8 of byte i/8: slot i holds a vector
 	rowids []byte   // little-endian int64 per slot
-	words  []uint64 // the sign bits, signWords(width) per slot, read as little-endian words
+	words  []uint64 // the sign bits, nw words per slot, read as little-endian
 }
 
 // coarseIDs returns the k entries nearest q by their sign bits
@@ -93,8 +93,8 @@ func (c *Cache) coarseIDs(ctx context.Context, q []float32, k int, w string, arg
 	return ranked[:min(k, len(ranked))], nil
 }
 
-// minShare is the share of the nearest rows a filter must admit to be
-// scanned without its set of admitted rows.
+// minShare is the share of a sample of the rows (sampleShare) that a
+// filter must admit to be scanned without its set of admitted rows.
 const minShare = 0.25
 
 // admittedAmong returns the rows among ids that the filter admits, in
