@@ -30,10 +30,11 @@ import (
 // chunks are read again, with the validity of the older ones (their slots
 // are never written again), unless vec_made says the table was made again.
 type signIndex struct {
-	model, gen string
-	width      int // bytes of sign bits per vector
-	nw         int // words of them
-	chunks     []signChunk
+	model     string
+	made, gen string // vec_made and vec_gen when read
+	width     int    // bytes of sign bits per vector
+	nw        int    // words of them
+	chunks    []signChunk
 }
 
 // signChunk is one row of vec_bits_chunks with its vectors.
@@ -58,7 +59,7 @@ func (c *Cache) coarseIDs(ctx context.Context, q []float32, k int, w string, arg
 	if err := c.loadSigns(ctx); err != nil {
 		return nil, err
 	}
-	if len(q) == 0 || len(quantize(q)) != c.signs.width {
+	if len(q) == 0 || (len(q)+7)/8 != c.signs.width { // quantize's length
 		return nil, nil
 	}
 	share, key, err := c.sampleShare(ctx, w, args)
@@ -145,7 +146,7 @@ func (c *Cache) sampleShare(ctx context.Context, w string, args []any) (float64,
 	if err != nil {
 		return 0, "", err
 	}
-	gen += "/" + c.signs.gen
+	gen += "/" + c.signs.gen // a table made again bumps vec_gen too
 	if c.admits.gen != gen || c.admits.sets == nil {
 		c.admits = admitted{gen: gen, sets: map[string][]uint64{}, shares: map[string]float64{}}
 	}
@@ -159,13 +160,16 @@ func (c *Cache) sampleShare(ctx context.Context, w string, args []any) (float64,
 	}
 	var sample []int64
 	step := max(1, rows/512)
-	for pos, ci := 0, 0; ci < len(c.signs.chunks); ci++ {
-		ch := c.signs.chunks[ci]
-		for i := 0; i < len(ch.rowids)/8; i, pos = i+1, pos+1 {
-			if pos%step == 0 && ch.valid[i/8]&(1<<(i%8)) != 0 {
+	next := 0 // the slot to sample next, counted across chunks
+	for _, ch := range c.signs.chunks {
+		n := len(ch.rowids) / 8
+		i := next
+		for ; i < n; i += step {
+			if ch.valid[i/8]&(1<<(i%8)) != 0 {
 				sample = append(sample, int64(binary.LittleEndian.Uint64(ch.rowids[8*i:])))
 			}
 		}
+		next = i - n
 	}
 	ok, err := c.admittedAmong(ctx, sample, w, args)
 	if err != nil {
@@ -239,15 +243,15 @@ func (c *Cache) loadSigns(ctx context.Context) error {
 		return fmt.Errorf("cache: vector search: %w", err)
 	}
 	defer tx.Rollback()
-	var gen string
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce((SELECT value FROM meta WHERE key='vec_made'), '') || '/' || coalesce((SELECT value FROM meta WHERE key='vec_gen'), '')`).Scan(&gen); err != nil {
+	var made, gen string
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce((SELECT value FROM meta WHERE key='vec_made'), ''), coalesce((SELECT value FROM meta WHERE key='vec_gen'), '')`).Scan(&made, &gen); err != nil {
 		return fmt.Errorf("cache: vector search: %w", err)
 	}
 	ix := c.signs
-	if ix != nil && ix.model == c.vecModel && ix.gen == gen {
+	if ix != nil && ix.model == c.vecModel && ix.made == made && ix.gen == gen {
 		return nil
 	}
-	if ix == nil || ix.model != c.vecModel || len(ix.chunks) == 0 || made(ix.gen) != made(gen) {
+	if ix == nil || ix.model != c.vecModel || len(ix.chunks) == 0 || ix.made != made {
 		ix = &signIndex{model: c.vecModel}
 	}
 	from := int64(-1 << 63)
@@ -261,16 +265,9 @@ func (c *Cache) loadSigns(ctx context.Context) error {
 		c.signs = nil
 		return fmt.Errorf("cache: read the vector index: %w", err)
 	}
-	ix.gen = gen
+	ix.made, ix.gen = made, gen
 	c.signs = ix
 	return nil
-}
-
-// made is the part of a generation that counts the times vec_bits was
-// made.
-func made(gen string) string {
-	m, _, _ := strings.Cut(gen, "/")
-	return m
 }
 
 // revalidate reads the validity of the chunks before the one numbered
