@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"database/sql"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -13,28 +14,21 @@ import (
 
 // Nearest returns the n entries f admits most similar to q, with their
 // cosine similarity: sign-bit KNN for candidates, exact cosine on their
-// float vectors, and only then the rows of the best n. When the filter
-// leaves too few of the coarse candidates, it scores every entry the
-// filter admits.
+// float vectors, and only then the rows of the best n. When too few of
+// the candidates have float vectors (stale sign bits), it scores every
+// entry the filter admits.
 func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hit, error) {
 	// none of these types at all (commits in a repository that never
 	// indexed them): no KNN, no scan
 	if some, err := c.anyOf(ctx, f.Types); err != nil || !some {
 		return nil, err
 	}
-	w, args := f.where()
-	coarse := min(max(200, 4*n), 4096)
-	aw, aargs := f.admitting()
-	ids, err := c.coarseIDs(ctx, q, coarse, aw, aargs)
+	scored, whole, err := c.coarse(ctx, q, min(max(200, 4*n), 4096), f)
 	if err != nil {
 		return nil, err
 	}
-	idJSON, _ := json.Marshal(ids)
-	scored, err := c.cosines(ctx, q, `json_each(?) j CROSS JOIN`, `e.rowid = j.value AND `+w, append([]any{string(idJSON)}, args...))
-	if err != nil {
-		return nil, err
-	}
-	if len(scored) < n && len(ids) >= coarse {
+	if len(scored) < n && !whole {
+		w, args := f.where()
 		if scored, err = c.cosines(ctx, q, "", w, args); err != nil {
 			return nil, err
 		}
@@ -98,7 +92,7 @@ func (c *Cache) cosines(ctx context.Context, q []float32, from, where string, ar
 	}
 	defer rows.Close()
 	var out []scoredRow
-	var blob []byte
+	var blob sql.RawBytes // scored at once: no copy of each vector
 	for rows.Next() {
 		var s scoredRow
 		if err := rows.Scan(&s.rowid, &blob); err != nil {
@@ -108,6 +102,27 @@ func (c *Cache) cosines(ctx context.Context, q []float32, from, where string, ar
 		out = append(out, s)
 	}
 	return out, rows.Err()
+}
+
+// cosinesOf scores the rows among ids that where admits, in the order of
+// ids.
+func (c *Cache) cosinesOf(ctx context.Context, q []float32, ids []int64, where string, args []any) ([]scoredRow, error) {
+	idJSON, _ := json.Marshal(ids)
+	scored, err := c.cosines(ctx, q, `json_each(?) j CROSS JOIN`, `e.rowid = j.value AND `+where, append([]any{string(idJSON)}, args...))
+	if err != nil {
+		return nil, err
+	}
+	cos := make(map[int64]float32, len(scored))
+	for _, s := range scored {
+		cos[s.rowid] = s.cos
+	}
+	scored = scored[:0]
+	for _, id := range ids {
+		if v, ok := cos[id]; ok {
+			scored = append(scored, scoredRow{id, v})
+		}
+	}
+	return scored, nil
 }
 
 // dotBlob is the dot product of q with a little-endian float32 blob.

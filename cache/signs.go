@@ -1,14 +1,15 @@
 package cache
 
 import (
-	"container/heap"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/bits"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -20,7 +21,7 @@ import (
 // sqlite-vec keeps writing them (inserts fill the newest chunk, deletes
 // clear a validity bit); this file only reads them. Its own KNN costs
 // rows × k (a selection sort per chunk: about 50 ms a scan at 300k
-// entries); this one is a heap, and breaks ties by rowid, so that every
+// entries); this one is linear in the rows and breaks ties by rowid, so that every
 // process (a command, the daemon, the MCP server) finds the same
 // candidates. TestSignIndexMatchesSqliteVec pins the layout.
 //
@@ -35,6 +36,7 @@ type signIndex struct {
 	width     int    // bytes of sign bits per vector
 	nw        int    // words of them
 	chunks    []signChunk
+	scratch   []uint16 // hamming's distances, kept for the next scan
 }
 
 // signChunk is one row of vec_bits_chunks with its vectors.
@@ -45,8 +47,11 @@ type signChunk struct {
 	words  []uint64 // the sign bits, nw words per slot, read as little-endian
 }
 
-// coarseIDs returns the k entries nearest q by their sign bits
-// (signIndex.nearest) among the rows the filter (w, args) admits.
+// coarse returns the k rows f admits that lie nearest q by their sign
+// bits (signIndex.nearest), in that order, each scored by its float
+// vector (rows without one are passed over). whole is false when it
+// stopped short of k at the edge of the ranked rows, which stale sign
+// bits can cause: the caller then scores every row.
 //
 // Most filters admit most entries (memory, or all not archived): for
 // those the nearest of all rows are taken in order, the rows the filter
@@ -55,43 +60,54 @@ type signChunk struct {
 // entries). A filter that admits few (commits among much memory) scans
 // with its set. Which way is decided by the data alone (sampleShare), never
 // by what this process did before, so that every process finds the same.
-func (c *Cache) coarseIDs(ctx context.Context, q []float32, k int, w string, args []any) ([]int64, error) {
+func (c *Cache) coarse(ctx context.Context, q []float32, k int, f Filter) (scored []scoredRow, whole bool, err error) {
 	if err := c.loadSigns(ctx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if len(q) == 0 || (len(q)+7)/8 != c.signs.width { // quantize's length
-		return nil, nil
+		return nil, true, nil
 	}
-	share, key, err := c.sampleShare(ctx, w, args)
+	w, args := f.where()
+	aw, aargs := f.admitting()
+	share, key, err := c.sampleShare(ctx, aw, aargs)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if share >= minShare {
 		ranked := c.signs.nearest(q, k, nil)
-		var out []int64
-		seen := 0
-		for seen < len(ranked) && len(out) < k {
-			next := k - len(out) // as many more as the share admitted so far asks for
-			if seen > 0 {
-				next = (k-len(out))*seen/max(len(out), 1) + 1
-			}
-			next = min(next, len(ranked)-seen)
-			ok, err := c.admittedAmong(ctx, ranked[seen:seen+next], w, args)
-			if err != nil {
-				return nil, err
-			}
-			out, seen = append(out, ok...), seen+next
-		}
-		if len(out) >= k || len(ranked) < 8*k {
-			return out[:min(k, len(out))], nil // k found, or every row with a vector seen
+		out, err := c.scoreInOrder(ctx, q, ranked, k, w, args)
+		if err != nil || len(out) >= k || len(ranked) < 8*k {
+			return out, true, err // k found, or every row with a vector seen
 		}
 	}
-	admit, err := c.admitted(ctx, key, w, args)
+	admit, err := c.admitted(ctx, key, aw, aargs)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	ranked := c.signs.nearest(q, k, admit)
-	return ranked[:min(k, len(ranked))], nil
+	out, err := c.scoreInOrder(ctx, q, ranked, k, w, args)
+	return out, len(out) >= k || len(ranked) < 8*k, err
+}
+
+// scoreInOrder scores the first k rows of ranked that where admits and
+// that have float vectors, asking for each batch as many more as the
+// share admitted so far says it takes.
+func (c *Cache) scoreInOrder(ctx context.Context, q []float32, ranked []int64, k int, where string, args []any) ([]scoredRow, error) {
+	var out []scoredRow
+	seen := 0
+	for seen < len(ranked) && len(out) < k {
+		next := k - len(out)
+		if seen > 0 {
+			next = (k-len(out))*seen/max(len(out), 1) + 1
+		}
+		next = min(next, len(ranked)-seen)
+		got, err := c.cosinesOf(ctx, q, ranked[seen:seen+next], where, args)
+		if err != nil {
+			return nil, err
+		}
+		out, seen = append(out, got...), seen+next
+	}
+	return out[:min(k, len(out))], nil
 }
 
 // minShare is the share of a sample of the rows (sampleShare) that a
@@ -380,8 +396,8 @@ func (ix *signIndex) nearest(q []float32, k int, admit []uint64) []int64 {
 		}
 		best[n] = scored{dot, s.id}
 	}
-	sort.Slice(best, func(a, b int) bool {
-		return best[a].dot > best[b].dot || best[a].dot == best[b].dot && best[a].id < best[b].id
+	slices.SortFunc(best, func(a, b scored) int {
+		return cmp.Or(cmp.Compare(b.dot, a.dot), cmp.Compare(a.id, b.id))
 	})
 	out := make([]int64, len(best))
 	for i, s := range best {
@@ -391,54 +407,66 @@ func (ix *signIndex) nearest(q []float32, k int, admit []uint64) []int64 {
 }
 
 // hamming returns the k rows among those admit holds (nil: every row)
-// whose sign bits differ least from qb, nearest first, ties to the lower
-// rowid.
+// whose sign bits differ least from qb, ties to the lower rowid, in no
+// particular order. It counts the rows at each distance as it scans, then
+// keeps those nearer than the k-th's and, of those at its distance, the
+// lowest rowids: no heap (at 10k entries, k is a sixth of the rows).
 func (ix *signIndex) hamming(qb []byte, k int, admit []uint64) []signDist {
 	if k <= 0 || len(qb) != ix.width {
 		return nil
 	}
 	qw := make([]uint64, ix.nw)
 	ix.pack(qw, qb)
-	h := make(signHeap, 0, k)
-	worst := len(qb)*8 + 1 // the distance a row must not pass to be kept
+	const skip = math.MaxUint16 // no vector, or not admitted
+	count := make([]int, 8*len(qb)+1)
+	dist := ix.scratch[:0]
 	for ci := range ix.chunks {
 		ch := &ix.chunks[ci]
 		n := len(ch.rowids) / 8
 		for i := 0; i < n; i++ {
-			valid := ch.valid[i/8]
-			if valid == 0 {
-				i |= 7 // none of these eight slots
-				continue
-			}
-			if valid&(1<<(i%8)) == 0 {
+			if ch.valid[i/8]&(1<<(i%8)) == 0 || admit != nil && !has(admit, ch.rowid(i)) {
+				dist = append(dist, skip)
 				continue
 			}
 			d := 0
 			for j, w := range ch.words[i*len(qw) : (i+1)*len(qw)] {
 				d += bits.OnesCount64(w ^ qw[j])
 			}
-			if d > worst {
-				continue
-			}
-			id := int64(binary.LittleEndian.Uint64(ch.rowids[8*i : 8*i+8]))
-			if admit != nil && !has(admit, id) {
-				continue
-			}
-			if s := (signDist{d, id, ci, i}); len(h) < k {
-				heap.Push(&h, s)
-			} else if s.before(h[0]) {
-				h[0] = s
-				heap.Fix(&h, 0)
-			} else {
-				continue
-			}
-			if len(h) == k {
-				worst = h[0].d
+			dist = append(dist, uint16(d))
+			count[d]++
+		}
+	}
+	ix.scratch = dist
+	cut, nearer := 0, 0 // the k-th's distance, and how many lie nearer
+	for cut < len(count)-1 && nearer+count[cut] < k {
+		nearer += count[cut]
+		cut++
+	}
+	out := make([]signDist, 0, min(k, nearer+count[cut]))
+	var tied []signDist
+	p := 0
+	for ci := range ix.chunks {
+		ch := &ix.chunks[ci]
+		n := len(ch.rowids) / 8
+		for i := 0; i < n; i, p = i+1, p+1 {
+			switch d := int(dist[p]); {
+			case d < cut:
+				out = append(out, signDist{d, ch.rowid(i), ci, i})
+			case d == cut:
+				tied = append(tied, signDist{d, ch.rowid(i), ci, i})
 			}
 		}
 	}
-	sort.Slice(h, func(a, b int) bool { return h[a].before(h[b]) })
-	return h
+	if len(tied) > k-len(out) {
+		slices.SortFunc(tied, func(a, b signDist) int { return cmp.Compare(a.id, b.id) })
+		tied = tied[:k-len(out)]
+	}
+	return append(out, tied...)
+}
+
+// rowid is the rowid slot i holds.
+func (ch *signChunk) rowid(i int) int64 {
+	return int64(binary.LittleEndian.Uint64(ch.rowids[8*i : 8*i+8]))
 }
 
 // signDist is a row's Hamming distance from the query, and where its bits
@@ -447,21 +475,4 @@ type signDist struct {
 	d           int
 	id          int64
 	chunk, slot int
-}
-
-// before orders by distance, then rowid.
-func (a signDist) before(b signDist) bool { return a.d < b.d || a.d == b.d && a.id < b.id }
-
-// signHeap is a max-heap: the root is the worst kept.
-type signHeap []signDist
-
-func (h signHeap) Len() int           { return len(h) }
-func (h signHeap) Less(i, j int) bool { return h[j].before(h[i]) }
-func (h signHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *signHeap) Push(x any)        { *h = append(*h, x.(signDist)) }
-func (h *signHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"cmp"
 	"bytes"
 	"context"
 	"fmt"
@@ -180,11 +181,12 @@ func TestSignIndexMatchesSqliteVec(t *testing.T) {
 			if qb := quantize(q); !bytes.Equal(qb, sqlQB) {
 				t.Fatalf("quantize %x, sqlite-vec %x", qb, sqlQB)
 			}
-			ids, err := c.coarseIDs(ctx, q, 50, "1", nil)
+			ids, err := coarseIDs(ctx, c, q, 50, all)
 			if err != nil || len(ids) != 50 {
 				t.Fatalf("%s: %d candidates, %v", when, len(ids), err)
 			}
 			near := c.signs.hamming(sqlQB, 50, nil)
+			slices.SortFunc(near, func(a, b signDist) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.id, b.id)) })
 			rows, err := c.db.QueryContext(ctx, `SELECT rowid, distance FROM vec_bits WHERE e MATCH vec_quantize_binary(?) AND k = 50`, encodeVec(q))
 			if err != nil {
 				t.Fatal(err)
@@ -215,20 +217,18 @@ func TestSignIndexMatchesSqliteVec(t *testing.T) {
 			}
 			var filtered [2][]int64
 			for i, typ := range []notes.Type{notes.TypeInsight, notes.TypeDecision} {
-				w, args := Filter{Types: []notes.Type{typ}}.admitting()
-				if filtered[i], err = c.coarseIDs(ctx, q, 50, w, args); err != nil || len(filtered[i]) != 50 {
+				if filtered[i], err = coarseIDs(ctx, c, q, 50, Filter{Types: []notes.Type{typ}}); err != nil || len(filtered[i]) != 50 {
 					t.Fatalf("%s: %d %ss, %v", when, len(filtered[i]), typ, err)
 				}
 			}
 			kept := c.signs
 			c.signs, c.admits = nil, admitted{} // what another process holds
-			afresh, err := c.coarseIDs(ctx, q, 50, "1", nil)
+			afresh, err := coarseIDs(ctx, c, q, 50, all)
 			if err != nil || fmt.Sprint(afresh) != fmt.Sprint(ids) {
 				t.Fatalf("%s: read afresh %v (%v), kept %v", when, afresh, err, ids)
 			}
 			for i, typ := range []notes.Type{notes.TypeDecision, notes.TypeInsight} { // the other order
-				w, args := Filter{Types: []notes.Type{typ}}.admitting()
-				got, err := c.coarseIDs(ctx, q, 50, w, args)
+				got, err := coarseIDs(ctx, c, q, 50, Filter{Types: []notes.Type{typ}})
 				if err != nil || fmt.Sprint(got) != fmt.Sprint(filtered[1-i]) {
 					t.Fatalf("%s: %ss read afresh %v (%v), kept %v", when, typ, got, err, filtered[1-i])
 				}
@@ -528,7 +528,7 @@ func TestSignIndexSeesTheTableMadeAgain(t *testing.T) {
 	}
 	storeAll(c, "m@1")
 	q := []float32{1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1}
-	if _, err := c.coarseIDs(ctx, q, 20, "1", nil); err != nil {
+	if _, err := coarseIDs(ctx, c, q, 20, all); err != nil {
 		t.Fatal(err)
 	}
 	for _, model := range []string{"m@2", "m@1"} { // the other process, once for each
@@ -539,13 +539,26 @@ func TestSignIndexSeesTheTableMadeAgain(t *testing.T) {
 		storeAll(other, model)
 		other.Close()
 	}
-	got, err := c.coarseIDs(ctx, q, 20, "1", nil)
+	got, err := coarseIDs(ctx, c, q, 20, all)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.signs = nil
-	want, err := c.coarseIDs(ctx, q, 20, "1", nil)
+	want, err := coarseIDs(ctx, c, q, 20, all)
 	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("held %v, read afresh %v (%v)", got, want, err)
 	}
+}
+
+// all is a filter that admits every row.
+var all = Filter{IncludeArchived: true}
+
+// coarseIDs is the rows coarse finds, in order.
+func coarseIDs(ctx context.Context, c *Cache, q []float32, k int, f Filter) ([]int64, error) {
+	scored, _, err := c.coarse(ctx, q, k, f)
+	ids := make([]int64, len(scored))
+	for i, s := range scored {
+		ids[i] = s.rowid
+	}
+	return ids, err
 }
