@@ -463,7 +463,7 @@ func (s *core) memoryAbout(ctx context.Context, file string, types []notes.Type,
 		types = append(slices.Clone(notes.SavableTypes), notes.TypeNote)
 	}
 	base := path.Base(file)
-	hits, _, err := s.search(ctx, strings.TrimSuffix(base, path.Ext(base)), Filter{Limit: max(n, aboutCandidates), Types: types}, "bm25", forHook)
+	hits, _, err := s.search(ctx, searchReq{query: strings.TrimSuffix(base, path.Ext(base)), filter: Filter{Limit: max(n, aboutCandidates), Types: types}, mode: "bm25", who: forHook})
 	if errors.Is(err, ErrNoWords) {
 		return nil, nil
 	}

@@ -184,7 +184,7 @@ type ProjectsInfo struct {
 // skipped.
 func (s *Recall) SearchProjects(ctx context.Context, query string, filter Filter, mode string) ([]ProjectHit, ProjectsInfo, error) {
 	var info ProjectsInfo
-	hits, si, err := s.search(ctx, query, filter, mode, forReader)
+	hits, si, err := s.search(ctx, searchReq{query: query, filter: filter, mode: mode, who: forReader})
 	if err != nil {
 		return nil, info, err
 	}
@@ -209,7 +209,7 @@ func (s *Recall) SearchProjects(ctx context.Context, query string, filter Filter
 		}
 		other, pi := s.other(p)
 		if other != nil {
-			found, _, err := other.search(ctx, query, filter, mode, forReader)
+			found, _, err := other.search(ctx, searchReq{query: query, filter: filter, mode: mode, who: forReader})
 			if err != nil && ctx.Err() != nil {
 				return nil, info, ctx.Err()
 			}

@@ -66,6 +66,16 @@ func (s *Agent) PromptContext(ctx context.Context, sessionID, prompt string, bud
 		budget = s.configInt(ctx, "synaptic.promptBudget", DefaultPromptBudget)
 	}
 	now := s.now()
+	text := s.withRecentPrompts(ctx, sessionID, prompt)
+	// the matches' query embedding runs beside the reads before it
+	var vector *queryVector
+	if wantsMatches(text) {
+		if m, err := s.embedder(); err == nil {
+			if vector = startQuery(ctx, m, text); vector != nil {
+				defer vector.wait()
+			}
+		}
+	}
 	recent, err := s.recall().List(ctx, Filter{Types: promptTypes, Since: now.Add(-hotWindowHours * time.Hour)})
 	if err != nil {
 		return "", err
@@ -78,7 +88,7 @@ func (s *Agent) PromptContext(ctx context.Context, sessionID, prompt string, bud
 			seen[r.ID] = true
 		}
 	}
-	warm, err := s.warm(ctx, s.withRecentPrompts(ctx, sessionID, prompt), sessionID, seen)
+	warm, err := s.warm(ctx, text, vector, sessionID, seen)
 	if err != nil || len(hot)+len(warm) == 0 {
 		return "", err
 	}
@@ -152,19 +162,24 @@ func ownSession(r Entry, sessionID string) bool {
 // promptTypes are the entries prompts may bring back.
 var promptTypes = []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue, notes.TypeReference, notes.TypeRule, notes.TypeHandoff, notes.TypeProgress}
 
+// wantsMatches reports whether a prompt is looked up in memory: it has
+// cues and words to look for.
+func wantsMatches(prompt string) bool { return hasCues(prompt) && len(contentWords(prompt)) > 0 }
+
 // warm finds at most maxWarm entries that match a prompt with cues, in
 // the search's order (relevance with the priors: tier, recency, pins,
 // feedback): a match must be similar enough (warmSimilarity: cosine or
 // the share of the prompt's words it holds, whichever is higher; without
 // a model, the share of words) and score at least warmRelative of the
 // first result's (the search's best match; the places after it are in
-// score order).
-func (s *Agent) warm(ctx context.Context, prompt, sessionID string, seen map[string]bool) ([]Entry, error) {
-	q := contentWords(prompt)
-	if !hasCues(prompt) || len(q) == 0 {
+// score order). vector is the prompt's embedding if it was started
+// already.
+func (s *Agent) warm(ctx context.Context, prompt string, vector *queryVector, sessionID string, seen map[string]bool) ([]Entry, error) {
+	if !wantsMatches(prompt) {
 		return nil, nil
 	}
-	hits, info, err := s.search(ctx, prompt, Filter{Types: append(promptTypes, notes.TypeNote), Limit: 10}, "auto", forHook)
+	q := contentWords(prompt)
+	hits, info, err := s.search(ctx, searchReq{query: prompt, filter: Filter{Types: append(promptTypes, notes.TypeNote), Limit: 10}, mode: "auto", who: forHook, vector: vector})
 	if err != nil && err != cache.ErrNoWords {
 		return nil, err
 	}

@@ -206,7 +206,7 @@ func searchEmbedBudget(backend string) int {
 // there is one), since the user or agent who searched sees them all; it
 // does not raise the entry's rank (rank.Priors counts reads, not hits).
 func (s *Recall) SearchWith(ctx context.Context, query string, filter Filter, mode string) ([]Hit, SearchInfo, error) {
-	return s.search(ctx, query, filter, mode, forReader)
+	return s.search(ctx, searchReq{query: query, filter: filter, mode: mode, who: forReader})
 }
 
 // searchFor says who a search's results are for.
@@ -221,10 +221,22 @@ const (
 	forHook
 )
 
+// searchReq is one search: its text, filter and mode, who reads it, and
+// the query's embedding if the caller started it early (nil: search
+// starts it).
+type searchReq struct {
+	query  string
+	filter Filter
+	mode   string
+	who    searchFor
+	vector *queryVector
+}
+
 // search is SearchWith for a reader or a hook.
-func (s *core) search(ctx context.Context, query string, filter Filter, mode string, who searchFor) ([]Hit, SearchInfo, error) {
+func (s *core) search(ctx context.Context, req searchReq) ([]Hit, SearchInfo, error) {
+	query, filter, who := req.query, req.filter, req.who
 	info := SearchInfo{Mode: ModeBM25}
-	m, err := s.searchModel(mode, &info)
+	m, err := s.searchModel(req.mode, &info)
 	if err != nil {
 		return nil, info, err
 	}
@@ -245,9 +257,11 @@ func (s *core) search(ctx context.Context, query string, filter Filter, mode str
 			// SQLite does the rest (about 2 ms of a warm search). Whatever
 			// path this closure leaves by, it waits for that embedding: the
 			// model must not be closed under it.
-			var q *queryVector
-			if m.Backend() == "ort" {
-				q = embedQuery(ctx, m, query, true)
+			q := req.vector
+			if q == nil {
+				q = startQuery(ctx, m, query)
+			}
+			if q != nil {
 				defer q.wait()
 			}
 			if info.Pending, err = s.embedPending(ctx, c, m, searchEmbedBudget(m.Backend()), nil); err != nil {
@@ -329,6 +343,16 @@ type queryVector struct {
 	done chan struct{}
 	v    []float32
 	err  error
+}
+
+// startQuery starts embedding text with m beside the caller's work where
+// the runtime allows it (ONNX Runtime); nil where it does not. The caller
+// must wait for it before the model may close.
+func startQuery(ctx context.Context, m Embedder, text string) *queryVector {
+	if m.Backend() != "ort" {
+		return nil
+	}
+	return embedQuery(ctx, m, text, true)
 }
 
 // embedQuery embeds text with m, in a goroutine when async; wait returns
