@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -155,5 +156,68 @@ func TestSessionRequestsAreAlikeAndAlone(t *testing.T) {
 	}
 	if err := sess.Do(ctx, func(*Service) error { return nil }); !errors.Is(err, ErrClosed) {
 		t.Errorf("after Close: %v", err)
+	}
+}
+
+// Other projects that a Session read (a search across projects, a
+// session start's "From other projects") are brought up to their refs
+// before each request, as its own repository is: what another process
+// saved there since shows at the next request.
+func TestSessionFollowsOtherProjects(t *testing.T) {
+	ctx := context.Background()
+	opts := Options{Warn: io.Discard, Projects: filepath.Join(t.TempDir(), "projects")}
+	here, there := testrepo.NewRepo(t), testrepo.NewRepo(t)
+	for _, dir := range []string{here, there} {
+		svc, err := Open(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Sharing().Register(); err != nil {
+			t.Fatal(err)
+		}
+		svc.Close()
+	}
+	other, err := Open(there, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	sess, err := OpenSession(here, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	found := func(query string) bool {
+		t.Helper()
+		var hits []ProjectHit
+		if err := sess.Do(ctx, func(s *Service) error {
+			var err error
+			hits, _, err = s.Recall().SearchProjects(ctx, query, Filter{}, "bm25")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hits {
+			if h.ProjectPath != "" && !h.Here {
+				return true
+			}
+		}
+		return false
+	}
+	if _, err := other.Memory().Save(ctx, SaveRequest{Content: "helm upgrades need the atomic flag", Type: "insight"}); err != nil {
+		t.Fatal(err)
+	}
+	if !found("helm atomic") {
+		t.Fatal("the first search across projects misses the other project's entry")
+	}
+	// another process rebuilds that project's cache, then saves
+	if err := other.Recall().Reindex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Memory().Save(ctx, SaveRequest{Content: "grafana dashboards live in ops/dashboards", Type: "insight"}); err != nil {
+		t.Fatal(err)
+	}
+	if !found("grafana dashboards") {
+		t.Error("a Session does not see what was saved in another project after its first request")
 	}
 }

@@ -295,14 +295,17 @@ func (s *core) recreateCache() (*cache.Cache, error) {
 	return s.openCache()
 }
 
-// stale makes the next read refresh the cache from the refs; a Session
-// calls it before each request, since other processes and git fetch move
-// the refs meanwhile.
+// stale makes the next read refresh the cache from the refs, here and in
+// the other projects this Service read; a Session calls it before each
+// request, since other processes and git fetch move the refs meanwhile.
 func (s *core) stale() {
 	s.fresh = false
 	if s.cache != nil && s.cacheReplaced() {
 		s.cache.Close()
 		s.cache, s.recent = nil, nil
+	}
+	for _, o := range s.others {
+		o.stale()
 	}
 }
 
