@@ -207,15 +207,63 @@ func (s *core) cacheProfile(ctx context.Context) (profile, error) {
 // crossCandidates are this (other) project's shared rules and longterm
 // insights that resemble me, each scored.
 func (s *core) crossCandidates(ctx context.Context, me *profile, project string) ([]crossItem, error) {
+	rows, vecs, err := s.crossRows(ctx, me.model, len(me.vecs) > 0)
+	if err != nil {
+		return nil, err
+	}
 	var out []crossItem
+	for i, r := range rows {
+		// A subscription's memory is not that project's own: this one
+		// may subscribe to it, or not, itself.
+		if r.Private || r.Irrelevant || SubscriptionOf(r.Source) != "" || (r.Type == notes.TypeInsight && r.Tier != notes.TierLongterm) {
+			continue
+		}
+		score := 0.0
+		if vecs != nil {
+			if cos := nearest(me.vecs, vecs[i]); cos >= crossProjectCosine {
+				score = cos
+			}
+		} else if cw := contentWords(r.Content); len(cw) > 0 {
+			o := shareIn(cw, me.stems)
+			if shared := o * float64(len(cw)); shared >= 3 || o >= crossProjectOverlap && shared >= 2 {
+				score = o
+			}
+		}
+		if mentions(r.Content, me.names) {
+			score = max(score, crossProjectCosine)
+		}
+		if score > 0 {
+			out = append(out, crossItem{Entry: entryOf(r), project: project, score: score})
+		}
+	}
+	return out, nil
+}
+
+// crossMemo is what crossRows read, and the state of memory it read it in.
+type crossMemo struct {
+	key  string
+	rows []cache.Row
+	vecs [][]float32
+}
+
+// crossRows are the rules and insights crossCandidates scores, with their
+// vectors when they are by model and the profile has vectors (byMeaning).
+// A long-lived Service keeps them until its memory changes: a session
+// start reads them from every other project.
+func (s *core) crossRows(ctx context.Context, model string, byMeaning bool) ([]cache.Row, [][]float32, error) {
+	key := s.derivedKey(ctx, "cross", model, byMeaning)
+	if key != "" && s.crossMemo.key == key {
+		return s.crossMemo.rows, s.crossMemo.vecs, nil
+	}
+	var rows []cache.Row
+	var vecs [][]float32
 	err := s.withCache(ctx, func(c *cache.Cache) error {
 		f := cache.Filter{Types: []notes.Type{notes.TypeRule, notes.TypeInsight}, Limit: 300}
-		var rows []cache.Row
-		var vecs [][]float32
-		if len(me.vecs) > 0 {
+		if byMeaning {
 			if ok, err := c.UseStoredModel(ctx); err != nil {
 				return err
-			} else if ok && c.VectorModel() == me.model {
+			} else if ok && c.VectorModel() == model {
+				var err error
 				if rows, vecs, err = c.VectorRows(ctx, f); err != nil {
 					return err
 				}
@@ -223,37 +271,15 @@ func (s *core) crossCandidates(ctx context.Context, me *profile, project string)
 		}
 		if vecs == nil {
 			var err error
-			if rows, err = c.List(ctx, f); err != nil {
-				return err
-			}
-		}
-		for i, r := range rows {
-			// A subscription's memory is not that project's own: this one
-			// may subscribe to it, or not, itself.
-			if r.Private || r.Irrelevant || SubscriptionOf(r.Source) != "" || (r.Type == notes.TypeInsight && r.Tier != notes.TierLongterm) {
-				continue
-			}
-			score := 0.0
-			if vecs != nil {
-				if cos := nearest(me.vecs, vecs[i]); cos >= crossProjectCosine {
-					score = cos
-				}
-			} else if cw := contentWords(r.Content); len(cw) > 0 {
-				o := shareIn(cw, me.stems)
-				if shared := o * float64(len(cw)); shared >= 3 || o >= crossProjectOverlap && shared >= 2 {
-					score = o
-				}
-			}
-			if mentions(r.Content, me.names) {
-				score = max(score, crossProjectCosine)
-			}
-			if score > 0 {
-				out = append(out, crossItem{Entry: entryOf(r), project: project, score: score})
-			}
+			rows, err = c.List(ctx, f)
+			return err
 		}
 		return nil
 	})
-	return out, err
+	if err == nil && key != "" {
+		s.crossMemo = crossMemo{key: key, rows: rows, vecs: vecs}
+	}
+	return rows, vecs, err
 }
 
 // nearest is the greatest cosine between v and one of vecs.

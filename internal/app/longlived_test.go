@@ -220,4 +220,49 @@ func TestSessionFollowsOtherProjects(t *testing.T) {
 	if !found("grafana dashboards") {
 		t.Error("a Session does not see what was saved in another project after its first request")
 	}
+
+	// the session start's "From other projects", which a Session keeps
+	// per project until that project's memory changes, is a fresh one's
+	start := func(svc *Service) string {
+		text, err := svc.Agent().StartSession(ctx, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return text
+	}
+	inSession := func() (text string) {
+		sess.Do(ctx, func(s *Service) error { text = start(s); return nil })
+		return text
+	}
+	fresh := func() string {
+		svc, err := Open(here, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer svc.Close()
+		return start(svc)
+	}
+	for _, save := range []struct {
+		dir, content string
+		tier         notes.Tier
+	}{
+		{here, "we deploy the api with helm charts to kubernetes", ""},
+		{there, "helm releases are rolled back with helm rollback on a failed kubernetes deploy", notes.TierLongterm},
+	} {
+		svc, err := Open(save.dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = svc.Memory().Save(ctx, SaveRequest{Content: save.content, Type: "insight", Tier: save.tier})
+		svc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := inSession(), fresh(); got != want {
+			t.Errorf("session start in a Session:\n%s\nin a fresh Service:\n%s", got, want)
+		}
+	}
+	if got := inSession(); !strings.Contains(got, "From other projects") || !strings.Contains(got, "helm rollback") {
+		t.Errorf("the other project's new insight is not in the session start:\n%s", got)
+	}
 }

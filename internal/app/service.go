@@ -125,6 +125,7 @@ type core struct {
 	lines        lineMemo              // memory's standing against HEAD (code.go)
 	rulesMemo    rulesMemo             // ruleCandidates' answer, when longLived
 	profileMemo  profileMemo           // the cache's part of profile, when longLived
+	crossMemo    crossMemo             // crossRows' answer, when longLived
 }
 
 // Open opens the repository containing dir. The cache is opened lazily.
