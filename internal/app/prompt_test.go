@@ -267,3 +267,33 @@ func TestPromptBringsUpToThreeStrongMatches(t *testing.T) {
 		t.Errorf("an unrelated entry came along:\n%s", md)
 	}
 }
+
+// The hot items are the day's newest that are not the session's own: a
+// session whose handoffs and exchanges outnumber a first page still gets
+// the day's other memory.
+func TestHotItemsOutlastTheSessionsOwnMemory(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	s := openTest(t, Options{Now: func() time.Time { return now }})
+	reqs := []SaveRequest{
+		{Content: "the staging database was restored from last night's backup", Type: notes.TypeProgress, Created: now.Add(-5 * time.Hour)},
+		{Content: "we pin the billing worker to two replicas", Type: notes.TypeDecision, Created: now.Add(-4 * time.Hour)},
+	}
+	for i := range 2 * hotPage {
+		reqs = append(reqs, SaveRequest{Content: fmt.Sprintf("handoff %d of this session", i), Type: notes.TypeHandoff, SessionID: "s1", Created: now.Add(-time.Duration(i+1) * time.Minute)})
+	}
+	if _, err := s.Memory().Import(ctx, reqs); err != nil {
+		t.Fatal(err)
+	}
+	md, err := s.Agent().PromptContext(ctx, "s1", "ok", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md, "restored from last night's backup") || !strings.Contains(md, "two replicas") || strings.Contains(md, "of this session") {
+		t.Errorf("the day's other memory is not what the prompt gets:\n%s", md)
+	}
+	md, _ = s.Agent().PromptContext(ctx, "s2", "ok", 0) // another session: its newest
+	if strings.Count(md, "of this session") != maxHot {
+		t.Errorf("another session does not get the %d newest:\n%s", maxHot, md)
+	}
+}
