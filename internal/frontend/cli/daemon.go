@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -158,6 +159,21 @@ func serveRequest(ctx context.Context, pool *sessionPool, jobs *backgroundJobs, 
 	return resp
 }
 
+// collectLessOften lets the daemon's heap grow to five times what is live
+// (GOGC=400, bounded at 1 GiB) before the garbage collector runs: it
+// answers hooks while the agent waits, and a collection during a request
+// competes with the query's embedding for the cores. At 10k entries a
+// warm prompt hook's work went from 8.6 to 7.8 ms (medians of 35). GOGC
+// and GOMEMLIMIT in the environment win.
+func collectLessOften() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(1 << 30)
+	}
+}
+
 // socketPath is the socket of this binary's daemon.
 func socketPath() (string, error) {
 	dir, err := daemon.SocketDir()
@@ -285,6 +301,7 @@ func runDaemon(e *env, o *daemonOptions) error {
 	switch o.action {
 	case "run":
 		os.Chdir("/") // hold no user's directory while waiting
+		collectLessOften()
 		models, jobs := &app.WarmModels{}, &backgroundJobs{}
 		pool := &sessionPool{models: models}
 		defer models.Close()
