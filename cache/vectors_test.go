@@ -1,8 +1,8 @@
 package cache
 
 import (
-	"cmp"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand"
