@@ -18,22 +18,81 @@ import (
 // the candidates have float vectors (stale sign bits), it scores every
 // entry the filter admits.
 func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hit, error) {
-	// none of these types at all (commits in a repository that never
-	// indexed them): no KNN, no scan
-	if some, err := c.anyOf(ctx, f.Types); err != nil || !some {
-		return nil, err
-	}
-	scored, whole, err := c.coarse(ctx, q, min(max(200, 4*n), 4096), f)
+	vq, err := c.planNearest(ctx, f, n)
 	if err != nil {
 		return nil, err
 	}
-	if len(scored) < n && !whole {
-		w, args := f.where()
+	vq.rank(q)
+	return c.scoreNearest(ctx, vq, q)
+}
+
+// vectorQuery is one Nearest in three steps: planNearest (SQL that needs
+// no query vector), rank (the sign bits alone, pure Go, so that it may run
+// while the connection serves another query) and scoreNearest (SQL).
+type vectorQuery struct {
+	f      Filter
+	n, k   int        // the hits asked for; the candidates scored exactly
+	none   bool       // no entry of the filter's types: nothing to find
+	ix     *signIndex // the sign bits when planned
+	key    string     // the filter in c.admits
+	admit  []uint64   // the rows it admits; nil when it admits most (sampleShare)
+	ranked []int64    // rank's answer
+}
+
+// planNearest reads what a Nearest needs before its query vector: whether
+// any entry has the filter's types, the sign bits, and how the filter is
+// applied to them (coarse).
+func (c *Cache) planNearest(ctx context.Context, f Filter, n int) (*vectorQuery, error) {
+	vq := &vectorQuery{f: f, n: n, k: min(max(200, 4*n), 4096)}
+	// none of these types at all (commits in a repository that never
+	// indexed them): no KNN, no scan
+	some, err := c.anyOf(ctx, f.Types)
+	if err != nil || !some {
+		vq.none = true
+		return vq, err
+	}
+	if err := c.loadSigns(ctx); err != nil {
+		return nil, err
+	}
+	vq.ix = c.signs
+	aw, aargs := f.admitting()
+	share, key, err := c.sampleShare(ctx, aw, aargs)
+	if err != nil {
+		return nil, err
+	}
+	vq.key = key
+	if share < minShare {
+		vq.admit, err = c.admitted(ctx, key, aw, aargs)
+	}
+	return vq, err
+}
+
+// rank ranks the rows by their sign bits (signIndex.nearest). It reads
+// only what planNearest gathered.
+func (vq *vectorQuery) rank(q []float32) {
+	if vq.none || len(q) == 0 || (len(q)+7)/8 != vq.ix.width { // quantize's length
+		return
+	}
+	vq.ranked = vq.ix.nearest(q, vq.k, vq.admit)
+}
+
+// scoreNearest scores the ranked rows exactly (coarse) and returns the
+// best vq.n.
+func (c *Cache) scoreNearest(ctx context.Context, vq *vectorQuery, q []float32) ([]Hit, error) {
+	if vq.none {
+		return nil, nil
+	}
+	scored, whole, err := c.coarse(ctx, vq, q)
+	if err != nil {
+		return nil, err
+	}
+	if len(scored) < vq.n && !whole {
+		w, args := vq.f.where()
 		if scored, err = c.cosines(ctx, q, "", w, args); err != nil {
 			return nil, err
 		}
 	}
-	return c.best(ctx, scored, n)
+	return c.best(ctx, scored, vq.n)
 }
 
 // NearestExact is Nearest without its candidate stage: every entry f

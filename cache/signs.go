@@ -47,11 +47,11 @@ type signChunk struct {
 	words  []uint64 // the sign bits, nw words per slot, read as little-endian
 }
 
-// coarse returns the k rows f admits that lie nearest q by their sign
-// bits (signIndex.nearest), in that order, each scored by its float
-// vector (rows without one are passed over). whole is false when it
-// stopped short of k at the edge of the ranked rows, which stale sign
-// bits can cause: the caller then scores every row.
+// coarse returns the first vq.k rows of vq.ranked that the filter admits,
+// in that order, each scored by its float vector (rows without one are
+// passed over). whole is false when it stopped short of k at the edge of
+// the ranked rows, which stale sign bits can cause: the caller then scores
+// every row.
 //
 // Most filters admit most entries (memory, or all not archived): for
 // those the nearest of all rows are taken in order, the rows the filter
@@ -60,32 +60,25 @@ type signChunk struct {
 // entries). A filter that admits few (commits among much memory) scans
 // with its set. Which way is decided by the data alone (sampleShare), never
 // by what this process did before, so that every process finds the same.
-func (c *Cache) coarse(ctx context.Context, q []float32, k int, f Filter) (scored []scoredRow, whole bool, err error) {
-	if err := c.loadSigns(ctx); err != nil {
-		return nil, false, err
+func (c *Cache) coarse(ctx context.Context, vq *vectorQuery, q []float32) (scored []scoredRow, whole bool, err error) {
+	if vq.ranked == nil {
+		return nil, true, nil // nothing to rank by (no vectors, or q of another model)
 	}
-	if len(q) == 0 || (len(q)+7)/8 != c.signs.width { // quantize's length
-		return nil, true, nil
+	w, args := vq.f.where()
+	k := vq.k
+	out, err := c.scoreInOrder(ctx, q, vq.ranked, k, w, args)
+	if err != nil || len(out) >= k || len(vq.ranked) < 8*k || vq.admit != nil {
+		return out, err == nil && (len(out) >= k || len(vq.ranked) < 8*k), err
 	}
-	w, args := f.where()
-	aw, aargs := f.admitting()
-	share, key, err := c.sampleShare(ctx, aw, aargs)
+	// the nearest of all rows held too few that the filter admits: scan
+	// with its set
+	aw, aargs := vq.f.admitting()
+	admit, err := c.admitted(ctx, vq.key, aw, aargs)
 	if err != nil {
 		return nil, false, err
 	}
-	if share >= minShare {
-		ranked := c.signs.nearest(q, k, nil)
-		out, err := c.scoreInOrder(ctx, q, ranked, k, w, args)
-		if err != nil || len(out) >= k || len(ranked) < 8*k {
-			return out, true, err // k found, or every row with a vector seen
-		}
-	}
-	admit, err := c.admitted(ctx, key, aw, aargs)
-	if err != nil {
-		return nil, false, err
-	}
-	ranked := c.signs.nearest(q, k, admit)
-	out, err := c.scoreInOrder(ctx, q, ranked, k, w, args)
+	ranked := vq.ix.nearest(q, k, admit)
+	out, err = c.scoreInOrder(ctx, q, ranked, k, w, args)
 	return out, len(out) >= k || len(ranked) < 8*k, err
 }
 

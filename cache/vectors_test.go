@@ -555,7 +555,13 @@ var all = Filter{IncludeArchived: true}
 
 // coarseIDs is the rows coarse finds, in order.
 func coarseIDs(ctx context.Context, c *Cache, q []float32, k int, f Filter) ([]int64, error) {
-	scored, _, err := c.coarse(ctx, q, k, f)
+	vq, err := c.planNearest(ctx, f, k)
+	if err != nil {
+		return nil, err
+	}
+	vq.k = k
+	vq.rank(q)
+	scored, _, err := c.coarse(ctx, vq, q)
 	ids := make([]int64, len(scored))
 	for i, s := range scored {
 		ids[i] = s.rowid
