@@ -67,13 +67,7 @@ func TestSessionRequestsAreAlikeAndAlone(t *testing.T) {
 	if lent == 0 {
 		t.Fatal("the hybrid search did not load the model: the test proves nothing")
 	}
-	start := func(s *Service) string {
-		text, err := s.Agent().StartSession(ctx, "", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return text
-	}
+	start := func(s *Service) string { return sessionStart(t, s) }
 	var warm string
 	sess.Do(ctx, func(s *Service) error { warm = start(s); return nil })
 	if want := start(fresh); warm != want {
@@ -223,15 +217,8 @@ func TestSessionFollowsOtherProjects(t *testing.T) {
 
 	// the session start's "From other projects", which a Session keeps
 	// per project until that project's memory changes, is a fresh one's
-	start := func(svc *Service) string {
-		text, err := svc.Agent().StartSession(ctx, "", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return text
-	}
 	inSession := func() (text string) {
-		sess.Do(ctx, func(s *Service) error { text = start(s); return nil })
+		sess.Do(ctx, func(s *Service) error { text = sessionStart(t, s); return nil })
 		return text
 	}
 	fresh := func() string {
@@ -240,7 +227,7 @@ func TestSessionFollowsOtherProjects(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer svc.Close()
-		return start(svc)
+		return sessionStart(t, svc)
 	}
 	for _, save := range []struct {
 		dir, content string
@@ -265,4 +252,14 @@ func TestSessionFollowsOtherProjects(t *testing.T) {
 	if got := inSession(); !strings.Contains(got, "From other projects") || !strings.Contains(got, "helm rollback") {
 		t.Errorf("the other project's new insight is not in the session start:\n%s", got)
 	}
+}
+
+// sessionStart is svc's session start, without an agent session.
+func sessionStart(t *testing.T, svc *Service) string {
+	t.Helper()
+	text, err := svc.Agent().StartSession(context.Background(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
 }
