@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
@@ -40,6 +41,10 @@ func (s *Agent) sessionContext(ctx context.Context, budget int) (string, []Entry
 	if budget <= 0 {
 		budget = s.contextBudget(ctx)
 	}
+	// The files being changed come from two git processes (about 3 ms):
+	// they run while the sections before the files' are written.
+	changed := changedFilesAside(ctx, s.repo)
+	defer changed()
 	rep, err := s.maintainDue(ctx)
 	if err != nil {
 		return "", nil, err
@@ -54,7 +59,7 @@ func (s *Agent) sessionContext(ctx context.Context, budget int) (string, []Entry
 	w.intelligence()
 	// Worked out before the general section, which leaves out what the
 	// files' section will say.
-	files, lines := w.predictive()
+	files, lines := w.predictive(changed())
 	recent := w.list(Filter{Types: []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue, notes.TypeReference}, Limit: 50})
 	var kept []Entry
 	for _, r := range recent {
@@ -263,14 +268,32 @@ func (w *contextWriter) intelligence() {
 	}
 }
 
-// predictive is what goes with the files being changed (or, with a
+// changedFilesAside lists the files changed in the working tree against
+// HEAD, tracked or not (Repo.ChangedFiles), in a goroutine; the function
+// it returns waits for the list (nil on an error) and may be called again.
+func changedFilesAside(ctx context.Context, repo *gitstore.Repo) func() []string {
+	done := make(chan []string, 1)
+	go func() {
+		files, _ := repo.ChangedFiles(ctx, false)
+		done <- files
+	}()
+	var files []string
+	var got bool
+	return func() []string {
+		if !got {
+			files, got = <-done, true
+		}
+		return files
+	}
+}
+
+// predictive is what goes with the files being changed (given; or, with a
 // clean tree, the files of the last commit), leaving out the agent's own
 // configuration: the files and the lines to write under them, the files
 // usually changed with them and the memory that names them (by path or
 // file name, not by a word they share), claimed.
-func (w *contextWriter) predictive() ([]string, []line) {
+func (w *contextWriter) predictive(changed []string) ([]string, []line) {
 	s, ctx := w.s, w.ctx
-	changed, _ := s.repo.ChangedFiles(ctx, false)
 	if len(changed) == 0 && !s.repo.Unborn() {
 		changed = s.headFiles(ctx)
 	}
