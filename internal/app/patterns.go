@@ -75,7 +75,7 @@ func (s *Memory) Patterns(ctx context.Context) ([]Group, error) { return s.patte
 // vectorsAtHand), unless a recent issue waits for its vector: patterns are
 // found by meaning, and an issue saved without the model (by the CLI)
 // joins its pattern here, loading the model once. The issues of every
-// pattern found are made longterm (see keepPattern), whatever saved them.
+// pattern found are made longterm (see keepPatterns), whatever saved them.
 func (s *core) patterns(ctx context.Context, load bool) ([]Group, error) {
 	var out []Group
 	find := func(load bool) error {
@@ -89,9 +89,7 @@ func (s *core) patterns(ctx context.Context, load bool) ([]Group, error) {
 	if err != nil && !load {
 		err = find(false) // no model to load: the vectors at hand
 	}
-	for i := range out {
-		s.memory().keepPattern(ctx, &out[i])
-	}
+	s.memory().keepPatterns(ctx, out)
 	return out, err
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
@@ -180,6 +181,16 @@ func TestSaveReportsTheJoinedPattern(t *testing.T) {
 	long, _ := s.Recall().List(ctx, Filter{Types: []notes.Type{notes.TypeIssue}, Tier: notes.TierLongterm})
 	if len(long) != 3 || !long[0].TierExplicit {
 		t.Errorf("longterm issues after the pattern formed: %+v", long)
+	}
+	// in one commit, however many issues the pattern holds
+	var tiers []string
+	for _, subject := range strings.Split(testrepo.Git(t, s.Root(), "log", "--format=%s", "refs/synaptic/memory"), "\n") {
+		if strings.HasPrefix(subject, "tier ") {
+			tiers = append(tiers, subject)
+		}
+	}
+	if len(tiers) != 1 || tiers[0] != "tier 3 entries" {
+		t.Errorf("the pattern's tiers were written as %q", tiers)
 	}
 	other, err := s.Memory().SaveLinked(ctx, SaveRequest{Content: "the billing page shows the wrong currency", Type: notes.TypeIssue}, true)
 	if err != nil || other.Pattern != nil {

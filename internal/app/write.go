@@ -73,19 +73,37 @@ func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, semantic bool)
 	return saved, nil
 }
 
-// keepPattern makes the issues of a recurring pattern longterm (the
-// phase-3 seed's tiering: a recurring issue is kept, not left to decay).
-// The tier is authored, so teammates keep them too; a failure only warns.
-func (s *Memory) keepPattern(ctx context.Context, g *Group) {
-	for i, x := range g.Entries {
-		if x.Tier == notes.TierLongterm || SubscriptionOf(x.Source) != "" {
-			continue // a subscription's memory is read-only here
+// keepPatterns makes the issues of recurring patterns longterm (the
+// phase-3 seed's tiering: a recurring issue is kept, not left to decay),
+// all in one commit per ref: the first session start over imported memory
+// found 357 such issues, and wrote a commit for each. The tier is
+// authored, so teammates keep them too; a failure only warns.
+func (s *Memory) keepPatterns(ctx context.Context, groups []Group) {
+	var ids []string
+	for _, g := range groups {
+		for _, x := range g.Entries {
+			if x.Tier != notes.TierLongterm && SubscriptionOf(x.Source) == "" { // a subscription's memory is read-only here
+				ids = append(ids, x.ID)
+			}
 		}
-		if _, err := s.SetTier(ctx, x.ID, notes.TierLongterm); err != nil {
-			s.warnf("could not make the recurring issue %s longterm: %v", ShortID(x.ID), err)
-			continue
+	}
+	if len(ids) == 0 {
+		return
+	}
+	done, err := s.recordEach(ctx, ids, notes.Op{Kind: notes.OpTier, Tier: notes.TierLongterm})
+	if err != nil {
+		s.warnf("could not make every recurring issue longterm: %v", err)
+	}
+	kept := map[string]bool{}
+	for _, id := range done {
+		kept[id] = true
+	}
+	for _, g := range groups {
+		for i, x := range g.Entries {
+			if kept[x.ID] {
+				g.Entries[i].Tier = notes.TierLongterm
+			}
 		}
-		g.Entries[i].Tier = notes.TierLongterm
 	}
 }
 
@@ -448,6 +466,80 @@ func (s *core) recordIf(ctx context.Context, idPrefix string, op notes.Op, allow
 	}
 	s.indexWritten(ctx, ref, parent, commit, func(tx *cache.Tx) error { return tx.PutOp(op, doc) })
 	return op, nil
+}
+
+// recordEach writes op on each of the entries ids name, in one commit per
+// ref, and returns the ids it wrote. An entry it cannot write (unknown,
+// read-only) is left out and named in the error; the others are written.
+func (s *core) recordEach(ctx context.Context, ids []string, op notes.Op) ([]string, error) {
+	author, err := s.author(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type batch struct {
+		ops   []notes.Op
+		files []gitstore.File
+	}
+	byRef := map[string]*batch{}
+	var refs []string
+	var problems []error
+	err = s.withCache(ctx, func(c *cache.Cache) error {
+		for _, id := range ids {
+			d, err := detailIn(ctx, c, id)
+			if err != nil {
+				problems = append(problems, err)
+				continue
+			}
+			ref, err := refFor(d.Entry)
+			if err != nil {
+				problems = append(problems, err)
+				continue
+			}
+			o := op
+			o.V, o.ID, o.Entry, o.Author = notes.FormatVersion, notes.NewID(), d.ID, author
+			o.Clock, o.At = notes.NextClock(d.Ops), s.now().UTC()
+			doc, err := notes.EncodeOp(o)
+			if err != nil {
+				return err
+			}
+			b := byRef[ref]
+			if b == nil {
+				b = &batch{}
+				byRef[ref] = b
+				refs = append(refs, ref)
+			}
+			b.ops = append(b.ops, o)
+			b.files = append(b.files, gitstore.File{Path: notes.OpPath(o.ID), Data: doc})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var done []string
+	for _, ref := range refs {
+		b := byRef[ref]
+		msg := fmt.Sprintf("%s %s", op.Kind, b.ops[0].Entry)
+		if len(b.ops) > 1 {
+			msg = fmt.Sprintf("%s %d entries", op.Kind, len(b.ops))
+		}
+		commit, parent, err := s.appendDocs(ctx, ref, b.files, author, msg, false)
+		if err != nil {
+			return done, errors.Join(append(problems, fmt.Errorf("%s: %w", op.Kind, err))...)
+		}
+		s.indexWritten(ctx, ref, parent, commit, func(tx *cache.Tx) error {
+			for i, o := range b.ops {
+				if err := tx.PutOp(o, b.files[i].Data); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		for _, o := range b.ops {
+			done = append(done, o.Entry)
+		}
+	}
+	return done, errors.Join(problems...)
 }
 
 // Note attaches text to a commit as a git note under refs/notes/synaptic
