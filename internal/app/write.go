@@ -453,19 +453,46 @@ func (s *core) recordIf(ctx context.Context, idPrefix string, op notes.Op, allow
 		}
 		op.Anchor, op.Files = s.anchorFiles(ctx, content, nil)
 	}
-	op.V, op.ID, op.Entry, op.Author = notes.FormatVersion, notes.NewID(), row.ID, author
-	op.Clock, op.At = notes.NextClock(prior), s.now().UTC()
-	doc, err := notes.EncodeOp(op)
+	op, doc, err := s.stamp(op, row.ID, prior, author)
 	if err != nil {
 		return op, err
 	}
-	msg := fmt.Sprintf("%s %s", op.Kind, row.ID)
-	commit, parent, err := s.appendDocs(ctx, ref, []gitstore.File{{Path: notes.OpPath(op.ID), Data: doc}}, author, msg, allowSecret)
-	if err != nil {
-		return op, fmt.Errorf("%s: %w", op.Kind, err)
+	return op, s.writeOps(ctx, ref, []notes.Op{op}, [][]byte{doc}, author, allowSecret)
+}
+
+// stamp makes op the next operation on the entry id (whose operations so
+// far are prior), by author, now, and encodes it.
+func (s *core) stamp(op notes.Op, id string, prior []notes.Op, author string) (notes.Op, []byte, error) {
+	op.V, op.ID, op.Entry, op.Author = notes.FormatVersion, notes.NewID(), id, author
+	op.Clock, op.At = notes.NextClock(prior), s.now().UTC()
+	doc, err := notes.EncodeOp(op)
+	return op, doc, err
+}
+
+// writeOps commits the stamped ops (of one kind; docs their encodings) to
+// ref in one commit and indexes them.
+func (s *core) writeOps(ctx context.Context, ref string, ops []notes.Op, docs [][]byte, author string, allowSecret bool) error {
+	files := make([]gitstore.File, len(ops))
+	for i, o := range ops {
+		files[i] = gitstore.File{Path: notes.OpPath(o.ID), Data: docs[i]}
 	}
-	s.indexWritten(ctx, ref, parent, commit, func(tx *cache.Tx) error { return tx.PutOp(op, doc) })
-	return op, nil
+	msg := fmt.Sprintf("%s %s", ops[0].Kind, ops[0].Entry)
+	if len(ops) > 1 {
+		msg = fmt.Sprintf("%s %d entries", ops[0].Kind, len(ops))
+	}
+	commit, parent, err := s.appendDocs(ctx, ref, files, author, msg, allowSecret)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ops[0].Kind, err)
+	}
+	s.indexWritten(ctx, ref, parent, commit, func(tx *cache.Tx) error {
+		for i, o := range ops {
+			if err := tx.PutOp(o, docs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return nil
 }
 
 // recordEach writes op on each of the entries ids name, in one commit per
@@ -477,8 +504,8 @@ func (s *core) recordEach(ctx context.Context, ids []string, op notes.Op) ([]str
 		return nil, err
 	}
 	type batch struct {
-		ops   []notes.Op
-		files []gitstore.File
+		ops  []notes.Op
+		docs [][]byte
 	}
 	byRef := map[string]*batch{}
 	var refs []string
@@ -495,10 +522,7 @@ func (s *core) recordEach(ctx context.Context, ids []string, op notes.Op) ([]str
 				problems = append(problems, err)
 				continue
 			}
-			o := op
-			o.V, o.ID, o.Entry, o.Author = notes.FormatVersion, notes.NewID(), d.ID, author
-			o.Clock, o.At = notes.NextClock(d.Ops), s.now().UTC()
-			doc, err := notes.EncodeOp(o)
+			o, doc, err := s.stamp(op, d.ID, d.Ops, author)
 			if err != nil {
 				return err
 			}
@@ -508,8 +532,7 @@ func (s *core) recordEach(ctx context.Context, ids []string, op notes.Op) ([]str
 				byRef[ref] = b
 				refs = append(refs, ref)
 			}
-			b.ops = append(b.ops, o)
-			b.files = append(b.files, gitstore.File{Path: notes.OpPath(o.ID), Data: doc})
+			b.ops, b.docs = append(b.ops, o), append(b.docs, doc)
 		}
 		return nil
 	})
@@ -519,22 +542,9 @@ func (s *core) recordEach(ctx context.Context, ids []string, op notes.Op) ([]str
 	var done []string
 	for _, ref := range refs {
 		b := byRef[ref]
-		msg := fmt.Sprintf("%s %s", op.Kind, b.ops[0].Entry)
-		if len(b.ops) > 1 {
-			msg = fmt.Sprintf("%s %d entries", op.Kind, len(b.ops))
+		if err := s.writeOps(ctx, ref, b.ops, b.docs, author, false); err != nil {
+			return done, errors.Join(append(problems, err)...)
 		}
-		commit, parent, err := s.appendDocs(ctx, ref, b.files, author, msg, false)
-		if err != nil {
-			return done, errors.Join(append(problems, fmt.Errorf("%s: %w", op.Kind, err))...)
-		}
-		s.indexWritten(ctx, ref, parent, commit, func(tx *cache.Tx) error {
-			for i, o := range b.ops {
-				if err := tx.PutOp(o, b.files[i].Data); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
 		for _, o := range b.ops {
 			done = append(done, o.Entry)
 		}
