@@ -67,8 +67,9 @@ func (c *Cache) coarse(ctx context.Context, vq *vectorQuery, q []float32) (score
 	w, args := vq.f.where()
 	k := vq.k
 	out, err := c.scoreInOrder(ctx, q, vq.ranked, k, w, args)
-	if err != nil || len(out) >= k || len(vq.ranked) < 8*k || vq.admit != nil {
-		return out, err == nil && (len(out) >= k || len(vq.ranked) < 8*k), err
+	whole = len(out) >= k || len(vq.ranked) < rerankPool*k // k found, or every row with a vector seen
+	if err != nil || whole || vq.admit != nil {
+		return out, whole, err
 	}
 	// the nearest of all rows held too few that the filter admits: scan
 	// with its set
@@ -79,7 +80,7 @@ func (c *Cache) coarse(ctx context.Context, vq *vectorQuery, q []float32) (score
 	}
 	ranked := vq.ix.nearest(q, k, admit)
 	out, err = c.scoreInOrder(ctx, q, ranked, k, w, args)
-	return out, len(out) >= k || len(ranked) < 8*k, err
+	return out, len(out) >= k || len(ranked) < rerankPool*k, err
 }
 
 // scoreInOrder scores the first k rows of ranked that where admits and
@@ -103,35 +104,24 @@ func (c *Cache) scoreInOrder(ctx context.Context, q []float32, ranked []int64, k
 	return out[:min(k, len(out))], nil
 }
 
+// rerankPool is how many times k rows nearest keeps by Hamming distance
+// to rank by the dot product: fewer than rerankPool*k ranked rows means
+// every row with a vector was seen.
+const rerankPool = 8
+
 // minShare is the share of a sample of the rows (sampleShare) that a
 // filter must admit to be scanned without its set of admitted rows.
 const minShare = 0.25
 
-// admittedAmong returns the rows among ids that the filter admits, in
-// their order.
-func (c *Cache) admittedAmong(ctx context.Context, ids []int64, w string, args []any) ([]int64, error) {
+// countAdmitted returns how many of ids the filter admits.
+func (c *Cache) countAdmitted(ctx context.Context, ids []int64, w string, args []any) (int, error) {
 	idJSON, _ := json.Marshal(ids)
-	rows, err := c.db.QueryContext(ctx, `SELECT e.rowid FROM json_each(?) j CROSS JOIN entries e ON e.rowid = j.value WHERE `+w,
-		append([]any{string(idJSON)}, args...)...)
-	if err != nil {
-		return nil, fmt.Errorf("cache: vector search: %w", err)
+	var n int
+	if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM json_each(?) j CROSS JOIN entries e ON e.rowid = j.value WHERE `+w,
+		append([]any{string(idJSON)}, args...)...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("cache: vector search: %w", err)
 	}
-	defer rows.Close()
-	ok := map[int64]bool{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ok[id] = true
-	}
-	out := make([]int64, 0, len(ok))
-	for _, id := range ids {
-		if ok[id] {
-			out = append(out, id)
-		}
-	}
-	return out, rows.Err()
+	return n, nil
 }
 
 // admitted keeps, per filter, the set of rows it admits (a bitset by
@@ -174,17 +164,17 @@ func (c *Cache) sampleShare(ctx context.Context, w string, args []any) (float64,
 		n := len(ch.rowids) / 8
 		i := next
 		for ; i < n; i += step {
-			if ch.valid[i/8]&(1<<(i%8)) != 0 {
-				sample = append(sample, int64(binary.LittleEndian.Uint64(ch.rowids[8*i:])))
+			if ch.holds(i) {
+				sample = append(sample, ch.rowid(i))
 			}
 		}
 		next = i - n
 	}
-	ok, err := c.admittedAmong(ctx, sample, w, args)
+	n, err := c.countAdmitted(ctx, sample, w, args)
 	if err != nil {
 		return 0, "", err
 	}
-	share := float64(len(ok)) / float64(max(1, len(sample)))
+	share := float64(n) / float64(max(1, len(sample)))
 	if len(c.admits.shares) >= 64 { // a handful of filters in turn; never many
 		clear(c.admits.shares)
 	}
@@ -354,14 +344,14 @@ func (ix *signIndex) pack(dst []uint64, b []byte) {
 }
 
 // nearest ranks rowids among those admit holds (nil: every row) by how
-// near q they lie: the 8k whose sign bits differ least from q's (ties to
-// the lower rowid), ordered by q's dot product with their signs as ±1,
+// near q they lie: the 8k (rerankPool) whose sign bits differ least from
+// q's (ties to the lower rowid), ordered by q's dot product with their signs as ±1,
 // which tells apart what the Hamming distance ties (at 300k entries,
 // recall@10 after exact scoring of the first 200: Hamming alone 0.960,
 // so 0.997). The float vectors' exact scores come after (Nearest).
 func (ix *signIndex) nearest(q []float32, k int, admit []uint64) []int64 {
 	qb := quantize(q)
-	near := ix.hamming(qb, 8*k, admit)
+	near := ix.hamming(qb, rerankPool*k, admit)
 	// sum[j][b]: the sum of q over the dimensions whose bits byte j of a
 	// row holds set when it is b; the dot product with the signs as ±1 is
 	// then twice the sum over set bits less the sum over all
@@ -417,7 +407,7 @@ func (ix *signIndex) hamming(qb []byte, k int, admit []uint64) []signDist {
 		ch := &ix.chunks[ci]
 		n := len(ch.rowids) / 8
 		for i := 0; i < n; i++ {
-			if ch.valid[i/8]&(1<<(i%8)) == 0 || admit != nil && !has(admit, ch.rowid(i)) {
+			if !ch.holds(i) || admit != nil && !has(admit, ch.rowid(i)) {
 				dist = append(dist, skip)
 				continue
 			}
@@ -456,6 +446,9 @@ func (ix *signIndex) hamming(qb []byte, k int, admit []uint64) []signDist {
 	}
 	return append(out, tied...)
 }
+
+// holds reports whether slot i holds a vector (its validity bit).
+func (ch *signChunk) holds(i int) bool { return ch.valid[i/8]&(1<<(i%8)) != 0 }
 
 // rowid is the rowid slot i holds.
 func (ch *signChunk) rowid(i int) int64 {
