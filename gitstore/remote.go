@@ -143,10 +143,13 @@ func (r *Repo) networkTimeout(ctx context.Context) time.Duration {
 }
 
 // network runs git with args (fetch or push, their progress asked for)
-// against a remote, stops it when it says nothing for the network
-// timeout, and says so.
-func (r *Repo) network(ctx context.Context, args ...string) (string, error) {
+// against a remote, stops it when it says nothing for silence (0: the
+// network timeout), and says so.
+func (r *Repo) network(ctx context.Context, silence time.Duration, args ...string) (string, error) {
 	d := r.networkTimeout(ctx)
+	if silence > 0 {
+		d = min(d, silence)
+	}
 	nctx, heard, stop := watchdog(ctx, d)
 	defer stop()
 	args = append([]string{args[0], "--progress"}, args[1:]...)
@@ -202,11 +205,13 @@ func progressLine(line string) bool {
 	return false
 }
 
-// Fetch runs git fetch with explicit refspecs. Progress goes to stderr when
-// it is a terminal.
-func (r *Repo) Fetch(ctx context.Context, remote string, refspecs ...string) error {
+// Fetch runs git fetch with explicit refspecs. It is stopped when git says
+// nothing (its progress included) for silence, or for the network timeout
+// when silence is 0 or longer: a transfer that makes progress is never
+// cut.
+func (r *Repo) Fetch(ctx context.Context, remote string, silence time.Duration, refspecs ...string) error {
 	args := append([]string{"fetch", "--no-tags", "--no-write-fetch-head", "--quiet", remote}, refspecs...)
-	if _, err := r.network(ctx, args...); err != nil {
+	if _, err := r.network(ctx, silence, args...); err != nil {
 		return fmt.Errorf("fetch memory from %s: %w", remote, err)
 	}
 	// go-git lists pack files once; a fetch may have added one.
@@ -219,7 +224,7 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refspecs ...string) err
 // ErrPushRejected when the remote moved ahead or another push held the ref.
 func (r *Repo) Push(ctx context.Context, remote string, refspecs ...string) error {
 	args := append([]string{"push", "--quiet", "--porcelain", "--no-verify", remote}, refspecs...)
-	out, err := r.network(ctx, args...)
+	out, err := r.network(ctx, 0, args...)
 	if err != nil {
 		var ge *GitError
 		if errors.As(err, &ge) && rejected(out+ge.Stderr) {
@@ -452,7 +457,7 @@ func (r *Repo) Mirror(ctx context.Context, url string, refspecs ...string) error
 		return fmt.Errorf("%q is not a repository URL", url)
 	}
 	args := append([]string{"fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--prune", "--", url}, refspecs...)
-	if _, err := r.network(ctx, args...); err != nil {
+	if _, err := r.network(ctx, 0, args...); err != nil {
 		return fmt.Errorf("fetch memory from %s: %w", url, err)
 	}
 	r.st.rescan()

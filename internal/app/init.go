@@ -43,8 +43,12 @@ type RemoteFetch struct {
 	Error  string `json:"error,omitempty"`
 }
 
-// initFetchTimeout bounds init's fetch of each remote's memory.
-const initFetchTimeout = 30 * time.Second
+// initFetchSilence is how long init's fetch of a remote's memory may go
+// without a word from git (an unreachable or silent remote) before init
+// goes on without it. It bounds silence, not the fetch: a clone of a
+// million entries' memory transfers for longer than that, and an overall
+// bound left it with no memory at all.
+const initFetchSilence = 30 * time.Second
 
 // Init configures the repository for memory: fetch refspecs on every
 // remote (and fetches the memory of each remote it sets up, so that a
@@ -147,9 +151,7 @@ func (s *Sharing) initRemotes(ctx context.Context, rep *InitReport, add func(key
 // initFetch fetches and merges remote's memory for Init, and says how it
 // went; it fails nothing.
 func (s *core) initFetch(ctx context.Context, remote string) RemoteFetch {
-	ctx, cancel := context.WithTimeout(ctx, initFetchTimeout)
-	defer cancel()
-	if err := s.fetchAndMerge(ctx, remote, map[string]string{}); err != nil {
+	if err := s.fetchAndMerge(ctx, remote, initFetchSilence, map[string]string{}); err != nil {
 		why := err.Error()
 		if ge := (*gitstore.GitError)(nil); errors.As(err, &ge) && strings.TrimSpace(ge.Stderr) != "" {
 			why = ge.Stderr // git's own words, not its command line

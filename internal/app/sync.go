@@ -108,7 +108,7 @@ func (s *Sharing) Sync(ctx context.Context, remote string) (SyncReport, error) {
 		rep.Before = st.Total
 	}
 	for attempt := 0; ; attempt++ {
-		if err := s.fetchAndMerge(ctx, remote, rep.Merged); err != nil {
+		if err := s.fetchAndMerge(ctx, remote, 0, rep.Merged); err != nil {
 			return rep, err
 		}
 		push, err := s.pushable(ctx, remote)
@@ -165,10 +165,12 @@ func (s *core) syncRemote(ctx context.Context, remote string) (string, error) {
 }
 
 // fetchAndMerge fetches remote's memory and merges each ref into its
-// local ref, noting in merged what happened to each. Garbage on the remote
-// is skipped with a warning: it must not stop the rest of memory syncing.
-func (s *core) fetchAndMerge(ctx context.Context, remote string, merged map[string]string) error {
-	if err := s.repo.Fetch(ctx, remote, fetchSpecs(remote)...); err != nil {
+// local ref, noting in merged what happened to each; the fetch is stopped
+// after silence without a word from git (0: the network timeout). Garbage
+// on the remote is skipped with a warning: it must not stop the rest of
+// memory syncing.
+func (s *core) fetchAndMerge(ctx context.Context, remote string, silence time.Duration, merged map[string]string) error {
+	if err := s.repo.Fetch(ctx, remote, silence, fetchSpecs(remote)...); err != nil {
 		return err
 	}
 	tracking, err := s.repo.Refs(trackingRef(remote, sharedPrefix))

@@ -1,0 +1,62 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+)
+
+// A fetch is stopped after silence without a word from git, and not
+// before: a remote that keeps talking (its progress) for longer than
+// that is fetched whole. The remote is git's ext:: transport running
+// upload-pack behind a shell that first talks, or keeps quiet, on stderr.
+func TestFetchIsBoundedBySilenceNotDuration(t *testing.T) {
+	clones, remote := testrepo.NewReposAndRemote(t, 2)
+	a, b := clones[0], clones[1]
+	testrepo.Git(t, a, "update-ref", "refs/synaptic/memory", "HEAD")
+	testrepo.Git(t, a, "push", "-q", "origin", "refs/synaptic/memory")
+	testrepo.Git(t, b, "config", "protocol.ext.allow", "always")
+	for _, tc := range []struct {
+		name, before string
+		ok           bool
+	}{
+		{"talking", "for i in 1 2 3 4 5 6; do echo still packing >&2; sleep 0.5; done", true},
+		{"silent", "sleep 20", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := "ext::sh -c " + extArg(tc.before+"; exec git-upload-pack "+remote)
+			testrepo.Git(t, b, "config", "remote."+tc.name+".url", url)
+			r := open(t, b)
+			start := time.Now()
+			err := r.Fetch(context.Background(), tc.name, 1500*time.Millisecond, "+refs/synaptic/*:refs/remotes/"+tc.name+"/synaptic/*")
+			took := time.Since(start)
+			if tc.ok {
+				if err != nil {
+					t.Fatalf("a remote that kept talking for %v was cut: %v", took, err)
+				}
+				if tip, err := r.Tip("refs/remotes/" + tc.name + "/synaptic/memory"); err != nil || tip.IsZero() {
+					t.Fatalf("fetched nothing: %v %v", tip, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrNetworkTimeout) {
+				t.Fatalf("a silent remote: %v", err)
+			}
+			// 1.5s of silence, then at most run's WaitDelay (2s) for the
+			// shell that still holds git's pipes
+			if took > 10*time.Second {
+				t.Fatalf("a silent remote was stopped after %v, want about 1.5s", took)
+			}
+		})
+	}
+}
+
+// extArg escapes one argument of an ext:: URL (git-remote-ext(1)): a
+// space is "% ", a percent sign "%%".
+func extArg(s string) string {
+	return strings.NewReplacer("%", "%%", " ", "% ").Replace(s)
+}
