@@ -138,21 +138,23 @@ func (r *Repo) heal(ctx context.Context, commit, parent Hash, files []File, sig 
 }
 
 // MissingSince lists the objects reachable from ref's commit tip but not
-// from base (ZeroHash: the whole history) that the repository holding ref
-// lacks, tip itself when it is gone. A base that is itself damaged is
-// ignored.
-func (r *Repo) MissingSince(ctx context.Context, ref string, tip, base Hash) ([]Hash, error) {
+// from bases (commits known complete; none: the whole history) that the
+// repository holding ref lacks, tip itself when it is gone. A base that
+// repository does not hold is ignored.
+func (r *Repo) MissingSince(ctx context.Context, ref string, tip Hash, bases ...Hash) ([]Hash, error) {
 	if s, err := r.side(ref, false); err != nil || s == nil {
 		return []Hash{tip}, err
 	} else if s != r {
-		return s.MissingSince(ctx, ref, tip, base)
+		return s.MissingSince(ctx, ref, tip, bases...)
 	}
 	if r.st.HasEncodedObject(tip) != nil {
 		return []Hash{tip}, nil
 	}
 	args := []string{"rev-list", "--objects", "--missing=print", tip.String()}
-	if !base.IsZero() && r.st.HasEncodedObject(base) == nil {
-		args = append(args, "^"+base.String())
+	for _, base := range bases {
+		if !base.IsZero() && r.st.HasEncodedObject(base) == nil {
+			args = append(args, "^"+base.String())
+		}
 	}
 	out, err := r.run(ctx, nil, nil, args...)
 	if err != nil {

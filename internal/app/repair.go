@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -47,13 +48,49 @@ func (s *core) readVerified() map[string]string {
 	return m
 }
 
+// fetchedComplete records the tips a fetch just wrote as complete: git
+// fetch checks that everything reachable from what it fetched is present,
+// so the next damage check need not read that history again (at a million
+// entries, reading it took longer than the fetch).
+func (s *core) fetchedComplete(tips map[string]gitstore.Hash) {
+	verified := s.readVerified()
+	for ref, tip := range tips {
+		verified[ref] = tip.String()
+	}
+	s.writeVerified(verified)
+}
+
+// completeKin are the tips found complete of ref and of the refs it syncs
+// with: a local memory ref and its remote-tracking copies.
+func completeKin(verified map[string]string, ref string) []gitstore.Hash {
+	var out []gitstore.Hash
+	for r, tip := range verified {
+		if syncKey(r) == syncKey(ref) {
+			out = append(out, gitstore.NewHash(tip))
+		}
+	}
+	return out
+}
+
+// syncKey names the local memory ref that ref is, or that it is a
+// remote-tracking copy of.
+func syncKey(ref string) string {
+	if local, ok := trackedLocal(ref); ok {
+		return local
+	}
+	return ref
+}
+
 func (s *core) writeVerified(m map[string]string) {
 	b, _ := json.Marshal(m)
 	atomicfile.Write(s.verifiedPath(), b, 0o600) // only saves work next time
 }
 
 // damaged checks every memory ref, local and remote-tracking, and lists
-// those whose history lacks objects.
+// those whose history lacks objects. Only what is new is read: history
+// reachable from a tip found complete before (the ref's own, or that of
+// a ref it syncs with, which lives in the same repository) is not read
+// again, and a tip already found complete is not read at all.
 func (s *core) damaged(ctx context.Context) ([]Damage, error) {
 	local, tracking, err := s.memoryRefs()
 	if err != nil {
@@ -67,17 +104,16 @@ func (s *core) damaged(ctx context.Context) ([]Damage, error) {
 			if verified[ref] == tip.String() {
 				continue
 			}
-			base := gitstore.ZeroHash
-			if v := verified[ref]; v != "" {
-				base = gitstore.NewHash(v)
-			}
-			missing, err := s.repo.MissingSince(ctx, ref, tip, base)
-			if err != nil {
-				return nil, fmt.Errorf("check %s: %w", ref, err)
-			}
-			if len(missing) > 0 {
-				out = append(out, Damage{Ref: ref, Tip: tip.String(), Missing: len(missing), Dangling: missing[0] == tip})
-				continue
+			bases := completeKin(verified, ref)
+			if !slices.Contains(bases, tip) {
+				missing, err := s.repo.MissingSince(ctx, ref, tip, bases...)
+				if err != nil {
+					return nil, fmt.Errorf("check %s: %w", ref, err)
+				}
+				if len(missing) > 0 {
+					out = append(out, Damage{Ref: ref, Tip: tip.String(), Missing: len(missing), Dangling: missing[0] == tip})
+					continue
+				}
 			}
 			verified[ref], changed = tip.String(), true
 		}
@@ -218,7 +254,7 @@ func (s *Memory) newestComplete(ctx context.Context, ref string, tip gitstore.Ha
 		return nil
 	})
 	for _, c := range cands {
-		if missing, err := s.repo.MissingSince(ctx, ref, c, gitstore.ZeroHash); err == nil && len(missing) == 0 {
+		if missing, err := s.repo.MissingSince(ctx, ref, c); err == nil && len(missing) == 0 {
 			return c
 		}
 	}

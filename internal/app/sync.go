@@ -181,6 +181,7 @@ func (s *core) fetchAndMerge(ctx context.Context, remote string, silence time.Du
 	if h, err := s.repo.Tip(notesTracking); err == nil && !h.IsZero() {
 		tracking[notesTracking] = h
 	}
+	s.fetchedComplete(tracking)
 	for ref, h := range tracking {
 		local, _ := trackedLocal(ref)
 		res, err := s.mergeRef(ctx, local, h)
