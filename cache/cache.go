@@ -307,6 +307,12 @@ func IsBusy(err error) bool {
 	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
 }
 
+// isConstraint reports a statement refused by a constraint (a unique key).
+func isConstraint(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.Code == sqlite3.ErrConstraint
+}
+
 // Path is the cache file.
 func (c *Cache) Path() string { return c.path }
 

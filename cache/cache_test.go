@@ -519,3 +519,75 @@ func TestV17CacheIsUpgradedInPlace(t *testing.T) {
 		t.Fatalf("access after the upgrade: %v %v", last, err)
 	}
 }
+
+// A rebuild writes each entry with a plain insert; an entry whose id
+// clashes with an indexed commit's row (no valid entry id can, but the
+// cache must not fail on one) is written over it, as before.
+func TestRebuildWritesEntriesAfterAReset(t *testing.T) {
+	c, _ := newCache(t)
+	ctx := context.Background()
+	sha := strings.Repeat("ab", 20)
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.PutCommit(CommitRecord{SHA: sha, Time: time.Now(), Message: "a commit"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	put(t, c, []notes.Entry{mk(notes.TypeDecision, "before the reset", time.Hour)})
+	if tx, err = c.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	fresh, clash := mk(notes.TypeDecision, "rebuilt entry", time.Hour, "db"), mk(notes.TypeInsight, "clashing entry", time.Hour)
+	clash.ID = sha
+	for _, e := range []notes.Entry{fresh, clash} {
+		doc, _ := notes.EncodeEntry(e)
+		if err := tx.PutEntry(e, "refs/synaptic/memory", false, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatalf("a rebuild with a clashing id: %v", err)
+	}
+	for _, e := range []notes.Entry{fresh, clash} {
+		r, err := c.Get(ctx, e.ID)
+		if err != nil || r.Content != e.Content {
+			t.Fatalf("%s after the rebuild: %+v %v", e.ID, r, err)
+		}
+	}
+	if hits, err := c.Search(ctx, "rebuilt", Filter{}); err != nil || len(hits) != 1 || hits[0].ID != fresh.ID {
+		t.Fatalf("search after the rebuild: %+v %v", hits, err)
+	}
+	if rows, _ := c.List(ctx, Filter{}); len(rows) != 2 {
+		t.Fatalf("want the two rebuilt entries, the reset one gone: %d rows", len(rows))
+	}
+}
+
+// A transaction whose context ends is not committed.
+func TestCancelledTransactionCommitsNothing(t *testing.T) {
+	c, _ := newCache(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := mk(notes.TypeDecision, "never committed", time.Hour)
+	doc, _ := notes.EncodeEntry(e)
+	if err := tx.PutEntry(e, "refs/synaptic/memory", false, doc); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := tx.Commit(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("commit after cancel: %v", err)
+	}
+	if _, err := c.Get(context.Background(), e.ID); err == nil {
+		t.Fatal("a cancelled transaction's entry was committed")
+	}
+	put(t, c, []notes.Entry{mk(notes.TypeDecision, "the next transaction", time.Hour)})
+}

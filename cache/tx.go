@@ -25,7 +25,8 @@ type Tx struct {
 	reset   bool
 	onFold  func(done, total int)
 	withOps map[string]bool
-	written map[int64]bool
+	// wroteID holds the entries written since the reset.
+	wroteID map[string]bool
 	// pending holds entries put in this transaction, to fold without re-reading.
 	pending map[string]pendingEntry
 }
@@ -38,18 +39,22 @@ type pendingEntry struct {
 }
 
 // Begin starts a write transaction (taking SQLite's write lock at once).
+// The transaction belongs to ctx: Commit refuses once ctx ends, and rolls
+// back. database/sql is not given ctx itself: it would watch it with a
+// goroutine for every query in the transaction (a tenth of a rebuild's
+// time went to starting and waking them).
 func (c *Cache) Begin(ctx context.Context) (*Tx, error) {
-	tx, err := c.db.BeginTx(ctx, nil)
+	tx, err := c.db.BeginTx(context.WithoutCancel(ctx), nil)
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	return &Tx{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, dirty: map[string]bool{}, withOps: map[string]bool{}, written: map[int64]bool{}, pending: map[string]pendingEntry{}}, nil
+	return &Tx{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, dirty: map[string]bool{}, withOps: map[string]bool{}, wroteID: map[string]bool{}, pending: map[string]pendingEntry{}}, nil
 }
 
 // noCancel runs single statements: the driver watches a cancellable
 // context with a goroutine per statement, which cost more than the
 // statements themselves when indexing thousands of rows. The transaction
-// as a whole still belongs to the caller's context.
+// as a whole still belongs to the caller's context (Commit).
 var noCancel = context.Background()
 
 // stmt returns q prepared once per transaction: indexing runs the same few
@@ -117,6 +122,7 @@ func (t *Tx) Reset() error {
 			return err
 		}
 	}
+	t.reset = true
 	return nil
 }
 
@@ -209,8 +215,14 @@ func (t *Tx) Commit() error {
 	}
 	sort.Strings(ids) // a stable row order, so equal scores rank the same way each rebuild
 	for n, id := range ids {
-		if t.onFold != nil && n%1000 == 0 {
-			t.onFold(n, len(t.dirty))
+		if n%1000 == 0 {
+			if err := t.ctx.Err(); err != nil {
+				t.tx.Rollback()
+				return fmt.Errorf("cache: %w", err)
+			}
+			if t.onFold != nil {
+				t.onFold(n, len(t.dirty))
+			}
 		}
 		if err := t.refold(id); err != nil {
 			t.tx.Rollback()
@@ -219,6 +231,10 @@ func (t *Tx) Commit() error {
 	}
 	if t.onFold != nil {
 		t.onFold(len(t.dirty), len(t.dirty))
+	}
+	if err := t.ctx.Err(); err != nil {
+		t.tx.Rollback()
+		return fmt.Errorf("cache: %w", err)
 	}
 	if err := t.tx.Commit(); err != nil {
 		return fmt.Errorf("cache: commit: %w", err)
@@ -286,19 +302,27 @@ func (t *Tx) writeRowFresh(st notes.State, created, updated int64, source string
 		created, updated, st.Tier, st.TierExplicit, st.Pinned, st.Archived, related, commit, st.Edits, doc, st.Relevance, st.Irrelevant,
 		st.Anchor, st.Verified, encodeEntryFiles(st.Files)}
 	var rowid int64
-	if fresh {
+	// After a reset, an entry not written yet in this transaction is new
+	// but for a clash with a commit's row: tried as a plain insert, which
+	// runs no query (database/sql starts a goroutine for every query in a
+	// transaction), and on a clash written as an upsert as before.
+	tryFresh := !fresh && t.reset && !t.wroteID[st.ID]
+	if fresh || tryFresh {
 		q, err := t.stmt(`INSERT INTO entries(` + entryCols + `) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		res, err := q.ExecContext(noCancel, args...)
-		if err != nil {
+		if err == nil {
+			rowid, err = res.LastInsertId()
+		}
+		if err == nil {
+			fresh = true
+		} else if !tryFresh || !isConstraint(err) {
 			return err
 		}
-		if rowid, err = res.LastInsertId(); err != nil {
-			return err
-		}
-	} else {
+	}
+	if !fresh {
 		err := t.queryRow(`INSERT INTO entries(`+entryCols+`)
 		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(id) DO UPDATE SET source=excluded.source, private=excluded.private, type=excluded.type, content=excluded.content,
@@ -312,14 +336,16 @@ func (t *Tx) writeRowFresh(st notes.State, created, updated int64, source string
 			return err
 		}
 	}
-	if !fresh && (!t.reset || t.written[rowid]) {
+	if !fresh { // the row may have been there: its old tags and text go
 		for _, q := range []string{`DELETE FROM entry_tags WHERE entry=?`, `DELETE FROM fts WHERE rowid=?`} {
 			if err := t.exec(q, rowid); err != nil {
 				return err
 			}
 		}
 	}
-	t.written[rowid] = true
+	if t.reset {
+		t.wroteID[st.ID] = true
+	}
 	for _, tag := range st.Tags {
 		if err := t.exec(`INSERT OR IGNORE INTO entry_tags(tag, entry) VALUES(?, ?)`, tag, rowid); err != nil {
 			return err

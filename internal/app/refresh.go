@@ -160,7 +160,7 @@ func sameTips(stored map[string]string, local map[string]gitstore.Hash) bool {
 
 // apply indexes the changes from the stored tips to the current ones. A
 // vanished ref, or an indexed tip whose objects are gone (history
-// rewritten), needs a full rebuild.
+// rewritten), needs a full rebuild, as does an index built from no ref.
 func (s *core) apply(tx *cache.Tx, stored map[string]string, local map[string]gitstore.Hash) error {
 	full := false
 	for ref, h := range stored {
@@ -171,7 +171,9 @@ func (s *core) apply(tx *cache.Tx, stored map[string]string, local map[string]gi
 			full = true
 		}
 	}
-	if full {
+	// An index holding nothing from the refs yet (a new cache, a clone's
+	// first command) is built as a full rebuild: every entry is new.
+	if full || len(stored) == 0 {
 		if err := tx.Reset(); err != nil {
 			return err
 		}
