@@ -179,7 +179,7 @@ func (r *Repo) CommitTree(c Hash) (Hash, error) {
 	if c.IsZero() {
 		return ZeroHash, nil
 	}
-	obj, err := r.st.EncodedObject(plumbing.AnyObject, c)
+	obj, err := r.smallRead(c)
 	if err != nil {
 		return ZeroHash, fmt.Errorf("object %s: %w", c, err)
 	}
@@ -197,7 +197,7 @@ func (r *Repo) readTree(h Hash) ([]object.TreeEntry, error) {
 	if h.IsZero() {
 		return nil, nil
 	}
-	obj, err := r.st.EncodedObject(plumbing.AnyObject, h)
+	obj, err := r.smallRead(h)
 	if err != nil {
 		return nil, fmt.Errorf("tree %s: %w", h, err)
 	}

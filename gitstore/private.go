@@ -8,10 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-
-	"github.com/go-git/go-billy/v5/osfs"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // Private memory must never leave the clone, and a ref of the shared
@@ -72,8 +68,7 @@ func (r *Repo) privateRepo(create bool) (*Repo, error) {
 			return nil, fmt.Errorf("private memory: create %s: %w", dir, err)
 		}
 	}
-	st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
-	p.repo = &Repo{gitDir: dir, commonDir: dir, st: &objectStore{Storage: st}}
+	p.repo = &Repo{gitDir: dir, commonDir: dir, st: newObjectStore(dir)}
 	r.st.alt.Store(p.repo.st)
 	if len(left) > 0 {
 		if err := r.migratePrivate(p.repo, left); err != nil {

@@ -17,11 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // ErrNotRepo is returned when no git repository is found.
@@ -59,8 +56,7 @@ func Open(dir string) (*Repo, error) {
 		}
 		commonDir = filepath.Clean(c)
 	}
-	st := filesystem.NewStorageWithOptions(osfs.New(commonDir), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
-	return &Repo{gitDir: gitDir, commonDir: commonDir, workTree: workTree, st: &objectStore{Storage: st}, priv: &privateSide{}}, nil
+	return &Repo{gitDir: gitDir, commonDir: commonDir, workTree: workTree, st: newObjectStore(commonDir), priv: &privateSide{}}, nil
 }
 
 func discover(dir string) (gitDir, workTree string, err error) {
@@ -125,7 +121,16 @@ func isGitDir(d string) bool {
 }
 
 // Close releases the pack files held open for reading.
-func (r *Repo) Close() error { return r.st.Close() }
+func (r *Repo) Close() error {
+	if r.priv != nil {
+		r.priv.mu.Lock()
+		if r.priv.repo != nil {
+			r.priv.repo.Close()
+		}
+		r.priv.mu.Unlock()
+	}
+	return r.st.Close()
+}
 
 // GitDir is this worktree's git directory.
 func (r *Repo) GitDir() string { return r.gitDir }

@@ -6,7 +6,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
@@ -23,6 +25,20 @@ type objectStore struct {
 	// alt is the private repository's store, read after a miss here
 	// (nil until the private repository is opened).
 	alt atomic.Pointer[objectStore]
+	// cat reads packed objects for smallRead (catfile.go).
+	cat *catFile
+}
+
+// newObjectStore opens the object storage of the git directory dir.
+func newObjectStore(dir string) *objectStore {
+	st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
+	return &objectStore{Storage: st, cat: &catFile{gitDir: dir}}
+}
+
+// Close closes the packs held open and stops the cat-file process.
+func (s *objectStore) Close() error {
+	s.cat.Close()
+	return s.Storage.Close()
 }
 
 // both reads from this store, then from alt after a miss.
