@@ -591,3 +591,33 @@ func TestCancelledTransactionCommitsNothing(t *testing.T) {
 	}
 	put(t, c, []notes.Entry{mk(notes.TypeDecision, "the next transaction", time.Hour)})
 }
+
+// Count is Stats' Total: archived entries counted, commits not.
+func TestCountIsStatsTotal(t *testing.T) {
+	c, _ := newCache(t)
+	ctx := context.Background()
+	if n, err := c.Count(ctx); err != nil || n != 0 {
+		t.Fatalf("an empty cache counts %d, %v", n, err)
+	}
+	old := mk(notes.TypeDecision, "archived decision", time.Hour)
+	put(t, c, []notes.Entry{old, mk(notes.TypeInsight, "an insight", time.Hour), mk(notes.TypeRule, "a rule", time.Hour)},
+		notes.Op{V: 1, ID: notes.NewID(), Entry: old.ID, Kind: notes.OpArchive, Clock: 1, At: time.Now().UTC()})
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.PutCommit(CommitRecord{SHA: strings.Repeat("cd", 20), Time: time.Now(), Message: "a commit"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.Count(ctx)
+	if err != nil || n != st.Total || n != 3 || st.Archived != 1 || st.Commits != 1 {
+		t.Fatalf("count %d (%v), stats %+v", n, err, st)
+	}
+}

@@ -519,6 +519,18 @@ func (c *Cache) Stats(ctx context.Context) (Stats, error) {
 	return s, rows.Err()
 }
 
+// Count is the number of entries, archived ones included, commits not:
+// Stats' Total, read from the type index alone (a sync counts before and
+// after; Stats reads every row, about half a second at 300k entries).
+func (c *Cache) Count(ctx context.Context) (int, error) {
+	var n int
+	err := c.db.QueryRowContext(ctx, `SELECT coalesce(sum(n), 0) FROM (SELECT type, count(*) AS n FROM entries GROUP BY type) WHERE type != ?`, string(notes.TypeGitCommit)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("cache: count: %w", err)
+	}
+	return n, nil
+}
+
 // WithAllWords returns up to limit entries (archived ones excluded) whose
 // text holds every one of words: an FTS5 AND query, cheap because it
 // intersects posting lists instead of ranking every match.

@@ -99,13 +99,13 @@ func (s *Sharing) Init(ctx context.Context, opts InitOptions) (InitReport, error
 	// A fresh clone has its remote's memory one fetch away: fetched now,
 	// init shows it at once.
 	if len(fresh) > 0 {
-		before, _ := s.stats(ctx)
+		before, _ := s.count(ctx)
 		for _, r := range fresh {
 			rep.Fetched = append(rep.Fetched, s.initFetch(ctx, r))
 		}
 		s.fresh = false // the refs moved under this request
-		if after, err := s.stats(ctx); err == nil && after.Total > before.Total {
-			rep.Changes = append(rep.Changes, fmt.Sprintf("memory fetched: %d new entries", after.Total-before.Total))
+		if after, err := s.count(ctx); err == nil && after > before {
+			rep.Changes = append(rep.Changes, fmt.Sprintf("memory fetched: %d new entries", after-before))
 		}
 	}
 	if _, err := s.ready(ctx); err != nil {

@@ -24,6 +24,17 @@ func (s *core) stats(ctx context.Context) (cache.Stats, error) {
 	return st, err
 }
 
+// count is the number of entries in memory (Stats' Total), cheaply.
+func (s *core) count(ctx context.Context) (int, error) {
+	var n int
+	err := s.withCache(ctx, func(c *cache.Cache) error {
+		var err error
+		n, err = c.Count(ctx)
+		return err
+	})
+	return n, err
+}
+
 // RefStatus is one memory ref.
 type RefStatus struct {
 	Ref     string `json:"ref"`

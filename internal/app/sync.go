@@ -104,8 +104,8 @@ func (s *Sharing) Sync(ctx context.Context, remote string) (SyncReport, error) {
 			return rep, err
 		}
 	}
-	if st, err := s.stats(ctx); err == nil {
-		rep.Before = st.Total
+	if n, err := s.count(ctx); err == nil {
+		rep.Before = n
 	}
 	for attempt := 0; ; attempt++ {
 		if err := s.fetchAndMerge(ctx, remote, 0, rep.Merged); err != nil {
@@ -134,11 +134,11 @@ func (s *Sharing) Sync(ctx context.Context, remote string) (SyncReport, error) {
 		break
 	}
 	s.fresh = false
-	st, err := s.stats(ctx)
+	n, err := s.count(ctx)
 	if err != nil {
 		return rep, err
 	}
-	rep.After = st.Total
+	rep.After = n
 	return rep, nil
 }
 
