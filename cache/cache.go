@@ -37,6 +37,9 @@ type Cache struct {
 	vecModel   string
 	signs      *signIndex // the sign bits, read on first use (signs.go)
 	admits     admitted   // the rows filters admit, for signs (signs.go)
+	// fewer names the filters whose best matches Search found to hold
+	// too few of the rows they admit (query.go).
+	fewer map[string]bool
 }
 
 const schema = `

@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -322,41 +323,69 @@ func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error
 		return nil, err
 	}
 	// top_bm25 ranks as bm25(fts, 1.0, 0.5) but skips rows that cannot
-	// make the window; with a window of -1 (every match) it skips none.
+	// make the window, and with a set of admitted rows, every other row.
 	// CROSS JOIN keeps the matches the outer loop: left to itself, SQLite
 	// walked every entry of the filter's types and looked each up among
 	// the matches (300 ms of a search at 300k entries, 28 ms of it FTS5).
-	q := `SELECT ` + rowCols + `, r.rank FROM (SELECT rowid, top_bm25(fts, ?, 1.0, 0.5) AS rank FROM fts WHERE fts MATCH ? ORDER BY rank, rowid LIMIT ?) r
+	q := `SELECT ` + rowCols + `, r.rank FROM (SELECT rowid, top_bm25(fts, ?, ?, 1.0, 0.5) AS rank FROM fts WHERE fts MATCH ? ORDER BY rank, rowid LIMIT ?) r
 		CROSS JOIN entries e ON e.rowid = r.rowid WHERE ` + w + ` ORDER BY r.rank * ` + feedback + `, e.created DESC, e.id LIMIT ?`
 	window := 4 * lim
-	hits, err := c.searchQuery(ctx, q, append(append([]any{window, mq, window}, args...), lim)...)
-	if err != nil || len(hits) >= lim {
-		return hits, err
-	}
-	// The filter admitted few of the best matches (commits among much
-	// memory): once more with the window as much wider as that share
-	// asks for, four times over, unless that holds every entry anyway.
-	// Every match at once scored and sorted them all: the commits' pool of
-	// a search at 300k entries took 270 ms that way, 70 ms so.
-	if wide := min(topMaxK, window*4*lim/max(len(hits), 1)); wide > window && int64(wide) < c.maxRowid(ctx) {
-		hits, err = c.searchQuery(ctx, q, append(append([]any{wide, mq, wide}, args...), lim)...)
+	aw, aargs := f.admitting()
+	key := admitKey(aw, aargs)
+	if !c.fewer[key] && !c.admitsFew(ctx, key) {
+		hits, err := c.searchQuery(ctx, q, append(append([]any{window, nil, mq, window}, args...), lim)...)
 		if err != nil || len(hits) >= lim {
 			return hits, err
 		}
+		// the window held every match: nothing else to find
+		var more int
+		if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)`, mq, window+1).Scan(&more); err != nil || more <= window {
+			return hits, err
+		}
+		if len(c.fewer) >= 64 { // a handful of filters in turn; never many
+			clear(c.fewer)
+		}
+		if c.fewer == nil {
+			c.fewer = map[string]bool{}
+		}
+		c.fewer[key] = true
 	}
-	// Every match: counting them first to see whether the window held
-	// them all cost as much as a search (1.6 ms over tmux's commits).
-	return c.searchQuery(ctx, q, append(append([]any{-1, mq, -1}, args...), lim)...)
+	// The filter admits few of the best matches (commits among much
+	// memory): one pass in which top_bm25 scores only the rows the filter
+	// admits, exact for any filter. Wider windows over every match took
+	// 42 ms for the commits of a search at 300k entries (three passes);
+	// every match at once scored and sorted all of them. A filter found
+	// to admit few (here before, or by the vector lanes) starts here.
+	admit, err := c.admittedBits(ctx, aw, aargs)
+	if err != nil {
+		return nil, err
+	}
+	return c.searchQuery(ctx, q, append(append([]any{window, admit, mq, window}, args...), lim)...)
 }
 
-// topMaxK is topbm25.c's largest window that it prunes.
-const topMaxK = 1 << 16
+// admitsFew reports whether the vector lanes found that the filter named
+// key admits few of the rows (sampleShare, this generation of entries).
+func (c *Cache) admitsFew(ctx context.Context, key string) bool {
+	share, ok := c.admits.shares[key]
+	if !ok || c.admits.gen == "" {
+		return false
+	}
+	gen, err := c.Meta(ctx, "entries_gen")
+	return err == nil && strings.HasPrefix(c.admits.gen, gen+"/") && share < minShare
+}
 
-// maxRowid bounds the number of entries from above (0 on an error).
-func (c *Cache) maxRowid(ctx context.Context) int64 {
-	var n int64
-	c.db.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM entries`).Scan(&n)
-	return n
+// admittedBits is the set of rows the filter (w, args) admits as
+// top_bm25 reads it: bit rowid%8 of byte rowid/8.
+func (c *Cache) admittedBits(ctx context.Context, w string, args []any) ([]byte, error) {
+	set, err := readAdmitted(ctx, c.db, w, args)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 8*len(set))
+	for i, w := range set {
+		binary.LittleEndian.PutUint64(b[8*i:], w)
+	}
+	return b, nil
 }
 
 // feedback scales a (negative, lower is better) BM25 rank by relevance

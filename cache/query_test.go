@@ -13,9 +13,9 @@ import (
 
 // A search whose filter admits few of the matches (commits among much
 // memory that matches better) returns the best of those few, as scoring
-// every match and filtering would: through a wider window where the
-// commits rank among the first few hundred, through every match where
-// they rank below those.
+// every match and filtering would: through a pass in which top_bm25
+// scores only the rows the filter admits, whether the commits rank among
+// the first few hundred matches or below them.
 func TestSearchFindsTheBestOfFewAdmitted(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newCache(t)
@@ -51,6 +51,19 @@ func TestSearchFindsTheBestOfFewAdmitted(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("limit %d:\n got %v\nwant %v", lim, got, want)
 		}
+	}
+	// a query whose matches all fit the first window (25 commits, none an
+	// insight) is answered by it, and does not mark its filter as one that
+	// admits few
+	notes := Filter{Types: []notes.Type{notes.TypeInsight}, Limit: 10}
+	if hits, err := c.Search(ctx, "commit", notes); err != nil || len(hits) != 0 {
+		t.Fatalf("%v %v", hits, err)
+	}
+	if hits, err := c.Search(ctx, "entirely", notes); err != nil || len(hits) != 10 {
+		t.Fatalf("%d hits, %v", len(hits), err)
+	}
+	if len(c.fewer) != 1 {
+		t.Fatalf("filters marked as admitting few: %v", c.fewer)
 	}
 }
 

@@ -137,6 +137,11 @@ type admitted struct {
 	shares map[string]float64
 }
 
+// admitKey names a filter's conditions in c.admits.
+func admitKey(w string, args []any) string {
+	return w + "\x00" + fmt.Sprintf("%#v", args) // Sprint would run "a","bc" and "ab","c" together
+}
+
 // sampleShare returns the share of the rows with vectors that the filter
 // admits, counted over 512 of them spread evenly across the index, and
 // the key that names the filter in c.admits.
@@ -149,7 +154,7 @@ func (c *Cache) sampleShare(ctx context.Context, w string, args []any) (float64,
 	if c.admits.gen != gen || c.admits.sets == nil {
 		c.admits = admitted{gen: gen, sets: map[string][]uint64{}, shares: map[string]float64{}}
 	}
-	key := w + "\x00" + fmt.Sprintf("%#v", args) // Sprint would run "a","bc" and "ab","c" together
+	key := admitKey(w, args)
 	if share, ok := c.admits.shares[key]; ok {
 		return share, key, nil
 	}
@@ -192,9 +197,23 @@ func (c *Cache) admitted(ctx context.Context, key, w string, args []any) ([]uint
 
 // buildAdmitted reads the rows the filter admits and keeps them under key.
 func (c *Cache) buildAdmitted(ctx context.Context, key, w string, args []any) ([]uint64, error) {
-	rows, err := c.db.QueryContext(ctx, `SELECT e.rowid FROM entries e WHERE `+w, args...)
+	set, err := readAdmitted(ctx, c.db, w, args)
 	if err != nil {
-		return nil, fmt.Errorf("cache: vector search: %w", err)
+		return nil, err
+	}
+	if len(c.admits.sets) >= 8 { // a handful of filters in turn; never many
+		clear(c.admits.sets)
+	}
+	c.admits.sets[key] = set
+	return set, nil
+}
+
+// readAdmitted reads the rows the filter (w, args) admits as a bitset by
+// rowid.
+func readAdmitted(ctx context.Context, db *sql.DB, w string, args []any) ([]uint64, error) {
+	rows, err := db.QueryContext(ctx, `SELECT e.rowid FROM entries e WHERE `+w, args...)
+	if err != nil {
+		return nil, fmt.Errorf("cache: admitted rows: %w", err)
 	}
 	defer rows.Close()
 	set := []uint64{} // not nil: nil admits every row
@@ -203,19 +222,15 @@ func (c *Cache) buildAdmitted(ctx context.Context, key, w string, args []any) ([
 		if err := rows.Scan(&id); err != nil {
 			return nil, err
 		}
+		if id < 0 {
+			continue // never written by this cache; admits nothing
+		}
 		for int(id/64) >= len(set) {
 			set = append(set, 0)
 		}
 		set[id/64] |= 1 << (id % 64)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(c.admits.sets) >= 8 { // a handful of filters in turn; never many
-		clear(c.admits.sets)
-	}
-	c.admits.sets[key] = set
-	return set, nil
+	return set, rows.Err()
 }
 
 // has reports whether rowid id is in the bitset.

@@ -13,8 +13,14 @@
 // what `ORDER BY bm25(fts, w...) LIMIT n` does, and the lookups it skips
 // are the rows that could not have made the list.
 //
-// SQL: top_bm25(fts, k, weight0, weight1, ...); k above topMaxK (or below
-// 1) turns the pruning off.
+// A row the admission set rejects is given 0.0 at once, without reading
+// its matches: a filter that admits few rows (a search's commits among
+// much memory) is ranked in one pass over the matches, at the cost of
+// walking them, instead of widening windows over all of them.
+//
+// SQL: top_bm25(fts, k, admit, weight0, weight1, ...); k above topMaxK (or
+// below 1) turns the pruning off; admit is NULL (every row) or a bitset
+// blob, bit rowid%8 of byte rowid/8 set for each row admitted.
 #include <sqlite3.h>
 #include <math.h>
 #include <string.h>
@@ -139,6 +145,17 @@ static void topBm25(const Fts5ExtensionApi *api, Fts5Context *f, sqlite3_context
 		sqlite3_result_double(ctx, t->lastVal);
 		return;
 	}
+	if (nVal > 1 && sqlite3_value_type(apVal[1]) == SQLITE_BLOB) {
+		const unsigned char *admit = sqlite3_value_blob(apVal[1]);
+		sqlite3_int64 n = sqlite3_value_bytes(apVal[1]);
+		if (rowid < 0 || rowid / 8 >= n || !((admit[rowid / 8] >> (rowid % 8)) & 1)) {
+			t->haveLast = 1;
+			t->lastRowid = rowid;
+			t->lastVal = 0.0;
+			sqlite3_result_double(ctx, 0.0);
+			return;
+		}
+	}
 	memset(t->freq, 0, sizeof(double) * t->nPhrase);
 	for (i = 0; i < t->nCol; i++) t->maxOff[i] = -1;
 	rc = api->xInstCount(f, &nInst);
@@ -146,7 +163,7 @@ static void topBm25(const Fts5ExtensionApi *api, Fts5Context *f, sqlite3_context
 		int ip, ic, io;
 		rc = api->xInst(f, i, &ip, &ic, &io);
 		if (rc == SQLITE_OK) {
-			t->freq[ip] += (nVal > ic + 1) ? sqlite3_value_double(apVal[ic + 1]) : 1.0;
+			t->freq[ip] += (nVal > ic + 2) ? sqlite3_value_double(apVal[ic + 2]) : 1.0;
 			if (ic >= 0 && ic < t->nCol && io > t->maxOff[ic]) t->maxOff[ic] = io;
 		}
 	}

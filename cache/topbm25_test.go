@@ -61,13 +61,13 @@ func TestTopBM25RanksExactlyAsBM25(t *testing.T) {
 		}
 		for _, k := range []int{1, 10, 200, 5000, 1 << 20} {
 			wantIDs, want := rank("bm25(fts, 1.0, 0.5)", q, k)
-			gotIDs, got := rank(fmt.Sprintf("top_bm25(fts, %d, 1.0, 0.5)", k), q, k)
+			gotIDs, got := rank(fmt.Sprintf("top_bm25(fts, %d, NULL, 1.0, 0.5)", k), q, k)
 			if fmt.Sprint(gotIDs) != fmt.Sprint(wantIDs) || fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("%q k=%d:\n top_bm25 %v %v\n bm25     %v %v", text, k, gotIDs, got, wantIDs, want)
 			}
 			// rows past the k best are the pruned ones: 0.0, never a real score
 			var zero int
-			if err := c.db.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT top_bm25(fts, %d, 1.0, 0.5) AS r FROM fts WHERE fts MATCH ?) WHERE r = 0`, k), q).Scan(&zero); err != nil {
+			if err := c.db.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT top_bm25(fts, %d, NULL, 1.0, 0.5) AS r FROM fts WHERE fts MATCH ?) WHERE r = 0`, k), q).Scan(&zero); err != nil {
 				t.Fatal(err)
 			}
 			pruned += zero
@@ -75,5 +75,41 @@ func TestTopBM25RanksExactlyAsBM25(t *testing.T) {
 	}
 	if pruned == 0 {
 		t.Fatal("top_bm25 never skipped a row: the pruning is not working")
+	}
+
+	// With an admission set, the k best of the admitted rows: what bm25()
+	// ranks among them, rows past the set's end and below 0 rejected.
+	admit := make([]byte, 3000/7/8)
+	for id := 0; id < 8*len(admit); id += 7 {
+		admit[id/8] |= 1 << (id % 8)
+	}
+	scored := func(query string, args ...any) string {
+		rows, err := c.db.QueryContext(ctx, query, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var id int64
+			var s float64
+			if err := rows.Scan(&id, &s); err != nil {
+				t.Fatal(err)
+			}
+			if s < 0 { // scored; rows rejected or pruned are 0.0
+				out = append(out, fmt.Sprint(id, " ", s))
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	for _, text := range []string{"deploy", "postgres redis timeout flaky", "hook rebase"} {
+		q, _ := MatchQuery(text)
+		for _, k := range []int{1, 10, 200} {
+			want := scored(`SELECT rowid, bm25(fts, 1.0, 0.5) AS rank FROM fts WHERE fts MATCH ? AND rowid % 7 = 0 AND rowid < ? ORDER BY rank, rowid LIMIT ?`, q, 8*len(admit), k)
+			got := scored(fmt.Sprintf(`SELECT rowid, top_bm25(fts, %d, ?, 1.0, 0.5) AS rank FROM fts WHERE fts MATCH ? ORDER BY rank, rowid LIMIT ?`, k), admit, q, k)
+			if got != want || want == "" {
+				t.Fatalf("%q k=%d with an admission set:\n top_bm25 %s\n bm25     %s", text, k, got, want)
+			}
+		}
 	}
 }
