@@ -29,6 +29,9 @@
 
 enum { topMaxK = 1 << 16 };
 
+// bm25()'s parameters.
+static const double topK1 = 1.2, topB = 0.75;
+
 typedef struct {
 	int nPhrase;
 	double avgdl;
@@ -119,11 +122,10 @@ static int topData(const Fts5ExtensionApi *api, Fts5Context *f, int k, Top **out
 }
 
 static double topScore(const Top *t, double D) {
-	const double k1 = 1.2, b = 0.75;
 	double score = 0.0;
 	int i;
 	for (i = 0; i < t->nPhrase; i++) {
-		score += t->idf[i] * ((t->freq[i] * (k1 + 1.0)) / (t->freq[i] + k1 * (1 - b + b * D / t->avgdl)));
+		score += t->idf[i] * ((t->freq[i] * (topK1 + 1.0)) / (t->freq[i] + topK1 * (1 - topB + topB * D / t->avgdl)));
 	}
 	return score;
 }
@@ -149,6 +151,30 @@ static void topBm25(const Fts5ExtensionApi *api, Fts5Context *f, sqlite3_context
 		const unsigned char *admit = sqlite3_value_blob(apVal[1]);
 		sqlite3_int64 n = sqlite3_value_bytes(apVal[1]);
 		if (rowid < 0 || rowid / 8 >= n || !((admit[rowid / 8] >> (rowid % 8)) & 1)) {
+			t->haveLast = 1;
+			t->lastRowid = rowid;
+			t->lastVal = 0.0;
+			sqlite3_result_double(ctx, 0.0);
+			return;
+		}
+	}
+	if (t->k > 0 && t->n == t->k) {
+		// A bound from which phrases the row holds, without reading how
+		// often: each phrase adds less than idf * (k1 + 1) to BM25, however
+		// frequent. A row holding only common words cannot beat the k-th
+		// best once the heap holds rows with rare ones, and is not read.
+		double bound = 0.0;
+		for (i = 0; i < t->nPhrase; i++) {
+			Fts5PhraseIter it;
+			int ic = -1, io = 0;
+			rc = api->xPhraseFirst(f, i, &it, &ic, &io);
+			if (rc != SQLITE_OK) {
+				sqlite3_result_error_code(ctx, rc);
+				return;
+			}
+			if (ic >= 0) bound += t->idf[i] * (topK1 + 1.0);
+		}
+		if (bound < t->heap[0]) {
 			t->haveLast = 1;
 			t->lastRowid = rowid;
 			t->lastVal = 0.0;
