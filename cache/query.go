@@ -3,22 +3,15 @@ package cache
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/notes"
-	"github.com/git-synaptic/git-synaptic/rank"
 )
-
-// ErrNoWords is returned by Search for a query without any searchable word.
-var ErrNoWords = errors.New("the query has no words to search for")
 
 // Filter narrows List and Search. Zero values mean "any".
 type Filter struct {
@@ -239,180 +232,6 @@ func (c *Cache) queryRows(ctx context.Context, what, q string, args ...any) ([]R
 	return out, rows.Err()
 }
 
-// Hit is a search result. Score is higher-is-better; BM25 is FTS5's raw
-// bm25() (lower is better) for --explain.
-type Hit struct {
-	Row
-	Score float64
-	// BM25 and, set by SemanticSearch, the BM25 rank, cosine similarity,
-	// fused score and what session context lent (see rank.Scores).
-	rank.Scores
-	// Set by SemanticSearch: the rank in the vector list (0: absent), the
-	// entry's priors (when weighted), what the query's time did (1:
-	// nothing), their product Weight, and how often the entry was opened.
-	VecRank int
-	Prior   rank.Prior
-	Time    float64
-	Weight  float64
-	Reads   int
-}
-
-var wordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[\p{L}\p{N}_]+`) })
-
-// stopwords are dropped from queries (unless nothing else is left): they
-// match most documents, cost the most to rank and add almost nothing to BM25.
-var stopwords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`a an and are as at be been but by can could did do does for from had has have he her
-		his how i if in into is it its me my no not of on or our she so than that the their them then there these they
-		this to was we were what when where which who why will with would you your`) {
-		m[w] = true
-	}
-	return m
-}()
-
-// Stopword reports whether w (lower case) is one of the common words
-// searches ignore.
-func Stopword(w string) bool { return stopwords[w] }
-
-// MatchQuery turns free text into a safe FTS5 query: every word quoted, any
-// of them may match, BM25 ranks documents that match more (and rarer) words
-// first. Operators and punctuation in user input are never interpreted.
-func MatchQuery(text string) (string, error) {
-	words := wordRE().FindAllString(strings.ToLower(text), 64)
-	if len(words) == 0 {
-		return "", ErrNoWords
-	}
-	content := words[:0:0]
-	for _, w := range words {
-		if !stopwords[w] {
-			content = append(content, w)
-		}
-	}
-	if len(content) > 0 {
-		words = content
-	}
-	seen := map[string]bool{}
-	var q []string
-	for _, w := range words {
-		if !seen[w] {
-			seen[w] = true
-			q = append(q, `"`+w+`"`)
-		}
-	}
-	return strings.Join(q, " OR "), nil
-}
-
-// Search ranks matching entries by BM25 (content weighted over tags).
-// FTS5 ranks first and only the best candidates are joined with their rows
-// and filtered, so the cost follows the number of matches, not the size of
-// the rows; when filters reject too many, it widens the candidate window.
-func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error) {
-	mq, err := MatchQuery(text)
-	if err != nil {
-		return nil, err
-	}
-	w, args := f.where()
-	lim := f.Limit
-	if lim <= 0 {
-		lim = 10
-	}
-	// none of these types at all (commits in a repository that never
-	// indexed them): no match query
-	if some, err := c.anyOf(ctx, f.Types); err != nil || !some {
-		return nil, err
-	}
-	// top_bm25 ranks as bm25(fts, 1.0, 0.5) but skips rows that cannot
-	// make the window, and with a set of admitted rows, every other row.
-	// CROSS JOIN keeps the matches the outer loop: left to itself, SQLite
-	// walked every entry of the filter's types and looked each up among
-	// the matches (300 ms of a search at 300k entries, 28 ms of it FTS5).
-	q := `SELECT ` + rowCols + `, r.rank FROM (SELECT rowid, top_bm25(fts, ?, ?, 1.0, 0.5) AS rank FROM fts WHERE fts MATCH ? ORDER BY rank, rowid LIMIT ?) r
-		CROSS JOIN entries e ON e.rowid = r.rowid WHERE ` + w + ` ORDER BY r.rank * ` + feedback + `, e.created DESC, e.id LIMIT ?`
-	window := 4 * lim
-	aw, aargs := f.admitting()
-	key := admitKey(aw, aargs)
-	if !c.fewer[key] && !c.admitsFew(ctx, key) {
-		hits, err := c.searchQuery(ctx, q, append(append([]any{window, nil, mq, window}, args...), lim)...)
-		if err != nil || len(hits) >= lim {
-			return hits, err
-		}
-		// the window held every match: nothing else to find
-		var more int
-		if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)`, mq, window+1).Scan(&more); err != nil || more <= window {
-			return hits, err
-		}
-		if len(c.fewer) >= 64 { // a handful of filters in turn; never many
-			clear(c.fewer)
-		}
-		if c.fewer == nil {
-			c.fewer = map[string]bool{}
-		}
-		c.fewer[key] = true
-	}
-	// The filter admits few of the best matches (commits among much
-	// memory): one pass in which top_bm25 scores only the rows the filter
-	// admits, exact for any filter. Wider windows over every match took
-	// 42 ms for the commits of a search at 300k entries (three passes);
-	// every match at once scored and sorted all of them. A filter found
-	// to admit few (here before, or by the vector lanes) starts here.
-	admit, err := c.admittedBits(ctx, aw, aargs)
-	if err != nil {
-		return nil, err
-	}
-	return c.searchQuery(ctx, q, append(append([]any{window, admit, mq, window}, args...), lim)...)
-}
-
-// admitsFew reports whether the vector lanes found that the filter named
-// key admits few of the rows (sampleShare, this generation of entries).
-func (c *Cache) admitsFew(ctx context.Context, key string) bool {
-	share, ok := c.admits.shares[key]
-	if !ok || c.admits.gen == "" {
-		return false
-	}
-	gen, err := c.Meta(ctx, "entries_gen")
-	return err == nil && strings.HasPrefix(c.admits.gen, gen+"/") && share < minShare
-}
-
-// admittedBits is the set of rows the filter (w, args) admits as
-// top_bm25 reads it: bit rowid%8 of byte rowid/8.
-func (c *Cache) admittedBits(ctx context.Context, w string, args []any) ([]byte, error) {
-	set, err := readAdmitted(ctx, c.db, w, args)
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, 8*len(set))
-	for i, w := range set {
-		binary.LittleEndian.PutUint64(b[8*i:], w)
-	}
-	return b, nil
-}
-
-// feedback scales a (negative, lower is better) BM25 rank by relevance
-// feedback, rank.Feedback in SQL: an entry marked relevant with score s
-// ranks as if (1+s) times as good a match; one marked irrelevant as
-// rank.IrrelevantFeedback of one.
-var feedback = `(CASE WHEN e.irrelevant THEN ` + strconv.FormatFloat(rank.IrrelevantFeedback, 'g', -1, 64) + ` ELSE 1 + e.relevance END)`
-
-func (c *Cache) searchQuery(ctx context.Context, q string, args ...any) ([]Hit, error) {
-	rows, err := c.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("cache: search: %w", err)
-	}
-	defer rows.Close()
-	var out []Hit
-	for rows.Next() {
-		var h Hit
-		r, err := scanRow(rows, &h.BM25)
-		if err != nil {
-			return nil, err
-		}
-		h.Row, h.Score = r, rank.Lexical(h.BM25, r.State)
-		out = append(out, h)
-	}
-	return out, rows.Err()
-}
-
 // ErrNotFound is returned when no entry matches an id or prefix.
 var ErrNotFound = errors.New("no such memory entry")
 
@@ -558,21 +377,6 @@ func (c *Cache) Count(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("cache: count: %w", err)
 	}
 	return n, nil
-}
-
-// WithAllWords returns up to limit entries (archived ones excluded) whose
-// text holds every one of words: an FTS5 AND query, cheap because it
-// intersects posting lists instead of ranking every match.
-func (c *Cache) WithAllWords(ctx context.Context, words []string, limit int) ([]Row, error) {
-	if len(words) == 0 {
-		return nil, ErrNoWords
-	}
-	q := make([]string, len(words))
-	for i, w := range words {
-		q[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
-	}
-	return c.queryRows(ctx, "search", `SELECT `+rowCols+` FROM entries e WHERE e.rowid IN (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?) AND NOT `+effArchived,
-		strings.Join(q, " AND "), limit)
 }
 
 // Doc is a memory document the cache holds, at its path in a memory tree.
