@@ -32,7 +32,7 @@ func TestSearchWithoutWordsWaitsForItsQueryEmbedding(t *testing.T) {
 			t.Fatalf("this test needs the embedding model (make model): %v %s", err, st.Error)
 		}
 		for i := 0; i < 200/5; i++ {
-			_, info, err := s.Recall().SearchWith(ctx, "!!!", app.Filter{}, "auto")
+			_, info, err := s.Recall().Search(ctx, app.SearchRequest{Query: "!!!"})
 			if !errors.Is(err, app.ErrNoWords) {
 				t.Fatalf("search '!!!': want ErrNoWords, got %v (mode %s)", err, info.Mode)
 			}

@@ -75,13 +75,13 @@ func (r *codeRepo) save(s *Service, content string) string {
 // hit finds id among a search's results for query.
 func hit(t *testing.T, s *Service, query string, f Filter, id string) (Hit, int, bool) {
 	t.Helper()
-	hits, err := s.Recall().Search(context.Background(), query, f)
+	hits, _, err := s.Recall().Search(context.Background(), SearchRequest{Query: query, Filter: f})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, h := range hits {
 		if h.ID == id {
-			return h, i, true
+			return h.Hit, i, true
 		}
 	}
 	return Hit{}, -1, false

@@ -59,7 +59,7 @@ func TestSessionRequestsAreAlikeAndAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := sess.Do(ctx, func(s *Service) error {
-		_, _, err := s.Recall().SearchWith(ctx, "billing retries", Filter{}, "")
+		_, _, err := s.Recall().Search(ctx, SearchRequest{Query: "billing retries"})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -186,7 +186,7 @@ func TestSessionFollowsOtherProjects(t *testing.T) {
 		var hits []ProjectHit
 		if err := sess.Do(ctx, func(s *Service) error {
 			var err error
-			hits, _, err = s.Recall().SearchProjects(ctx, query, Filter{}, "bm25")
+			hits, _, err = s.Recall().Search(ctx, SearchRequest{Query: query, Mode: "bm25", Scope: ScopeAll})
 			return err
 		}); err != nil {
 			t.Fatal(err)

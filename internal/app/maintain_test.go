@@ -74,7 +74,7 @@ func TestMaintenanceWithAControlledClock(t *testing.T) {
 	if len(rows) != 4 {
 		t.Fatalf("after maintenance %d entries listed, want 4", len(rows))
 	}
-	if hits, _ := s.Recall().Search(ctx, "handoff", Filter{}); len(hits) != 1 || hits[0].ID != pinned {
+	if hits, _, _ := s.Recall().Search(ctx, SearchRequest{Query: "handoff"}); len(hits) != 1 || hits[0].ID != pinned {
 		t.Fatalf("search after decay: %+v", hits)
 	}
 	arch, _ := s.Recall().List(ctx, Filter{OnlyArchived: true})

@@ -43,7 +43,7 @@ func TestPatternsConsolidationAndRules(t *testing.T) {
 	if label := PatternLabel(patterns[0]); !strings.HasPrefix(label, "[Pattern: seen 3 times since 2026-05-27") {
 		t.Errorf("label %q", label)
 	}
-	hits, _, err := s.Recall().SearchWith(ctx, "TestSync", Filter{Types: []notes.Type{notes.TypeIssue}, Limit: 10}, "auto")
+	hits, _, err := s.Recall().Search(ctx, SearchRequest{Query: "TestSync", Filter: Filter{Types: []notes.Type{notes.TypeIssue}, Limit: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,11 +178,12 @@ type ProjectsInfo struct {
 	Skipped  []ProjectInfo `json:"skipped,omitempty"`
 }
 
-// SearchProjects searches this repository and every project in the
+// searchProjects searches this repository and every project in the
 // user's list and ranks the hits as one list, each labelled with its
 // project. A project that cannot be read is reported in the info and
 // skipped.
-func (s *Recall) SearchProjects(ctx context.Context, query string, filter Filter, mode string) ([]ProjectHit, ProjectsInfo, error) {
+func (s *Recall) searchProjects(ctx context.Context, req SearchRequest) ([]ProjectHit, ProjectsInfo, error) {
+	query, filter, mode := req.Query, req.Filter, req.Mode
 	var info ProjectsInfo
 	hits, si, err := s.search(ctx, searchReq{query: query, filter: filter, mode: mode, who: forReader})
 	if err != nil {

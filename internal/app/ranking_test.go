@@ -41,7 +41,7 @@ func TestSearchOverTwoYearsOfMemory(t *testing.T) {
 				}
 			}
 			strongOld, weakNew, olderTwin, newerTwin := ents[0].ID, ents[1].ID, ents[2].ID, ents[3].ID
-			hits, _, err := s.Recall().SearchWith(ctx, "how do billing retries back off", Filter{Limit: 5}, "auto")
+			hits, _, err := s.Recall().Search(ctx, SearchRequest{Query: "how do billing retries back off", Filter: Filter{Limit: 5}})
 			if err != nil || len(hits) < 2 {
 				t.Fatalf("%v %v", hits, err)
 			}
@@ -56,7 +56,7 @@ func TestSearchOverTwoYearsOfMemory(t *testing.T) {
 					t.Errorf("%q scores %.4f (priors %+v)", h.Content, h.Score, h.Priors)
 				}
 			}
-			hits, _, err = s.Recall().SearchWith(ctx, "canary pipeline deploys", Filter{Limit: 2}, "auto")
+			hits, _, err = s.Recall().Search(ctx, SearchRequest{Query: "canary pipeline deploys", Filter: Filter{Limit: 2}})
 			if err != nil || len(hits) != 2 || hits[0].ID != newerTwin || hits[1].ID != olderTwin {
 				t.Errorf("equal matches are not newest first: %v %v", hits, err)
 			}
@@ -64,7 +64,7 @@ func TestSearchOverTwoYearsOfMemory(t *testing.T) {
 	}
 }
 
-func containsID(hits []Hit, id string) bool {
+func containsID(hits []ProjectHit, id string) bool {
 	for _, h := range hits {
 		if h.ID == id {
 			return true
@@ -113,7 +113,7 @@ func TestCommitsDoNotCrowdOutMemory(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			hits, _, err := s.Recall().SearchWith(ctx, "why is the sync test slow", Filter{Limit: 5}, "auto")
+			hits, _, err := s.Recall().Search(ctx, SearchRequest{Query: "why is the sync test slow", Filter: Filter{Limit: 5}})
 			if err != nil || len(hits) == 0 {
 				t.Fatalf("%v %v", hits, err)
 			}

@@ -24,12 +24,6 @@ func (s *Recall) List(ctx context.Context, f Filter) ([]Entry, error) {
 	return out, err
 }
 
-// Search ranks entries matching the query (BM25 over content and tags).
-func (s *Recall) Search(ctx context.Context, query string, f Filter) ([]Hit, error) {
-	hits, _, err := s.SearchWith(ctx, query, f, "auto")
-	return hits, err
-}
-
 // Detail is one entry with its operation history.
 type Detail struct {
 	Entry

@@ -198,15 +198,61 @@ func searchEmbedBudget(backend string) int {
 	return 16
 }
 
-// SearchWith searches in mode ("auto", "hybrid", "vector" or "bm25"). Auto
-// is hybrid when a model is installed and BM25 (the lexical fallback,
-// named as such in the info) when not.
+// Scope is which memory a search reads.
+type Scope string
+
+// Search scopes.
+const (
+	ScopeProject Scope = "project" // this repository's memory, its subscriptions included
+	ScopeAll     Scope = "all"     // that and every project in the user's project list
+)
+
+// Scopes are the search scopes, for front ends' help and schemas.
+var Scopes = []Scope{ScopeProject, ScopeAll}
+
+// SearchModes are the search modes ("auto" is the default), for front
+// ends' help and schemas.
+var SearchModes = []string{"auto", "hybrid", "vector", "bm25"}
+
+// SearchRequest is a search as a person or an agent asks it.
+type SearchRequest struct {
+	Query  string
+	Filter Filter
+	// Mode is one of SearchModes ("" is auto): auto is hybrid when a model
+	// is installed and BM25 (the lexical fallback, named as such in the
+	// info) when not.
+	Mode string
+	// Scope is ScopeProject ("") or ScopeAll.
+	Scope Scope
+}
+
+// Search runs req and returns its hits in rank order, each labelled with
+// its project (Here for this repository's own), and what it searched.
 //
 // Every hit counts as a use of its entry for decay (once per session when
 // there is one), since the user or agent who searched sees them all; it
 // does not raise the entry's rank (rank.Priors counts reads, not hits).
-func (s *Recall) SearchWith(ctx context.Context, query string, filter Filter, mode string) ([]Hit, SearchInfo, error) {
-	return s.search(ctx, searchReq{query: query, filter: filter, mode: mode, who: forReader})
+func (s *Recall) Search(ctx context.Context, req SearchRequest) ([]ProjectHit, ProjectsInfo, error) {
+	switch req.Scope {
+	case "", ScopeProject:
+		hits, info, err := s.search(ctx, searchReq{query: req.Query, filter: req.Filter, mode: req.Mode, who: forReader})
+		if err != nil {
+			return nil, ProjectsInfo{SearchInfo: info}, err
+		}
+		return labelHits(hits, s.project(ctx), homePath(s.repo), true), ProjectsInfo{SearchInfo: info, Searched: 1}, nil
+	case ScopeAll:
+		return s.searchProjects(ctx, req)
+	}
+	return nil, ProjectsInfo{}, fmt.Errorf("%w: unknown search scope %q (want project or all)", ErrInvalidRequest, req.Scope)
+}
+
+// Hits are the search results of ProjectHits, without their projects.
+func Hits(found []ProjectHit) []Hit {
+	out := make([]Hit, len(found))
+	for i, h := range found {
+		out[i] = h.Hit
+	}
+	return out
 }
 
 // searchFor says who a search's results are for.
@@ -232,7 +278,7 @@ type searchReq struct {
 	vector *queryVector
 }
 
-// search is SearchWith for a reader or a hook.
+// search is Search of this project, for a reader or a hook.
 func (s *core) search(ctx context.Context, req searchReq) ([]Hit, SearchInfo, error) {
 	query, filter, who := req.query, req.filter, req.who
 	info := SearchInfo{Mode: ModeBM25}

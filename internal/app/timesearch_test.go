@@ -37,7 +37,7 @@ func TestSearchReadsTimeInTheQuery(t *testing.T) {
 				{"the cache decision of 14 August 2026", august, "2026-08-14"},
 				{"the cache decision of last week", recent, "2026-11-16 – 2026-11-22"}, // now is a Monday
 			} {
-				hits, info, err := s.Recall().SearchWith(ctx, c.query, Filter{Limit: 3}, "auto")
+				hits, info, err := s.Recall().Search(ctx, SearchRequest{Query: c.query, Filter: Filter{Limit: 3}})
 				if err != nil || len(hits) == 0 {
 					t.Fatalf("%q: %v %v", c.query, hits, err)
 				}
@@ -45,13 +45,13 @@ func TestSearchReadsTimeInTheQuery(t *testing.T) {
 					t.Errorf("%q: first %q (want %q), time %q (want %s)", c.query, hits[0].Content, c.first, info.Time, c.time)
 				}
 			}
-			if _, info, _ := s.Recall().SearchWith(ctx, "cache decision in March", Filter{Since: now.AddDate(-1, 0, 0)}, "auto"); info.Time != "" {
+			if _, info, _ := s.Recall().Search(ctx, SearchRequest{Query: "cache decision in March", Filter: Filter{Since: now.AddDate(-1, 0, 0)}}); info.Time != "" {
 				t.Errorf("--since did not override the query's time: %q", info.Time)
 			}
 		})
 	}
 	s := openTest(t, Options{Model: "no-such-model", Now: func() time.Time { return now }, AsOf: time.Date(2026, 4, 2, 0, 0, 0, 0, time.UTC)})
-	if _, info, _ := s.Recall().SearchWith(ctx, "the cache decision of last month", Filter{}, "auto"); !strings.Contains(info.Time, "2026-03-01 – 2026-03-31") {
+	if _, info, _ := s.Recall().Search(ctx, SearchRequest{Query: "the cache decision of last month"}); !strings.Contains(info.Time, "2026-03-01 – 2026-03-31") {
 		t.Errorf("as of 2 April, last month is %q", info.Time)
 	}
 }

@@ -202,7 +202,7 @@ func (cv *conversation) runPath(ctx context.Context, p path, qs []query) ([]outc
 	switch p.kind {
 	case "search":
 		for i, q := range qs {
-			hits, _, err := s.Recall().SearchWith(ctx, q.Question, app.Filter{Limit: p.limit}, p.mode)
+			hits, _, err := s.Recall().Search(ctx, app.SearchRequest{Query: q.Question, Filter: app.Filter{Limit: p.limit}, Mode: p.mode})
 			if err != nil && err != cache.ErrNoWords {
 				return nil, err
 			}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -351,7 +352,7 @@ or deleted is named on stderr and skipped.`,
 	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	c.Flags().BoolVar(&o.explain, "explain", false, "show how each result was scored")
 	c.Flags().BoolVar(&o.allProjects, "all-projects", false, "search all your projects, not only this repository")
-	c.Flags().StringVar(&o.mode, "mode", "auto", "ranking: `auto` (hybrid when a model is installed), hybrid, vector or bm25")
+	c.Flags().StringVar(&o.mode, "mode", "auto", "ranking: `auto` (hybrid when a model is installed), hybrid, vector or bm25 (words only)")
 	c.Flags().StringVar(&o.asOf, "as-of", "", "read relative times in the query (\"last week\") as of this `date` (2026-01-31, RFC 3339, or an age: 2w)")
 	return c
 }
@@ -369,83 +370,76 @@ func runSearch(e *env, o *searchOptions) error {
 		}
 		e.asOf = at
 	}
-	switch o.mode {
-	case "auto", "hybrid", "vector", "bm25":
-	default:
-		return usagef("--mode: unknown mode %q (want auto, hybrid, vector or bm25)", o.mode)
+	if !slices.Contains(app.SearchModes, o.mode) {
+		return usagef("--mode: unknown mode %q (want %s)", o.mode, strings.Join(app.SearchModes, ", "))
 	}
-	if o.allProjects {
-		return searchProjects(e, o, f, now)
+	req := app.SearchRequest{Query: strings.Join(o.args, " "), Filter: f, Mode: o.mode, Scope: app.ScopeProject}
+	if !o.allProjects {
+		return e.withService(func(s *app.Service) error { return search(e, o, s, req, now) })
 	}
-	return e.withService(func(s *app.Service) error {
-		hits, info, err := s.Recall().SearchWith(contextOf(e), strings.Join(o.args, " "), f, o.mode)
-		if err != nil {
-			return err
-		}
-		if info.Fallback != "" {
-			fmt.Fprintln(e.io.Err, "note: "+info.Fallback)
-		}
-		if info.Pending > 0 {
-			fmt.Fprintf(e.io.Err, "note: %d entries are not embedded yet and were matched by their words only; the warm process embeds them in the background ('git synaptic embed' does it now)\n", info.Pending)
-		}
-		if o.json {
-			return writeJSON(e.io.Out, nonNil(hits))
-		}
-		if o.explain {
-			fmt.Fprintf(e.io.Out, "%s\n", colour(e.io.TTY, dim, explainHeader(info)))
-		}
-		if len(hits) == 0 {
-			fmt.Fprintln(e.io.Out, "no matches")
-			return nil
-		}
-		for _, h := range hits {
-			fmt.Fprintf(e.io.Out, "%s  %-9s %-8s %s%s\n", colour(e.io.TTY, yellow, app.ShortID(h.ID)), h.Type, app.Age(now, h.Created), marks(h.Entry), app.FirstLine(h.Content, 90))
-			if h.Pattern != "" {
-				fmt.Fprintf(e.io.Out, "          %s\n", colour(e.io.TTY, yellow, h.Pattern))
-			}
-			if o.explain {
-				fmt.Fprintf(e.io.Out, "          %s\n", colour(e.io.TTY, dim, explainHit(info, h)))
-			}
-		}
-		return nil
-	})
-}
-
-// searchProjects is search --all-projects.
-func searchProjects(e *env, o *searchOptions, f app.Filter, now time.Time) error {
+	// across projects it runs from anywhere: outside a repository, from
+	// the first project that can be read
+	req.Scope = app.ScopeAll
 	s, err := e.openForProjects()
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	hits, info, err := s.Recall().SearchProjects(contextOf(e), strings.Join(o.args, " "), f, o.mode)
+	return search(e, o, s, req, now)
+}
+
+// search runs req and prints what it found: across projects, each hit
+// labelled with its project.
+func search(e *env, o *searchOptions, s *app.Service, req app.SearchRequest, now time.Time) error {
+	found, info, err := s.Recall().Search(contextOf(e), req)
 	if err != nil {
 		return err
 	}
+	all := req.Scope == app.ScopeAll
 	if info.Fallback != "" {
 		fmt.Fprintln(e.io.Err, "note: "+info.Fallback)
+	}
+	if info.Pending > 0 {
+		fmt.Fprintf(e.io.Err, "note: %d entries are not embedded yet and were matched by their words only; the warm process embeds them in the background ('git synaptic embed' does it now)\n", info.Pending)
 	}
 	for _, p := range info.Skipped {
 		fmt.Fprintf(e.io.Err, "note: skipped %s (%s): %s\n", p.Name, p.Path, p.Problem)
 	}
-	if o.json {
-		return writeJSON(e.io.Out, nonNil(hits))
+	switch {
+	case o.json && all:
+		return writeJSON(e.io.Out, nonNil(found))
+	case o.json:
+		return writeJSON(e.io.Out, app.Hits(found))
 	}
 	if o.explain {
-		fmt.Fprintf(e.io.Out, "%s; %d projects searched\n", colour(e.io.TTY, dim, explainHeader(info.SearchInfo)), info.Searched)
+		head := explainHeader(info.SearchInfo)
+		if all {
+			head += fmt.Sprintf("; %d projects searched", info.Searched)
+		}
+		fmt.Fprintf(e.io.Out, "%s\n", colour(e.io.TTY, dim, head))
 	}
-	if len(hits) == 0 {
+	if len(found) == 0 {
 		fmt.Fprintln(e.io.Out, "no matches")
 		return nil
 	}
-	width := 0
-	for _, h := range hits {
-		width = max(width, min(len(h.Project), 20))
+	width, indent := 0, "          "
+	if all {
+		for _, h := range found {
+			width = max(width, min(len(h.Project), 20))
+		}
+		indent = strings.Repeat(" ", width+2) + indent
 	}
-	for _, h := range hits {
-		fmt.Fprintf(e.io.Out, "%-*s  %s  %-9s %-8s %s\n", width, h.Project, colour(e.io.TTY, yellow, app.ShortID(h.ID)), h.Type, app.Age(now, h.Created), app.FirstLine(h.Content, 80))
+	for _, h := range found {
+		label := ""
+		if all {
+			label = fmt.Sprintf("%-*s  ", width, h.Project)
+		}
+		fmt.Fprintf(e.io.Out, "%s%s  %-9s %-8s %s%s\n", label, colour(e.io.TTY, yellow, app.ShortID(h.ID)), h.Type, app.Age(now, h.Created), marks(h.Entry), app.FirstLine(h.Content, 90-len(label)))
+		if h.Pattern != "" {
+			fmt.Fprintf(e.io.Out, "%s%s\n", indent, colour(e.io.TTY, yellow, h.Pattern))
+		}
 		if o.explain {
-			fmt.Fprintf(e.io.Out, "%*s  %s\n", width, "", colour(e.io.TTY, dim, explainHit(info.SearchInfo, h.Hit)))
+			fmt.Fprintf(e.io.Out, "%s%s\n", indent, colour(e.io.TTY, dim, explainHit(info.SearchInfo, h.Hit)))
 		}
 	}
 	return nil

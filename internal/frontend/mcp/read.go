@@ -66,33 +66,20 @@ func (h *request) search(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.C
 	if err != nil {
 		return nil, err
 	}
-	mode := r.GetString("mode", "auto")
-	var hits []app.Hit
-	var info app.SearchInfo
-	projects := map[string]string{}
-	var skipped []string
-	switch scope := r.GetString("scope", "project"); scope {
-	case "project":
-		hits, info, err = h.svc.Recall().SearchWith(ctx, q, f, mode)
-	case "all":
-		var found []app.ProjectHit
-		var pinfo app.ProjectsInfo
-		found, pinfo, err = h.svc.Recall().SearchProjects(ctx, q, f, mode)
-		info = pinfo.SearchInfo
-		for _, x := range found {
-			hits = append(hits, x.Hit)
-			if !x.Here {
-				projects[x.ID] = x.Project
-			}
-		}
-		for _, p := range pinfo.Skipped {
-			skipped = append(skipped, fmt.Sprintf("%s (%s: %s)", p.Name, p.Path, p.Problem))
-		}
-	default:
-		return nil, fmt.Errorf("unknown scope %q (want project or all)", scope)
-	}
+	found, info, err := h.svc.Recall().Search(ctx, app.SearchRequest{Query: q, Filter: f, Mode: r.GetString("mode", "auto"), Scope: app.Scope(r.GetString("scope", string(app.ScopeProject)))})
 	if err != nil {
 		return nil, err
+	}
+	hits := app.Hits(found)
+	projects := map[string]string{}
+	for _, x := range found {
+		if !x.Here {
+			projects[x.ID] = x.Project
+		}
+	}
+	var skipped []string
+	for _, p := range info.Skipped {
+		skipped = append(skipped, fmt.Sprintf("%s (%s: %s)", p.Name, p.Path, p.Problem))
 	}
 	head := fmt.Sprintf("%d results for %q (%s)", len(hits), q, info.Mode)
 	if len(projects) > 0 {

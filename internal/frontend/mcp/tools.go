@@ -36,8 +36,8 @@ func tools() []tool {
 			mcpgo.WithDescription("Search project memory (decisions, insights, issues, notes on commits, indexed commits) by relevance. Each result shows its provenance."),
 			mcpgo.WithReadOnlyHintAnnotation(true),
 			mcpgo.WithString("query", mcpgo.Required(), mcpgo.Description("what you are looking for, in words")),
-			mcpgo.WithString("mode", mcpgo.Description("auto (default: hybrid when a model is installed), hybrid, vector or bm25 (words only)"), mcpgo.Enum("auto", "hybrid", "vector", "bm25")),
-			mcpgo.WithString("scope", mcpgo.Description("project (default: this repository) or all (every project of the user, each result marked with its project)"), mcpgo.Enum("project", "all")),
+			mcpgo.WithString("mode", mcpgo.Description("auto (default: hybrid when a model is installed), hybrid, vector or bm25 (words only)"), mcpgo.Enum(app.SearchModes...)),
+			mcpgo.WithString("scope", mcpgo.Description("project (default: this repository) or all (every project of the user, each result marked with its project)"), mcpgo.Enum(scopes()...)),
 		}, filterOpts...)...), (*request).search},
 		{mcpgo.NewTool("context_list", append([]mcpgo.ToolOption{
 			mcpgo.WithDescription("List recent memory entries, newest first, with filters."),
@@ -149,4 +149,13 @@ func tools() []tool {
 			mcpgo.WithString("rule", mcpgo.Required(), mcpgo.Description("rule id, id prefix or label")),
 		), (*request).deleteRule},
 	}
+}
+
+// scopes are app.Scopes as the schema lists them.
+func scopes() []string {
+	out := make([]string, len(app.Scopes))
+	for i, sc := range app.Scopes {
+		out[i] = string(sc)
+	}
+	return out
 }

@@ -195,11 +195,12 @@ func (s call) search(r *http.Request) (view, error) {
 	if d.Query == "" {
 		return view{name: "search", title: "Search", data: d}, nil
 	}
-	hits, info, err := s.svc.Recall().SearchWith(r.Context(), d.Query, app.Filter{Limit: 30}, d.Mode)
+	found, info, err := s.svc.Recall().Search(r.Context(), app.SearchRequest{Query: d.Query, Filter: app.Filter{Limit: 30}, Mode: d.Mode})
 	if err != nil {
 		return view{}, err
 	}
-	d.Searched, d.Info = true, info
+	hits := app.Hits(found)
+	d.Searched, d.Info = true, info.SearchInfo
 	for i, rw := range s.rows(r, hitEntries(hits)) {
 		d.Hits = append(d.Hits, hitRow{Row: rw, Hit: hits[i]})
 	}
@@ -373,11 +374,11 @@ func (s call) code(r *http.Request) (view, error) {
 		return view{}, err
 	}
 	q := d.File + " " + path.Base(d.File)
-	hist, _, err := s.svc.Recall().SearchWith(ctx, q, app.Filter{Limit: 10, Types: []notes.Type{notes.TypeGitCommit}}, "bm25")
+	hist, _, err := s.svc.Recall().Search(ctx, app.SearchRequest{Query: q, Filter: app.Filter{Limit: 10, Types: []notes.Type{notes.TypeGitCommit}}, Mode: "bm25"})
 	if err != nil && !errors.Is(err, app.ErrNoWords) {
 		return view{}, err
 	}
-	d.Memory, d.History = s.rows(r, hitEntries(mem)), s.rows(r, hitEntries(hist))
+	d.Memory, d.History = s.rows(r, hitEntries(mem)), s.rows(r, hitEntries(app.Hits(hist)))
 	return view{name: "code", title: d.File, data: d}, nil
 }
 
