@@ -34,6 +34,7 @@ type catFile struct {
 	gitDir string
 	cmd    *exec.Cmd
 	in     io.WriteCloser
+	pipe   io.ReadCloser // out reads it
 	out    *bufio.Reader
 	broken bool
 }
@@ -79,7 +80,7 @@ func (c *catFile) start() error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	c.cmd, c.in, c.out = cmd, in, bufio.NewReaderSize(out, 64<<10)
+	c.cmd, c.in, c.pipe, c.out = cmd, in, out, bufio.NewReaderSize(out, 64<<10)
 	return nil
 }
 
@@ -127,14 +128,17 @@ func (c *catFile) ask(h Hash) (plumbing.EncodedObject, error) {
 	return obj, nil
 }
 
-// stop ends the process: closing its input makes it exit.
+// stop ends the process: closing its input makes it exit, and closing
+// its output one it is still writing an answer to (after a read that
+// failed midway).
 func (c *catFile) stop() {
 	if c.cmd == nil {
 		return
 	}
 	c.in.Close()
+	c.pipe.Close()
 	c.cmd.Wait()
-	c.cmd, c.in, c.out = nil, nil, nil
+	c.cmd, c.in, c.pipe, c.out = nil, nil, nil, nil
 }
 
 // Close stops the process; a later read starts a new one.

@@ -1,11 +1,15 @@
 package gitstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -110,5 +114,33 @@ func TestSmallReadFallsBackToGoGit(t *testing.T) {
 	}
 	if _, err := r.smallRead(NewHash("0123456789012345678901234567890123456789")); !errors.Is(err, plumbing.ErrObjectNotFound) {
 		t.Fatalf("a missing object: %v", err)
+	}
+}
+
+// Stopping cat-file while it is still writing an answer (a read that
+// failed midway) does not wait for it forever.
+func TestCatFileStopsMidAnswer(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	r := open(t, dir)
+	big, err := r.WriteBlob(bytes.Repeat([]byte("memory "), 200_000)) // beyond a pipe's buffer
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &catFile{gitDir: filepath.Join(dir, ".git")}
+	if err := c.start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(c.in, big.String()+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.out.ReadString('\n'); err != nil { // the header; the content is left unread
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { c.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close waited for cat-file to finish writing an answer nobody reads")
 	}
 }
