@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"regexp"
 	"strconv"
 	"strings"
@@ -122,6 +123,19 @@ func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error
 		if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)`, mq, window+1).Scan(&more); err != nil || more <= window {
 			return hits, err
 		}
+	}
+	// The filter admits few of the best matches (commits among much
+	// memory): one pass in which top_bm25 scores only the rows the filter
+	// admits, exact for any filter. Wider windows over every match took
+	// 42 ms for the commits of a search at 300k entries (three passes);
+	// every match at once scored and sorted all of them. A filter found
+	// to admit few of the rows (here before, or by the vector lanes)
+	// starts here.
+	admit, share, err := c.admittedBits(ctx, aw, aargs)
+	if err != nil {
+		return nil, err
+	}
+	if share < minShare {
 		if len(c.fewer) >= 64 { // a handful of filters in turn; never many
 			clear(c.fewer)
 		}
@@ -129,16 +143,6 @@ func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error
 			c.fewer = map[string]bool{}
 		}
 		c.fewer[key] = true
-	}
-	// The filter admits few of the best matches (commits among much
-	// memory): one pass in which top_bm25 scores only the rows the filter
-	// admits, exact for any filter. Wider windows over every match took
-	// 42 ms for the commits of a search at 300k entries (three passes);
-	// every match at once scored and sorted all of them. A filter found
-	// to admit few (here before, or by the vector lanes) starts here.
-	admit, err := c.admittedBits(ctx, aw, aargs)
-	if err != nil {
-		return nil, err
 	}
 	return c.searchQuery(ctx, q, append(append([]any{window, admit, mq, window}, args...), lim)...)
 }
@@ -155,17 +159,24 @@ func (c *Cache) admitsFew(ctx context.Context, key string) bool {
 }
 
 // admittedBits is the set of rows the filter (w, args) admits as
-// top_bm25 reads it: bit rowid%8 of byte rowid/8.
-func (c *Cache) admittedBits(ctx context.Context, w string, args []any) ([]byte, error) {
+// top_bm25 reads it (bit rowid%8 of byte rowid/8), and about what share
+// of the rows that is (of the rowids up to the highest in use).
+func (c *Cache) admittedBits(ctx context.Context, w string, args []any) ([]byte, float64, error) {
 	set, err := readAdmitted(ctx, c.db, w, args)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
+	}
+	var top int64
+	if err := c.db.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM entries`).Scan(&top); err != nil {
+		return nil, 0, fmt.Errorf("cache: admitted rows: %w", err)
 	}
 	b := make([]byte, 8*len(set))
+	n := 0
 	for i, w := range set {
 		binary.LittleEndian.PutUint64(b[8*i:], w)
+		n += bits.OnesCount64(w)
 	}
-	return b, nil
+	return b, float64(n) / float64(max(1, top)), nil
 }
 
 // feedback scales a (negative, lower is better) BM25 rank by relevance

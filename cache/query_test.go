@@ -55,15 +55,25 @@ func TestSearchFindsTheBestOfFewAdmitted(t *testing.T) {
 	// a query whose matches all fit the first window (25 commits, none an
 	// insight) is answered by it, and does not mark its filter as one that
 	// admits few
-	notes := Filter{Types: []notes.Type{notes.TypeInsight}, Limit: 10}
-	if hits, err := c.Search(ctx, "commit", notes); err != nil || len(hits) != 0 {
+	insights := Filter{Types: []notes.Type{notes.TypeInsight}, Limit: 10}
+	if hits, err := c.Search(ctx, "commit", insights); err != nil || len(hits) != 0 {
 		t.Fatalf("%v %v", hits, err)
 	}
-	if hits, err := c.Search(ctx, "entirely", notes); err != nil || len(hits) != 10 {
+	if hits, err := c.Search(ctx, "entirely", insights); err != nil || len(hits) != 10 {
 		t.Fatalf("%d hits, %v", len(hits), err)
 	}
 	if len(c.fewer) != 1 {
 		t.Fatalf("filters marked as admitting few: %v", c.fewer)
+	}
+	// what makes a filter one that admits few: its share of the rows
+	for _, tc := range []struct {
+		f         Filter
+		low, high float64
+	}{{Filter{Types: []notes.Type{notes.TypeGitCommit}}, 0.05, 0.07}, {insights, 0.9, 0.95}} {
+		w, args := tc.f.admitting()
+		if _, share, err := c.admittedBits(ctx, w, args); err != nil || share < tc.low || share > tc.high {
+			t.Fatalf("%v admits a share of %.3f (%v), want %.2f-%.2f", tc.f.Types, share, err, tc.low, tc.high)
+		}
 	}
 }
 
