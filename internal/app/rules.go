@@ -227,7 +227,11 @@ func (s *Agent) PendingRules(ctx context.Context) ([]PendingRule, error) {
 // Loading the model costs a session start about 300 ms.
 func (s *core) pendingRules(ctx context.Context, load bool) ([]PendingRule, error) {
 	load = load || s.emb != nil
-	cands, err := s.ruleCandidates(ctx, load)
+	key := s.derivedKey(ctx, load)
+	if key != "" && s.rulesMemo.key == key {
+		return clonePending(s.rulesMemo.rules), nil
+	}
+	cands, err := s.findRuleCandidates(ctx, load)
 	if err != nil {
 		return nil, err
 	}
@@ -239,31 +243,30 @@ func (s *core) pendingRules(ctx context.Context, load bool) ([]PendingRule, erro
 	if len(out) > 0 {
 		s.findConflicts(ctx, out, load)
 	}
+	if key != "" {
+		s.rulesMemo.key, s.rulesMemo.rules = key, clonePending(out)
+	}
 	return out, nil
 }
 
-// ruleCandidates gathers the corrections and directives no rule covers
-// yet: tagged corrections, recent entries that read as one, and (with
-// load, or from stored vectors) directives found by meaning.
-func (s *core) ruleCandidates(ctx context.Context, load bool) ([]Entry, error) {
-	key := s.derivedKey(ctx, load)
-	if key != "" && s.rulesMemo.key == key {
-		return slices.Clone(s.rulesMemo.cands), nil
+// clonePending copies rules deep enough that a caller appending to one's
+// conflicts leaves the memo as it was.
+func clonePending(rules []PendingRule) []PendingRule {
+	out := slices.Clone(rules)
+	for i := range out {
+		out[i].Conflicts = slices.Clone(out[i].Conflicts)
 	}
-	cands, err := s.findRuleCandidates(ctx, load)
-	if err == nil && key != "" {
-		s.rulesMemo.key, s.rulesMemo.cands = key, slices.Clone(cands)
-	}
-	return cands, err
+	return out
 }
 
-// rulesMemo is ruleCandidates' last answer in a long-lived process, and
+// rulesMemo is pendingRules' last answer in a long-lived process, and
 // the derivedKey it holds for: reading the 500 newest entries and their
 // vectors for directives costs a session start about 30 ms at 10k
-// entries, and their answer changes only with memory.
+// entries, reading up to 500 rules' vectors for conflicts 2 ms at 300k,
+// and their answer changes only with memory.
 type rulesMemo struct {
 	key   string
-	cands []Entry
+	rules []PendingRule
 }
 
 // derivedKey names the state of memory that what is derived from entries
@@ -287,7 +290,9 @@ func (s *core) derivedKey(ctx context.Context, how ...any) string {
 	return key
 }
 
-// findRuleCandidates is ruleCandidates, unremembered.
+// findRuleCandidates gathers the corrections and directives no rule covers
+// yet: tagged corrections, recent entries that read as one, and (with
+// load, or from stored vectors) directives found by meaning.
 func (s *core) findRuleCandidates(ctx context.Context, load bool) ([]Entry, error) {
 	seen := map[string]bool{}
 	var cands []Entry

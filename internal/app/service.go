@@ -123,7 +123,7 @@ type core struct {
 	others       map[string]*Service   // other projects read, kept open until Close (projects.go)
 	memo         *queryMemo            // this Service's model as the others use it
 	lines        lineMemo              // memory's standing against HEAD (code.go)
-	rulesMemo    rulesMemo             // ruleCandidates' answer, when longLived
+	rulesMemo    rulesMemo             // pendingRules' answer, when longLived
 	profileMemo  profileMemo           // the cache's part of profile, when longLived
 	crossMemo    crossMemo             // crossRows' answer, when longLived
 }
