@@ -24,15 +24,15 @@ func TestFetchIsBoundedBySilenceNotDuration(t *testing.T) {
 		name, before string
 		ok           bool
 	}{
-		{"talking", "for i in 1 2 3 4 5 6; do echo still packing >&2; sleep 0.5; done", true},
-		{"silent", "sleep 20", false},
+		{"talking", "for i in 1 2 3 4 5 6 7 8 9 10; do echo still packing >&2; sleep 0.5; done", true},
+		{"silent", "sleep 10", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url := "ext::sh -c " + extArg(tc.before+"; exec git-upload-pack "+remote)
 			testrepo.Git(t, b, "config", "remote."+tc.name+".url", url)
 			r := open(t, b)
 			start := time.Now()
-			err := r.Fetch(context.Background(), tc.name, 1500*time.Millisecond, "+refs/synaptic/*:refs/remotes/"+tc.name+"/synaptic/*")
+			err := r.Fetch(context.Background(), tc.name, 3*time.Second, "+refs/synaptic/*:refs/remotes/"+tc.name+"/synaptic/*")
 			took := time.Since(start)
 			if tc.ok {
 				if err != nil {
@@ -46,10 +46,11 @@ func TestFetchIsBoundedBySilenceNotDuration(t *testing.T) {
 			if !errors.Is(err, ErrNetworkTimeout) {
 				t.Fatalf("a silent remote: %v", err)
 			}
-			// 1.5s of silence, then at most run's WaitDelay (2s) for the
-			// shell that still holds git's pipes
-			if took > 10*time.Second {
-				t.Fatalf("a silent remote was stopped after %v, want about 1.5s", took)
+			// 3s of silence, then at most run's WaitDelay (2s) for the
+			// shell that still holds git's pipes; well before the shell
+			// would have started serving
+			if took > 9*time.Second {
+				t.Fatalf("a silent remote was stopped after %v, want about 3s", took)
 			}
 		})
 	}
