@@ -38,7 +38,7 @@ type Cache struct {
 	signs      *signIndex // the sign bits, read on first use (signs.go)
 	admits     admitted   // the rows filters admit, for signs (signs.go)
 	// fewer names the filters whose best matches Search found to hold
-	// too few of the rows they admit (query.go).
+	// too few of the rows they admit (lexical.go).
 	fewer map[string]bool
 }
 

@@ -178,20 +178,12 @@ type ProjectsInfo struct {
 	Skipped  []ProjectInfo `json:"skipped,omitempty"`
 }
 
-// searchProjects searches this repository and every project in the
-// user's list and ranks the hits as one list, each labelled with its
-// project. A project that cannot be read is reported in the info and
-// skipped.
-func (s *Recall) searchProjects(ctx context.Context, req SearchRequest) ([]ProjectHit, ProjectsInfo, error) {
+// addProjects searches every other project in the user's list as req
+// and ranks their hits with out, this repository's, as one list, each
+// labelled with its project. A project that cannot be read is reported
+// in the info and skipped.
+func (s *Recall) addProjects(ctx context.Context, req SearchRequest, out []ProjectHit, info ProjectsInfo) ([]ProjectHit, ProjectsInfo, error) {
 	query, filter, mode := req.Query, req.Filter, req.Mode
-	var info ProjectsInfo
-	hits, si, err := s.search(ctx, searchReq{query: query, filter: filter, mode: mode, who: forReader})
-	if err != nil {
-		return nil, info, err
-	}
-	info.SearchInfo, info.Searched = si, 1
-	here := homePath(s.repo)
-	out := labelHits(hits, s.project(ctx), here, true)
 	if s.projects == "" {
 		return out, info, nil
 	}
@@ -201,9 +193,10 @@ func (s *Recall) searchProjects(ctx context.Context, req SearchRequest) ([]Proje
 	}
 	// The other projects search as this one did: with its model (loaded
 	// once, the query embedded once), or by words alone when it had none.
-	if si.Mode == ModeBM25 {
+	if info.Mode == ModeBM25 {
 		mode = "bm25"
 	}
+	here := homePath(s.repo)
 	for _, p := range ps {
 		if p.Path == here {
 			continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
@@ -233,17 +234,18 @@ type SearchRequest struct {
 // there is one), since the user or agent who searched sees them all; it
 // does not raise the entry's rank (rank.Priors counts reads, not hits).
 func (s *Recall) Search(ctx context.Context, req SearchRequest) ([]ProjectHit, ProjectsInfo, error) {
-	switch req.Scope {
-	case "", ScopeProject:
-		hits, info, err := s.search(ctx, searchReq{query: req.Query, filter: req.Filter, mode: req.Mode, who: forReader})
-		if err != nil {
-			return nil, ProjectsInfo{SearchInfo: info}, err
-		}
-		return labelHits(hits, s.project(ctx), homePath(s.repo), true), ProjectsInfo{SearchInfo: info, Searched: 1}, nil
-	case ScopeAll:
-		return s.searchProjects(ctx, req)
+	if req.Scope != "" && !slices.Contains(Scopes, req.Scope) {
+		return nil, ProjectsInfo{}, fmt.Errorf("%w: unknown search scope %q (want project or all)", ErrInvalidRequest, req.Scope)
 	}
-	return nil, ProjectsInfo{}, fmt.Errorf("%w: unknown search scope %q (want project or all)", ErrInvalidRequest, req.Scope)
+	hits, si, err := s.search(ctx, searchReq{query: req.Query, filter: req.Filter, mode: req.Mode, who: forReader})
+	if err != nil {
+		return nil, ProjectsInfo{SearchInfo: si}, err
+	}
+	out, info := labelHits(hits, s.project(ctx), homePath(s.repo), true), ProjectsInfo{SearchInfo: si, Searched: 1}
+	if req.Scope != ScopeAll {
+		return out, info, nil
+	}
+	return s.addProjects(ctx, req, out, info)
 }
 
 // Hits are the search results of ProjectHits, without their projects.
