@@ -210,7 +210,10 @@ func progressLine(line string) bool {
 // when silence is 0 or longer: a transfer that makes progress is never
 // cut.
 func (r *Repo) Fetch(ctx context.Context, remote string, silence time.Duration, refspecs ...string) error {
-	args := append([]string{"fetch", "--no-tags", "--no-write-fetch-head", "--quiet", remote}, refspecs...)
+	// --prune drops the tracking refs of what the remote no longer holds
+	// (only those the refspecs name): after git remote set-url they must
+	// not stand for what the new address holds.
+	args := append([]string{"fetch", "--prune", "--no-tags", "--no-write-fetch-head", "--quiet", remote}, refspecs...)
 	if _, err := r.network(ctx, silence, args...); err != nil {
 		return fmt.Errorf("fetch memory from %s: %w", remote, err)
 	}

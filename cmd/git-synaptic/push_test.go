@@ -247,3 +247,31 @@ func TestInitFetchesTheMemoryOfAFreshClone(t *testing.T) {
 		t.Fatalf("init again fetched again:\n%s", again)
 	}
 }
+
+// A remote moved to a new address (git remote set-url, a migration to
+// another host) gets this memory: neither git push nor sync takes the
+// tracking refs of the old address for what the new one holds.
+func TestMemoryReachesARemoteMovedToANewAddress(t *testing.T) {
+	clones, _ := testrepo.NewReposAndRemote(t, 1)
+	a := clones[0]
+	ok(t, a, "init")
+	id := save(t, a, "we moved the repository to the new forge")
+	ok(t, a, "sync")
+	hasMemory := func(remote string) bool {
+		return strings.Contains(testrepo.Git(t, remote, "ls-tree", "-r", "--name-only", "refs/synaptic/memory"), id)
+	}
+	moved := filepath.Join(t.TempDir(), "moved.git")
+	testrepo.Git(t, "", "init", "-q", "--bare", "-b", "main", moved)
+	testrepo.Git(t, a, "remote", "set-url", "origin", moved)
+	commitFile(t, a, "after-move.txt")
+	testrepo.Git(t, a, "push", "-q", "origin", "main")
+	if !hasMemory(moved) {
+		t.Fatal("git push to the new address left the memory behind")
+	}
+	again := filepath.Join(t.TempDir(), "again.git")
+	testrepo.Git(t, "", "init", "-q", "--bare", "-b", "main", again)
+	testrepo.Git(t, a, "remote", "set-url", "origin", again)
+	if out := ok(t, a, "sync"); !hasMemory(again) {
+		t.Fatalf("sync to the new address left the memory behind:\n%s", out)
+	}
+}

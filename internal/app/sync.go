@@ -35,8 +35,10 @@ const AutoPushKey = "synaptic.autoPush"
 // PrePush pushes memory to remote alongside the user's git push (the
 // pre-push hook). It costs nothing when the remote already has this
 // memory; when a teammate pushed memory first, it fetches, merges and
-// pushes again (a sync). It never touches the user's branches, and the hook
-// ignores its error: the user's push goes on either way.
+// pushes again (a sync); so it does once for a remote moved to a new
+// address, whose tracking refs no longer tell. It never touches the
+// user's branches, and the hook ignores its error: the user's push goes
+// on either way.
 func (s *Sharing) PrePush(ctx context.Context, remote string) (pushed bool, err error) {
 	if on, set, err := s.repo.ConfigBool(ctx, AutoPushKey); err != nil || (set && !on) {
 		return false, err
@@ -46,7 +48,7 @@ func (s *Sharing) PrePush(ctx context.Context, remote string) (pushed bool, err 
 		return false, err // a push to a URL: memory goes with sync
 	}
 	push, _, err := s.unpushed(remote) // sync reports the bad refs
-	if err != nil || len(push) == 0 {
+	if err != nil || len(push) == 0 && s.sameAddress(ctx, remote) {
 		return false, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, prePushTimeout)
@@ -170,8 +172,12 @@ func (s *core) syncRemote(ctx context.Context, remote string) (string, error) {
 // on the remote is skipped with a warning: it must not stop the rest of
 // memory syncing.
 func (s *core) fetchAndMerge(ctx context.Context, remote string, silence time.Duration, merged map[string]string) error {
+	addr := s.remoteAddress(ctx, remote)
 	if err := s.repo.Fetch(ctx, remote, silence, fetchSpecs(remote)...); err != nil {
 		return err
+	}
+	if c, err := s.openCache(); err == nil {
+		c.SetMeta(ctx, remoteAddressKey+remote, addr)
 	}
 	tracking, err := s.repo.Refs(trackingRef(remote, sharedPrefix))
 	if err != nil {
@@ -193,6 +199,29 @@ func (s *core) fetchAndMerge(ctx context.Context, remote string, silence time.Du
 		merged[local] = string(res)
 	}
 	return nil
+}
+
+// remoteAddressKey names the cache's record of the address at which a
+// remote's tracking refs were last fetched.
+const remoteAddressKey = "remote-address:"
+
+// remoteAddress is where remote fetches from and pushes to, as configured.
+func (s *core) remoteAddress(ctx context.Context, remote string) string {
+	push, _ := s.repo.ConfigGetAll(ctx, "remote."+remote+".pushurl")
+	return strings.Join(append([]string{s.repo.RemoteURL(remote)}, push...), "\n")
+}
+
+// sameAddress reports whether remote's tracking refs were fetched from
+// its address as now configured: after git remote set-url they say
+// nothing about what the new address holds. Unknown (a rebuilt cache)
+// counts as moved: a sync costs one fetch.
+func (s *core) sameAddress(ctx context.Context, remote string) bool {
+	c, err := s.openCache()
+	if err != nil {
+		return false
+	}
+	v, err := c.Meta(ctx, remoteAddressKey+remote)
+	return err == nil && v == s.remoteAddress(ctx, remote)
 }
 
 // recordPushed moves the remote-tracking refs to what the remote now
