@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -135,16 +136,26 @@ func TestIncludedConfigIsReadAgainEachRequest(t *testing.T) {
 	}
 }
 
-// The network watchdog stops a command that says nothing for its time,
-// and lets one that keeps talking run longer than that.
+// The network watchdog stops a command that says nothing for its time
+// and does nothing, and lets one that keeps talking, or works in silence
+// (git checking a large fetch), run longer than that.
 func TestWatchdogCutsSilenceNotProgress(t *testing.T) {
 	run := func(script string) (error, error) {
-		ctx, heard, stop := watchdog(context.Background(), 300*time.Millisecond)
+		var pid atomic.Int64
+		ctx, heard, stop := watchdog(context.Background(), 300*time.Millisecond, pid.Load)
 		defer stop()
-		cmd := exec.CommandContext(ctx, "sh", "-c", script)
+		cmd := exec.CommandContext(ctx, "bash", "-c", script)
 		cmd.Stderr = heard
 		cmd.WaitDelay = 100 * time.Millisecond // sh's sleep holds the pipe (run sets one too)
-		return cmd.Run(), ctx.Err()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		pid.Store(int64(cmd.Process.Pid))
+		return cmd.Wait(), ctx.Err()
+	}
+	// a second and more of work in a child, saying nothing
+	if err, ctxErr := run(`bash -c 'end=$((SECONDS+2)); while [ $SECONDS -lt $end ]; do :; done'`); err != nil || ctxErr != nil {
+		t.Fatalf("a command working in silence was stopped: %v %v", err, ctxErr)
 	}
 	if err, ctxErr := run(`for i in 1 2 3 4 5 6; do echo progress >&2; sleep 0.1; done`); err != nil || ctxErr != nil {
 		t.Fatalf("a command that kept talking for 600 ms was stopped: %v %v", err, ctxErr)

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -144,16 +146,17 @@ func (r *Repo) networkTimeout(ctx context.Context) time.Duration {
 
 // network runs git with args (fetch or push, their progress asked for)
 // against a remote, stops it when it says nothing for silence (0: the
-// network timeout), and says so.
+// network timeout) and works on nothing either, and says so.
 func (r *Repo) network(ctx context.Context, silence time.Duration, args ...string) (string, error) {
 	d := r.networkTimeout(ctx)
 	if silence > 0 {
 		d = min(d, silence)
 	}
-	nctx, heard, stop := watchdog(ctx, d)
+	var pid atomic.Int64
+	nctx, heard, stop := watchdog(ctx, d, func() int64 { return int64(pid.Load()) })
 	defer stop()
 	args = append([]string{args[0], "--progress"}, args[1:]...)
-	out, err := r.runTo(nctx, nil, nil, heard, args...)
+	out, err := r.runTo(nctx, nil, nil, heard, func(p int) { pid.Store(int64(p)) }, args...)
 	if err != nil && ctx.Err() == nil && nctx.Err() != nil {
 		return out, fmt.Errorf("%w: nothing within %s (git config %s changes it)", ErrNetworkTimeout, d, NetworkTimeoutKey)
 	}
@@ -164,12 +167,35 @@ func (r *Repo) network(ctx context.Context, silence time.Duration, args ...strin
 }
 
 // watchdog returns a context that ends when nothing is written to heard
-// for d, and a stop that ends it (and its timer) in any case.
-func watchdog(ctx context.Context, d time.Duration) (context.Context, io.Writer, func()) {
+// for d while the process pid() names (0: none yet) and its children use
+// less than a twentieth of a CPU: git is silent for a long while when it
+// works alone (a fetch checks that every object of a million entries'
+// history arrived, a minute of rev-list at a million entries), and that
+// is no stall. stop ends it (and its timer) in any case.
+func watchdog(ctx context.Context, d time.Duration, pid func() int64) (context.Context, io.Writer, func()) {
 	wctx, cancel := context.WithCancel(ctx)
-	t := time.AfterFunc(d, cancel)
+	var (
+		t    *time.Timer
+		mu   sync.Mutex
+		last int64 // CPU ticks at the last look; git starts with the timer
+	)
+	t = time.AfterFunc(d, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if p := pid(); p > 0 {
+			if used, ok := treeCPU(int(p)); ok && float64(used-last) >= d.Seconds()*clockTicks/20 {
+				last = used
+				t.Reset(d)
+				return
+			}
+		}
+		cancel()
+	})
 	return wctx, heardFunc(func() { t.Reset(d) }), func() { t.Stop(); cancel() }
 }
+
+// clockTicks is the unit of the CPU times /proc gives (USER_HZ).
+const clockTicks = 100
 
 // heardFunc is a writer that calls itself on every write.
 type heardFunc func()

@@ -174,12 +174,12 @@ func (e *GitError) Unwrap() error { return e.Err }
 
 // run runs git against this repository and returns its stdout.
 func (r *Repo) run(ctx context.Context, stdin []byte, env []string, args ...string) (string, error) {
-	return r.runTo(ctx, stdin, env, nil, args...)
+	return r.runTo(ctx, stdin, env, nil, nil, args...)
 }
 
 // runTo is run, with git's standard error also written to progress when
-// that is not nil.
-func (r *Repo) runTo(ctx context.Context, stdin []byte, env []string, progress io.Writer, args ...string) (string, error) {
+// that is not nil, and started told git's process id when not nil.
+func (r *Repo) runTo(ctx context.Context, stdin []byte, env []string, progress io.Writer, started func(pid int), args ...string) (string, error) {
 	full := append([]string{"--git-dir=" + r.gitDir}, args...)
 	if r.workTree != "" {
 		full = append([]string{"--work-tree=" + r.workTree}, full...)
@@ -202,7 +202,14 @@ func (r *Repo) runTo(ctx context.Context, stdin []byte, env []string, progress i
 	// When ctx ends, git is killed; a helper it started (ssh,
 	// git-remote-https) may still hold the pipes, and must not hold us.
 	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Run(); err != nil {
+	err := cmd.Start()
+	if err == nil {
+		if started != nil {
+			started(cmd.Process.Pid)
+		}
+		err = cmd.Wait()
+	}
+	if err != nil {
 		return out.String(), &GitError{Args: args, Stderr: errb.String(), Err: err}
 	}
 	return out.String(), nil
