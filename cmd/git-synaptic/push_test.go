@@ -6,7 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
@@ -273,5 +275,59 @@ func TestMemoryReachesARemoteMovedToANewAddress(t *testing.T) {
 	testrepo.Git(t, a, "remote", "set-url", "origin", again)
 	if out := ok(t, a, "sync"); !hasMemory(again) {
 		t.Fatalf("sync to the new address left the memory behind:\n%s", out)
+	}
+}
+
+// A memory push that takes longer than synaptic.prePushWait (the first
+// push of a large memory, a slow remote) does not hold git push: it goes
+// on in the background and gets there. While one runs, the next git push
+// says so and starts no second one.
+func TestAPushOfMemoryThatTakesLongGoesOnInTheBackground(t *testing.T) {
+	clones, remote := testrepo.NewReposAndRemote(t, 1)
+	a := clones[0]
+	ok(t, a, "init")
+	id := save(t, a, "the first push of a large memory")
+	// every connection to the remote waits 3s before git serves it
+	escape := strings.NewReplacer("%", "%%", " ", "% ").Replace
+	testrepo.Git(t, a, "config", "protocol.ext.allow", "always")
+	testrepo.Git(t, a, "remote", "set-url", "origin", "ext::sh -c "+escape("sleep 3; exec ")+"%S"+escape(" "+remote))
+	testrepo.Git(t, a, "config", "synaptic.prePushWait", "1s")
+	commitFile(t, a, "slow.txt")
+	code, out := gitRun(t, a, "push", "origin", "main")
+	if code != 0 || !strings.Contains(out, "memory is still being pushed to origin; it goes on in the background") {
+		t.Fatalf("git push: exit %d\n%s", code, out)
+	}
+	log := filepath.Join(a, ".git", "synaptic", "push.log")
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(testrepo.Git(t, remote, "for-each-ref", "refs/synaptic/memory"), "refs/synaptic/memory") {
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(log)
+			t.Fatalf("the memory never reached the remote; the background sync said:\n%s", b)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(testrepo.Git(t, remote, "ls-tree", "-r", "--name-only", "refs/synaptic/memory"), id) {
+		t.Fatal("the background push left the entry behind")
+	}
+
+	// a push still running (its lock held): the next git push goes on
+	// without starting another
+	f, err := os.OpenFile(log, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// (the background sync ends soon after its push)
+	for syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the background sync never ended")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	save(t, a, "memory saved while a push runs")
+	commitFile(t, a, "while.txt")
+	code, out = gitRun(t, a, "push", "origin", "main")
+	if code != 0 || !strings.Contains(out, "a memory push started by an earlier git push is still running") {
+		t.Fatalf("git push while a memory push runs: exit %d\n%s", code, out)
 	}
 }

@@ -10,19 +10,14 @@ import (
 	"github.com/git-synaptic/git-synaptic/hooks"
 )
 
-// Hook runs the work of git hook name; it never fails git: callers report
-// errors and exit 0.
+// Hook runs the work of git hook name (pre-push aside: its front end asks
+// PushDue and runs a sync); it never fails git: callers report errors and
+// exit 0.
 func (s *Code) Hook(ctx context.Context, name string, args []string, stdin string) error {
 	if what := s.repo.InProgress(); what != "" && name != "post-rewrite" {
 		return nil // the sequence's end (post-rewrite) indexes the result
 	}
 	switch name {
-	case "pre-push":
-		if len(args) == 0 {
-			return nil
-		}
-		_, err := s.sharing().PrePush(ctx, args[0])
-		return err
 	case "post-commit", "post-checkout":
 		// (post-checkout: a hook of earlier versions)
 		return s.catchUp(ctx)

@@ -26,20 +26,17 @@ func fetchSpecs(r string) []string {
 	}
 }
 
-// prePushTimeout bounds how long the pre-push hook may hold the user's push.
-const prePushTimeout = time.Minute
-
 // AutoPushKey turns off pushing memory from the pre-push hook when false.
 const AutoPushKey = "synaptic.autoPush"
 
-// PrePush pushes memory to remote alongside the user's git push (the
-// pre-push hook). It costs nothing when the remote already has this
-// memory; when a teammate pushed memory first, it fetches, merges and
-// pushes again (a sync); so it does once for a remote moved to a new
-// address, whose tracking refs no longer tell. It never touches the
-// user's branches, and the hook ignores its error: the user's push goes
-// on either way.
-func (s *Sharing) PrePush(ctx context.Context, remote string) (pushed bool, err error) {
+// PushDue reports whether the pre-push hook has memory to push to
+// remote alongside the user's git push: unless git config
+// synaptic.autoPush is false, when a memory ref moved since the remote
+// was last seen, or the remote moved to a new address, whose tracking
+// refs no longer tell. It costs nothing on the network: the hook runs a
+// Sync only when it says so (which fetches, merges what a teammate pushed
+// first, and pushes), and never touches the user's branches.
+func (s *Sharing) PushDue(ctx context.Context, remote string) (bool, error) {
 	if on, set, err := s.repo.ConfigBool(ctx, AutoPushKey); err != nil || (set && !on) {
 		return false, err
 	}
@@ -48,13 +45,10 @@ func (s *Sharing) PrePush(ctx context.Context, remote string) (pushed bool, err 
 		return false, err // a push to a URL: memory goes with sync
 	}
 	push, _, err := s.unpushed(remote) // sync reports the bad refs
-	if err != nil || len(push) == 0 && s.sameAddress(ctx, remote) {
+	if err != nil {
 		return false, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, prePushTimeout)
-	defer cancel()
-	rep, err := s.Sync(ctx, remote)
-	return len(rep.Pushed) > 0, err
+	return len(push) > 0 || !s.sameAddress(ctx, remote), nil
 }
 
 // SyncReport says what Sync did.

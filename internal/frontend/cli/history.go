@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -381,9 +382,16 @@ func runHooks(e *env, o *hooksOptions) error {
 func runHook(e *env, o *hookOptions) error {
 	e.busy = 2 * time.Second // never hold git or the agent up for long
 	name := o.args[0]
-	err := hookWork(e, name, o.args[1:], o)
+	var err error
+	if name == "pre-push" {
+		err = prePush(e, o.args[1:])
+	} else {
+		err = hookWork(e, name, o.args[1:], o)
+	}
 	switch {
 	case err == nil:
+	case errors.Is(err, errPushing):
+		fmt.Fprintf(e.io.Err, "git-synaptic: %v; your push goes on.\n", err)
 	case name == "pre-push":
 		fmt.Fprintf(e.io.Err, "git-synaptic: memory was not pushed (%v); your push goes on. Run 'git synaptic sync' to share memory.\n", err)
 	default:
@@ -450,7 +458,9 @@ func newHook(e *env) *cobra.Command {
 		Short: "Run the work of a git hook or an agent hook",
 		Long: `Run by the installed git hooks (post-rewrite, and pre-push, which pushes
 memory to the remote being pushed to unless git config synaptic.autoPush is
-false; post-commit, post-merge and post-checkout, installed by earlier
+false, waiting for it at most git config synaptic.prePushWait (default 10s)
+before it goes on in the background, its output in .git/synaptic/push.log;
+post-commit, post-merge and post-checkout, installed by earlier
 versions, index new commits) and by coding agents:
   session-start   print the project's memory as context for a new agent
                   session: rules, last handoffs, decisions and context, and
