@@ -1,12 +1,15 @@
 package main_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
 
@@ -111,6 +114,20 @@ func TestModelStatusAfterReindexCountsKeptVectors(t *testing.T) {
 		t.Fatalf("after embed: %d of %d embedded", before, all)
 	}
 	ok(t, dir, "reindex")
+	// reindex itself gave the entries their vectors back: the first
+	// search has nothing to restore (40 s at a million entries)
+	c, _, err := cache.Open(filepath.Join(dir, ".git", "synaptic", "cache.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.UseStoredModel(context.Background()); !ok || err != nil {
+		t.Fatalf("no model recorded after reindex: %v", err)
+	}
+	have, total, err := c.VectorCounts(context.Background())
+	c.Close()
+	if err != nil || have != total || total < 3 {
+		t.Fatalf("right after reindex: %d of %d entries have their vectors (%v)", have, total, err)
+	}
 	ok(t, dir, "index")
 	if got, total := status(); got != total || total != all {
 		t.Errorf("after reindex: embedded %d of %d, want %d of %d", got, total, all, all)
