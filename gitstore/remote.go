@@ -156,6 +156,9 @@ func (r *Repo) network(ctx context.Context, silence time.Duration, args ...strin
 	nctx, heard, stop := watchdog(ctx, d, func() int64 { return int64(pid.Load()) })
 	defer stop()
 	args = append([]string{args[0], "--progress"}, args[1:]...)
+	if w, ok := ctx.Value(transfersKey{}).(io.Writer); ok {
+		heard = io.MultiWriter(heard, w)
+	}
 	out, err := r.runTo(nctx, nil, nil, heard, func(p int) { pid.Store(int64(p)) }, args...)
 	if err != nil && ctx.Err() == nil && nctx.Err() != nil {
 		return out, fmt.Errorf("%w: nothing within %s (git config %s changes it)", ErrNetworkTimeout, d, NetworkTimeoutKey)
@@ -164,6 +167,15 @@ func (r *Repo) network(ctx context.Context, silence time.Duration, args ...strin
 		ge.Stderr = withoutProgress(ge.Stderr)
 	}
 	return out, err
+}
+
+type transfersKey struct{}
+
+// ShowingTransfers returns a context under which fetches and pushes
+// also write git's progress (what it receives, sends and checks) to w: a
+// transfer of minutes is not silent to the user waiting on it.
+func ShowingTransfers(ctx context.Context, w io.Writer) context.Context {
+	return context.WithValue(ctx, transfersKey{}, w)
 }
 
 // watchdog returns a context that ends when nothing is written to heard

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -60,4 +61,25 @@ func TestFetchIsBoundedBySilenceNotDuration(t *testing.T) {
 // space is "% ", a percent sign "%%".
 func extArg(s string) string {
 	return strings.NewReplacer("%", "%%", " ", "% ").Replace(s)
+}
+
+// Under ShowingTransfers, a fetch writes git's progress where it is told
+// (a terminal): a transfer of minutes is not silent.
+func TestFetchShowsItsProgressWhenAsked(t *testing.T) {
+	clones, remote := testrepo.NewReposAndRemote(t, 2)
+	a, b := clones[0], clones[1]
+	testrepo.Git(t, a, "update-ref", "refs/synaptic/memory", "HEAD")
+	testrepo.Git(t, a, "push", "-q", "origin", "refs/synaptic/memory")
+	// git shows its own progress only after a second or two; the remote
+	// here says something at once
+	testrepo.Git(t, b, "config", "protocol.ext.allow", "always")
+	testrepo.Git(t, b, "config", "remote.talking.url", "ext::sh -c "+extArg("echo packing memory >&2; exec git-upload-pack "+remote))
+	var shown bytes.Buffer
+	r := open(t, b)
+	if err := r.Fetch(ShowingTransfers(context.Background(), &shown), "talking", 0, "+refs/synaptic/*:refs/remotes/talking/synaptic/*"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(shown.String(), "packing memory") {
+		t.Fatalf("no progress shown: %q", shown.String())
+	}
 }

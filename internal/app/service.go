@@ -50,6 +50,9 @@ type Options struct {
 	// Progress, if set, is told how far long indexing runs have got
 	// (thousands of changed memory files, e.g. a rebuild).
 	Progress func(done, total int)
+	// Transfers, if set, receives git's own progress of fetches and
+	// pushes (a terminal: a large memory takes minutes to move).
+	Transfers io.Writer
 	// RawScores turns off the tier, recency and access weights of
 	// semantic search (retrieval benchmarks only).
 	RawScores bool
@@ -104,6 +107,7 @@ type core struct {
 	warn              io.Writer
 	busy              time.Duration
 	progress          func(done, total int)
+	transfersOut      io.Writer // Options.Transfers
 	fresh             bool
 	session, agentID  string
 	followAgent       bool
@@ -139,7 +143,7 @@ func Open(dir string, opts Options) (*Service, error) {
 
 // newService is Open for a repository already opened.
 func newService(repo *gitstore.Repo, opts Options) *Service {
-	s := &core{repo: repo, now: opts.Now, asOf: opts.AsOf, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, rawScores: opts.RawScores, noCodeChecks: opts.NoCodeChecks,
+	s := &core{repo: repo, now: opts.Now, asOf: opts.AsOf, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, transfersOut: opts.Transfers, rawScores: opts.RawScores, noCodeChecks: opts.NoCodeChecks,
 		session: opts.Session, agentID: opts.Agent, followAgent: opts.FollowAgentSession, defaultSession: opts.DefaultSession, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder, loadEmb: opts.LoadEmbedder, projects: opts.Projects}
 	if s.embModel == "" {
 		s.embModel = embed.DefaultModel

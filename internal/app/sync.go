@@ -115,7 +115,7 @@ func (s *Sharing) Sync(ctx context.Context, remote string) (SyncReport, error) {
 			break
 		}
 		leases := s.leases(ctx, remote, push)
-		err = s.repo.Push(ctx, remote, append(leases, push...)...)
+		err = s.repo.Push(s.transfers(ctx), remote, append(leases, push...)...)
 		if errors.Is(err, gitstore.ErrPushRejected) && attempt < 5 {
 			rep.Retries++
 			continue
@@ -167,7 +167,7 @@ func (s *core) syncRemote(ctx context.Context, remote string) (string, error) {
 // memory syncing.
 func (s *core) fetchAndMerge(ctx context.Context, remote string, silence time.Duration, merged map[string]string) error {
 	addr := s.remoteAddress(ctx, remote)
-	if err := s.repo.Fetch(ctx, remote, silence, fetchSpecs(remote)...); err != nil {
+	if err := s.repo.Fetch(s.transfers(ctx), remote, silence, fetchSpecs(remote)...); err != nil {
 		return err
 	}
 	if c, err := s.openCache(); err == nil {
@@ -193,6 +193,16 @@ func (s *core) fetchAndMerge(ctx context.Context, remote string, silence time.Du
 		merged[local] = string(res)
 	}
 	return nil
+}
+
+// transfers is ctx, under which git's progress shows when someone
+// watches this command (Options.Transfers): a fetch or push of a large
+// memory takes minutes.
+func (s *core) transfers(ctx context.Context) context.Context {
+	if s.transfersOut == nil {
+		return ctx
+	}
+	return gitstore.ShowingTransfers(ctx, s.transfersOut)
 }
 
 // remoteAddressKey names the cache's record of the address at which a

@@ -23,8 +23,8 @@ import (
 
 // progress draws "label: done/total" on stderr when it is a terminal.
 func progress(e *env, label string) func(done, total int) {
-	f, ok := unwrapped(e.io.Err).(*os.File)
-	if !ok || !isTerminal(f) {
+	f := terminalErr(e)
+	if f == nil {
 		return nil
 	}
 	last := time.Time{}
@@ -42,6 +42,15 @@ func progress(e *env, label string) func(done, total int) {
 			fmt.Fprintln(f)
 		}
 	}
+}
+
+// terminalErr is the command's standard error when it is a terminal,
+// unwrapped: git's progress is shown as git draws it. Else nil.
+func terminalErr(e *env) *os.File {
+	if f, ok := unwrapped(e.io.Err).(*os.File); ok && isTerminal(f) {
+		return f
+	}
+	return nil
 }
 
 type indexOptions struct {

@@ -74,6 +74,9 @@ func (e *env) openAt(dir string) (*app.Service, error) { return app.Open(dir, e.
 // options are the Service options of this command.
 func (e *env) options() app.Options {
 	opts := config.FromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory"), AsOf: e.asOf})
+	if f := terminalErr(e); f != nil {
+		opts.Transfers = f
+	}
 	if e.models != nil {
 		opts.LoadEmbedder = e.models.Load
 	}
