@@ -22,6 +22,7 @@ func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hi
 	if err != nil {
 		return nil, err
 	}
+	vq.spread = true // nothing runs beside it, as a search's BM25 lane does
 	vq.rank(q)
 	return c.scoreNearest(ctx, vq, q)
 }
@@ -37,6 +38,7 @@ type vectorQuery struct {
 	key    string     // the filter in c.admits
 	admit  []uint64   // the rows it admits; nil when it admits most (sampleShare)
 	ranked []int64    // rank's answer
+	spread bool       // scan on every core (nothing else runs meanwhile)
 }
 
 // planNearest reads what a Nearest needs before its query vector: whether
@@ -73,7 +75,7 @@ func (vq *vectorQuery) rank(q []float32) {
 	if vq.none || len(q) == 0 || (len(q)+7)/8 != vq.ix.width { // quantize's length
 		return
 	}
-	vq.ranked = vq.ix.nearest(q, vq.k, vq.admit)
+	vq.ranked = vq.ix.nearest(q, vq.k, vq.admit, vq.spread)
 }
 
 // scoreNearest scores the ranked rows exactly (coarse) and returns the

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Every search's first stage reads the sign bits of every vector, as
@@ -78,7 +80,7 @@ func (c *Cache) coarse(ctx context.Context, vq *vectorQuery, q []float32) (score
 	if err != nil {
 		return nil, false, err
 	}
-	ranked := vq.ix.nearest(q, k, admit)
+	ranked := vq.ix.nearest(q, k, admit, vq.spread)
 	out, err = c.scoreInOrder(ctx, q, ranked, k, w, args)
 	return out, len(out) >= k || len(ranked) < rerankPool*k, err
 }
@@ -363,10 +365,11 @@ func (ix *signIndex) pack(dst []uint64, b []byte) {
 // q's (ties to the lower rowid), ordered by q's dot product with their signs as ±1,
 // which tells apart what the Hamming distance ties (at 300k entries,
 // recall@10 after exact scoring of the first 200: Hamming alone 0.960,
-// so 0.997). The float vectors' exact scores come after (Nearest).
-func (ix *signIndex) nearest(q []float32, k int, admit []uint64) []int64 {
+// so 0.997). The float vectors' exact scores come after (Nearest). With
+// spread, hamming scans on every core.
+func (ix *signIndex) nearest(q []float32, k int, admit []uint64, spread bool) []int64 {
 	qb := quantize(q)
-	near := ix.hamming(qb, rerankPool*k, admit)
+	near := ix.hamming(qb, rerankPool*k, admit, spread)
 	// sum[j][b]: the sum of q over the dimensions whose bits byte j of a
 	// row holds set when it is b; the dot product with the signs as ±1 is
 	// then twice the sum over set bits less the sum over all
@@ -408,33 +411,51 @@ func (ix *signIndex) nearest(q []float32, k int, admit []uint64) []int64 {
 // whose sign bits differ least from qb, ties to the lower rowid, in no
 // particular order. It counts the rows at each distance as it scans, then
 // keeps those nearer than the k-th's and, of those at its distance, the
-// lowest rowids: no heap (at 10k entries, k is a sixth of the rows).
-func (ix *signIndex) hamming(qb []byte, k int, admit []uint64) []signDist {
+// lowest rowids: no heap (at 10k entries, k is a sixth of the rows). With
+// spread it scans a large index on every core.
+func (ix *signIndex) hamming(qb []byte, k int, admit []uint64, spread bool) []signDist {
 	if k <= 0 || len(qb) != ix.width {
 		return nil
 	}
 	qw := make([]uint64, ix.nw)
 	ix.pack(qw, qb)
-	const skip = math.MaxUint16 // no vector, or not admitted
-	count := make([]int, 8*len(qb)+1)
-	dist := ix.scratch[:0]
+	// each chunk's first row in dist
+	starts := make([]int, len(ix.chunks)+1)
 	for ci := range ix.chunks {
-		ch := &ix.chunks[ci]
-		n := len(ch.rowids) / 8
-		for i := 0; i < n; i++ {
-			if !ch.holds(i) || admit != nil && !has(admit, ch.rowid(i)) {
-				dist = append(dist, skip)
-				continue
-			}
-			d := 0
-			for j, w := range ch.words[i*len(qw) : (i+1)*len(qw)] {
-				d += bits.OnesCount64(w ^ qw[j])
-			}
-			dist = append(dist, uint16(d))
-			count[d]++
+		starts[ci+1] = starts[ci] + len(ix.chunks[ci].rowids)/8
+	}
+	dist := slices.Grow(ix.scratch[:0], starts[len(ix.chunks)])[:starts[len(ix.chunks)]]
+	ix.scratch = dist
+	// A million rows take 25 ms on one core: with spread, a large index is
+	// scanned in parts, one per core, each counting its own distances (a
+	// search's lanes run beside BM25 on the other core: there it only
+	// slowed the search).
+	parts := 1
+	if spread && len(dist) >= parallelRows {
+		parts = min(runtime.GOMAXPROCS(0), 4, len(ix.chunks))
+	}
+	counts := make([][]int, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		counts[p] = make([]int, 8*len(qb)+1)
+		lo, hi := p*len(ix.chunks)/parts, (p+1)*len(ix.chunks)/parts
+		if parts == 1 {
+			ix.distances(dist, starts, lo, hi, qw, admit, counts[p])
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ix.distances(dist, starts, lo, hi, qw, admit, counts[p])
+		}()
+	}
+	wg.Wait()
+	count := counts[0]
+	for _, c := range counts[1:] {
+		for d, n := range c {
+			count[d] += n
 		}
 	}
-	ix.scratch = dist
 	cut, nearer := 0, 0 // the k-th's distance, and how many lie nearer
 	for cut < len(count)-1 && nearer+count[cut] < k {
 		nearer += count[cut]
@@ -460,6 +481,35 @@ func (ix *signIndex) hamming(qb []byte, k int, admit []uint64) []signDist {
 		tied = tied[:k-len(out)]
 	}
 	return append(out, tied...)
+}
+
+// parallelRows is the size of index from which hamming scans in parts.
+const parallelRows = 100_000
+
+// skip is the distance of a row without a vector, or not admitted.
+const skip = math.MaxUint16
+
+// distances writes into dist (from starts[ci] for chunk ci) the Hamming
+// distance from qw of every row of chunks lo to hi, skip for a row
+// without a vector or that admit (nil: every row) does not hold, and
+// counts the rows at each distance.
+func (ix *signIndex) distances(dist []uint16, starts []int, lo, hi int, qw, admit []uint64, count []int) {
+	for ci := lo; ci < hi; ci++ {
+		ch := &ix.chunks[ci]
+		at := starts[ci]
+		for i := range starts[ci+1] - at {
+			if !ch.holds(i) || admit != nil && !has(admit, ch.rowid(i)) {
+				dist[at+i] = skip
+				continue
+			}
+			d := 0
+			for j, w := range ch.words[i*len(qw) : (i+1)*len(qw)] {
+				d += bits.OnesCount64(w ^ qw[j])
+			}
+			dist[at+i] = uint16(d)
+			count[d]++
+		}
+	}
 }
 
 // holds reports whether slot i holds a vector (its validity bit).

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"math/rand"
 	"os"
 	"slices"
@@ -185,7 +187,7 @@ func TestSignIndexMatchesSqliteVec(t *testing.T) {
 			if err != nil || len(ids) != 50 {
 				t.Fatalf("%s: %d candidates, %v", when, len(ids), err)
 			}
-			near := c.signs.hamming(sqlQB, 50, nil)
+			near := c.signs.hamming(sqlQB, 50, nil, false)
 			slices.SortFunc(near, func(a, b signDist) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.id, b.id)) })
 			rows, err := c.db.QueryContext(ctx, `SELECT rowid, distance FROM vec_bits WHERE e MATCH vec_quantize_binary(?) AND k = 50`, encodeVec(q))
 			if err != nil {
@@ -438,7 +440,7 @@ func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids := c.signs.nearest(q, 5, admit)
+		ids := c.signs.nearest(q, 5, admit, false)
 		if len(ids) != want {
 			t.Fatalf("the index scanned %d rows for 5 candidates among %d admitted", len(ids), want)
 		}
@@ -567,4 +569,67 @@ func coarseIDs(ctx context.Context, c *Cache, q []float32, k int, f Filter) ([]i
 		ids[i] = s.rowid
 	}
 	return ids, err
+}
+
+// A large index scanned in parts, one per core (spread), keeps the rows
+// one scan in order keeps: the nearest first, ties to the lower
+// rowid, rows without a vector and rows the filter rejects left out.
+func TestHammingInPartsKeepsWhatOneScanKeeps(t *testing.T) {
+	const perChunk, chunks = 1024, 2*parallelRows/1024 + 3
+	rng := rand.New(rand.NewSource(5))
+	ix := &signIndex{width: 64, nw: 8}
+	type row struct {
+		id int64
+		d  int
+	}
+	var rows []row
+	q := make([]byte, 64)
+	rng.Read(q)
+	qw := make([]uint64, 8)
+	ix.pack(qw, q)
+	admit := make([]uint64, (chunks*perChunk)/64+1)
+	for ci := range chunks {
+		ch := signChunk{id: int64(ci), valid: make([]byte, perChunk/8), rowids: make([]byte, 8*perChunk), words: make([]uint64, 8*perChunk)}
+		for i := range perChunk {
+			id := int64(ci*perChunk + i + 1)
+			binary.LittleEndian.PutUint64(ch.rowids[8*i:], uint64(id))
+			d := 0
+			for j := range 8 {
+				// few distinct distances: many ties at the cut
+				ch.words[8*i+j] = qw[j] ^ (uint64(1)<<rng.Intn(3) - 1)
+				d += bits.OnesCount64(ch.words[8*i+j] ^ qw[j])
+			}
+			if rng.Intn(10) > 0 { // a tenth have no vector
+				ch.valid[i/8] |= 1 << (i % 8)
+			} else {
+				continue
+			}
+			if rng.Intn(4) > 0 { // a quarter the filter rejects
+				admit[id/64] |= 1 << (id % 64)
+				rows = append(rows, row{id, d})
+			}
+		}
+		ix.chunks = append(ix.chunks, ch)
+	}
+	slices.SortFunc(rows, func(a, b row) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.id, b.id)) })
+	for _, spread := range []bool{false, true} {
+		// k at many points of the distances' distribution: a wrong count of
+		// the rows at a distance moves the cut at some of them
+		for _, k := range []int{1, 2, 5, 10, 20, 50, 100, 150, 200, 300, 500, 800, 1200, 1600, 2500, 4000, 8000, 16000, len(rows) + 5} {
+			got := ix.hamming(q, k, admit, spread)
+			ids := make([]int64, len(got))
+			for i, g := range got {
+				ids[i] = g.id
+			}
+			slices.Sort(ids)
+			var want []int64
+			for _, r := range rows[:min(k, len(rows))] {
+				want = append(want, r.id)
+			}
+			slices.Sort(want)
+			if !slices.Equal(ids, want) {
+				t.Fatalf("spread %v, k=%d: %d rows kept, want %d (first difference among %v… and %v…)", spread, k, len(ids), len(want), ids[:min(5, len(ids))], want[:min(5, len(want))])
+			}
+		}
+	}
 }
