@@ -297,6 +297,11 @@ func TestAPushOfMemoryThatTakesLongGoesOnInTheBackground(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "memory is still being pushed to origin; it goes on in the background") {
 		t.Fatalf("git push: exit %d\n%s", code, out)
 	}
+	// git push did not wait for it (the sync needs two more connections
+	// of 3s each): the sync holds none of git's pipes
+	if refs := testrepo.Git(t, remote, "for-each-ref", "refs/synaptic/memory"); refs != "" {
+		t.Fatalf("git push returned only after the memory push: %s", refs)
+	}
 	log := filepath.Join(a, ".git", "synaptic", "push.log")
 	deadline := time.Now().Add(60 * time.Second)
 	for !strings.Contains(testrepo.Git(t, remote, "for-each-ref", "refs/synaptic/memory"), "refs/synaptic/memory") {

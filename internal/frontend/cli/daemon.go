@@ -120,6 +120,7 @@ func startDaemon() {
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this command, as git gc --auto does
+	inheritOnlyStdio()                                   // (started from a git hook, it must not hold git's pipes)
 	if cmd.Start() == nil {
 		go cmd.Wait() // reaped if this process lives on; it is detached either way
 	}

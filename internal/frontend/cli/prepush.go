@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -33,7 +34,7 @@ func prePushWait(dir string) time.Duration {
 	return DefaultPrePushWait
 }
 
-// pushLog is the file, in the repository's state folder, that holds the
+// pushLog is the file, beside the cache, that holds the
 // output of the last sync the pre-push hook started; its lock says one
 // is still running.
 const pushLog = "push.log"
@@ -51,7 +52,8 @@ func prePush(e *env, args []string) error {
 	err := e.withService(func(s *app.Service) error {
 		var err error
 		due, err = s.Sharing().PushDue(contextOf(e), remote)
-		log = filepath.Join(s.StateDir(), pushLog)
+		// beside the cache, shared by every worktree, as memory is
+		log = filepath.Join(filepath.Dir(s.CachePath()), pushLog)
 		return err
 	})
 	if err != nil || !due {
@@ -90,6 +92,7 @@ func syncAside(e *env, remote, log string) error {
 	}
 	cmd := exec.Command(exe, "sync", "--", remote)
 	cmd.Dir = e.dir
+	inheritOnlyStdio()
 	cmd.Stdout, cmd.Stderr = f, f // not git's: git would wait for them
 	if err := cmd.Start(); err != nil {
 		return err
@@ -116,4 +119,21 @@ func lastLine(path string) string {
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	return strings.TrimPrefix(lines[len(lines)-1], "git-synaptic: ")
+}
+
+// inheritOnlyStdio marks every file this process inherited beyond its
+// standard input, output and error close-on-exec, so that a process it
+// leaves running does not hold them. A hook inherits git's: holding the
+// pipe to a remote helper, a sync left running in the background kept
+// git push waiting for it.
+func inheritOnlyStdio() {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		fds, _ = os.ReadDir("/dev/fd")
+	}
+	for _, f := range fds {
+		if fd, err := strconv.Atoi(f.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
