@@ -538,6 +538,29 @@ func TestRebuildWritesEntriesAfterAReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	put(t, c, []notes.Entry{mk(notes.TypeDecision, "before the reset", time.Hour)})
+	// a reset drops the entries' indexes until its commit makes them
+	// again; a reset that ends otherwise leaves them as they were
+	indexes := func() string {
+		var names string
+		if err := c.db.QueryRowContext(ctx, `SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'entries' ORDER BY name)`).Scan(&names); err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	before := indexes()
+	if !strings.Contains(before, "entries_created") || !strings.Contains(before, "entries_live") {
+		t.Fatalf("indexes before: %s", before)
+	}
+	if tx, err = c.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	tx.Rollback()
+	if got := indexes(); got != before {
+		t.Fatalf("indexes after a reset rolled back: %s, want %s", got, before)
+	}
 	if tx, err = c.Begin(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -554,6 +577,9 @@ func TestRebuildWritesEntriesAfterAReset(t *testing.T) {
 	}
 	if err := tx.Commit(); err != nil {
 		t.Fatalf("a rebuild with a clashing id: %v", err)
+	}
+	if got := indexes(); got != before {
+		t.Fatalf("indexes after the rebuild: %s, want %s", got, before)
 	}
 	for _, e := range []notes.Entry{fresh, clash} {
 		r, err := c.Get(ctx, e.ID)

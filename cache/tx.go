@@ -23,6 +23,9 @@ type Tx struct {
 	// are then known to be new, and only entries that got ops here have any,
 	// which lets a full rebuild skip a lookup and two deletes per entry.
 	reset   bool
+	// indexes are the entries' secondary indexes a reset dropped, to be
+	// made again on Commit (CREATE statements).
+	indexes []string
 	onFold  func(done, total int)
 	withOps map[string]bool
 	// wroteID holds the entries written since the reset.
@@ -123,6 +126,39 @@ func (t *Tx) Reset() error {
 		}
 	}
 	t.reset = true
+	return t.dropIndexes()
+}
+
+// dropIndexes drops the entries' secondary indexes until Commit makes
+// them again: a rebuild writes every row, and an index made once over
+// all of them costs less than one kept up row by row (at a million
+// entries, inserting into entries was 69 of a reindex's 217 s).
+func (t *Tx) dropIndexes() error {
+	if t.indexes != nil {
+		return nil
+	}
+	rows, err := t.tx.QueryContext(noCancel, `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'entries' AND sql IS NOT NULL`)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for rows.Next() {
+		var name, ddl string
+		if err := rows.Scan(&name, &ddl); err != nil {
+			rows.Close()
+			return err
+		}
+		names, t.indexes = append(names, name), append(t.indexes, ddl)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := t.exec(`DROP INDEX "` + strings.ReplaceAll(name, `"`, `""`) + `"`); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -231,6 +267,12 @@ func (t *Tx) Commit() error {
 	}
 	if t.onFold != nil {
 		t.onFold(len(t.dirty), len(t.dirty))
+	}
+	for _, ddl := range t.indexes {
+		if err := t.exec(ddl); err != nil {
+			t.tx.Rollback()
+			return fmt.Errorf("cache: make an index again: %w", err)
+		}
 	}
 	if err := t.ctx.Err(); err != nil {
 		t.tx.Rollback()
