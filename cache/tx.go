@@ -22,7 +22,7 @@ type Tx struct {
 	// reset is set once the index was emptied in this transaction: rows
 	// are then known to be new, and only entries that got ops here have any,
 	// which lets a full rebuild skip a lookup and two deletes per entry.
-	reset   bool
+	reset bool
 	// indexes are the entries' secondary indexes a reset dropped, to be
 	// made again on Commit (CREATE statements).
 	indexes []string
