@@ -311,18 +311,24 @@ func (s *scaleRun) reindex(dir string) {
 }
 
 // share pushes the repository to a new bare remote (git push, whose
-// pre-push hook carries the memory), clones it afresh over git's
-// transport and runs the clone's first command, then syncs 10k entries a
-// teammate saved into that clone.
+// pre-push hook carries the memory, in the background past its wait),
+// clones it afresh over git's transport and runs the clone's first
+// command, then syncs 10k entries a teammate saved into that clone; it
+// fails when the memory did not get where it was going.
 func (s *scaleRun) share(dir string) {
 	b := s.b
 	remote := filepath.Join(b.TempDir(), "remote.git")
 	testrepo.Git(b, "", "init", "-q", "--bare", "--initial-branch=main", remote)
 	testrepo.Git(b, dir, "remote", "set-url", "origin", "file://"+remote)
+	start := time.Now()
 	s.timeOnce(dir, "s/first-git-push", "git", "push", "-q", "origin", "HEAD:refs/heads/main")
+	// the hook's memory push goes on in the background past
+	// synaptic.prePushWait: the time until the remote holds the memory
+	s.waitFor(remote, tip(b, dir), 15*time.Minute)
+	s.report(time.Since(start).Seconds(), "s/memory-on-remote-after-git-push")
 	s.timeOnce(dir, "s/sync-after-push", "sync")
 	clone := filepath.Join(b.TempDir(), "clone")
-	start := time.Now()
+	start = time.Now()
 	testrepo.Git(b, "", "clone", "-q", "--no-checkout", "file://"+remote, clone)
 	s.report(time.Since(start).Seconds(), "s/git-clone")
 	off := []string{"GIT_SYNAPTIC_DAEMON=off"}
@@ -330,6 +336,11 @@ func (s *scaleRun) share(dir string) {
 	runEnvB(b, clone, off, "", "init")
 	runEnvB(b, clone, off, "", "list", "-n", "1")
 	s.report(time.Since(start).Seconds(), "s/clone-init-first-command")
+	// a figure of a clone without its memory measures nothing (the 1M
+	// run at a72ce8a did: init had given up fetching)
+	if got, want := tip(b, clone), tip(b, dir); got != want {
+		b.Fatalf("the clone's memory after init is at %q, the remote's at %q", got, want)
+	}
 	rng := rand.New(rand.NewSource(11))
 	var buf bytes.Buffer
 	s.corpus.entries(&buf, rng, 0, scale(10_000))
@@ -342,6 +353,25 @@ func (s *scaleRun) share(dir string) {
 	start = time.Now()
 	runEnvB(b, clone, off, "", "sync")
 	s.report(time.Since(start).Seconds(), "s/sync-10k")
+	if got, want := tip(b, clone), tip(b, dir); got != want {
+		b.Fatalf("the clone's memory after its sync is at %q, the teammate's at %q", got, want)
+	}
+}
+
+// tip is the memory ref's commit in the repository at dir ("" without).
+func tip(b *testing.B, dir string) string {
+	out, _ := exec.Command("git", "-C", dir, "rev-parse", "-q", "--verify", "refs/synaptic/memory").Output()
+	return strings.TrimSpace(string(out))
+}
+
+// waitFor waits until the memory ref of the repository at dir is want,
+// failing the run after limit.
+func (s *scaleRun) waitFor(dir, want string, limit time.Duration) {
+	for deadline := time.Now().Add(limit); tip(s.b, dir) != want; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			s.b.Fatalf("%s's memory is at %q after %s, want %q", dir, tip(s.b, dir), limit, want)
+		}
+	}
 }
 
 // runRSS runs the binary and returns its peak resident set in bytes, read
