@@ -183,27 +183,45 @@ func ShowingTransfers(ctx context.Context, w io.Writer) context.Context {
 // less than a twentieth of a CPU: git is silent for a long while when it
 // works alone (a fetch checks that every object of a million entries'
 // history arrived, a minute of rev-list at a million entries), and that
-// is no stall. stop ends it (and its timer) in any case.
+// is no stall. After d of silence it watches the CPU for a quarter of d
+// more, and ends the context only if it stayed idle. stop ends it (and
+// its timer) in any case.
 func watchdog(ctx context.Context, d time.Duration, pid func() int64) (context.Context, io.Writer, func()) {
 	wctx, cancel := context.WithCancel(ctx)
 	var (
-		t    *time.Timer
-		mu   sync.Mutex
-		last int64 // CPU ticks at the last look; git starts with the timer
+		t       *time.Timer
+		mu      sync.Mutex
+		probing bool  // watching the CPU since base
+		base    int64 // CPU ticks when the watch began
 	)
+	probe := d / 4
 	t = time.AfterFunc(d, func() {
 		mu.Lock()
 		defer mu.Unlock()
+		used, ok := int64(0), false
 		if p := pid(); p > 0 {
-			if used, ok := treeCPU(int(p)); ok && float64(used-last) >= d.Seconds()*clockTicks/20 {
-				last = used
-				t.Reset(d)
-				return
-			}
+			used, ok = treeCPU(int(p))
 		}
-		cancel()
+		switch {
+		case !ok:
+			cancel()
+		case !probing:
+			probing, base = true, used
+			t.Reset(probe)
+		case float64(used-base) >= probe.Seconds()*clockTicks/20:
+			probing = false // working in silence
+			t.Reset(d)
+		default:
+			cancel()
+		}
 	})
-	return wctx, heardFunc(func() { t.Reset(d) }), func() { t.Stop(); cancel() }
+	heard := heardFunc(func() {
+		mu.Lock()
+		probing = false
+		mu.Unlock()
+		t.Reset(d)
+	})
+	return wctx, heard, func() { t.Stop(); cancel() }
 }
 
 // clockTicks is the unit of the CPU times /proc gives (USER_HZ).
