@@ -265,6 +265,9 @@ func TestMemoryReachesARemoteMovedToANewAddress(t *testing.T) {
 	moved := filepath.Join(t.TempDir(), "moved.git")
 	testrepo.Git(t, "", "init", "-q", "--bare", "-b", "main", moved)
 	testrepo.Git(t, a, "remote", "set-url", "origin", moved)
+	if st := ok(t, a, "status"); !strings.Contains(st, "remote origin refs/synaptic/memory: not fetched from its new address yet") {
+		t.Fatalf("status after set-url:\n%s", st)
+	}
 	commitFile(t, a, "after-move.txt")
 	testrepo.Git(t, a, "push", "-q", "origin", "main")
 	if !hasMemory(moved) {
@@ -275,6 +278,9 @@ func TestMemoryReachesARemoteMovedToANewAddress(t *testing.T) {
 	testrepo.Git(t, a, "remote", "set-url", "origin", again)
 	if out := ok(t, a, "sync"); !hasMemory(again) {
 		t.Fatalf("sync to the new address left the memory behind:\n%s", out)
+	}
+	if st := ok(t, a, "status"); !strings.Contains(st, "remote origin refs/synaptic/memory: in sync") {
+		t.Fatalf("status after the sync:\n%s", st)
 	}
 }
 

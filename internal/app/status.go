@@ -177,6 +177,8 @@ func (s *Service) remoteStatus(ctx context.Context) ([]RemoteStatus, error) {
 	}
 	var out []RemoteStatus
 	for _, r := range remotes {
+		last, known := s.lastAddress(ctx, r)
+		moved := known && last != s.remoteAddress(ctx, r)
 		specs, _ := s.repo.ConfigGetAll(ctx, "remote."+r+".fetch")
 		configured := false
 		for _, sp := range specs {
@@ -188,6 +190,9 @@ func (s *Service) remoteStatus(ctx context.Context) ([]RemoteStatus, error) {
 			rt, _ := s.repo.Tip(tr)
 			rs := RemoteStatus{Remote: r, Ref: ref, Configured: configured}
 			switch {
+			case moved:
+				// what it holds was fetched from its old address
+				rs.State = "not fetched from its new address yet (git synaptic sync)"
 			case !configured && rt.IsZero():
 				// Memory a remote may hold is unknown until fetched.
 				rs.State = "not fetched (git synaptic init sets up fetching)"

@@ -220,12 +220,19 @@ func (s *core) remoteAddress(ctx context.Context, remote string) string {
 // nothing about what the new address holds. Unknown (a rebuilt cache)
 // counts as moved: a sync costs one fetch.
 func (s *core) sameAddress(ctx context.Context, remote string) bool {
+	last, known := s.lastAddress(ctx, remote)
+	return known && last == s.remoteAddress(ctx, remote)
+}
+
+// lastAddress is the address remote's tracking refs were last fetched
+// from, when the cache knows it.
+func (s *core) lastAddress(ctx context.Context, remote string) (string, bool) {
 	c, err := s.openCache()
 	if err != nil {
-		return false
+		return "", false
 	}
 	v, err := c.Meta(ctx, remoteAddressKey+remote)
-	return err == nil && v == s.remoteAddress(ctx, remote)
+	return v, err == nil && v != ""
 }
 
 // recordPushed moves the remote-tracking refs to what the remote now
