@@ -130,18 +130,28 @@ var ErrNetworkTimeout = errors.New("no answer in time")
 
 // networkTimeout is the configured bound on one fetch or push.
 func (r *Repo) networkTimeout(ctx context.Context) time.Duration {
-	vals, _ := r.ConfigGetAll(ctx, NetworkTimeoutKey)
-	if len(vals) == 0 {
-		return DefaultNetworkTimeout
-	}
-	v := strings.TrimSpace(vals[len(vals)-1])
-	if d, err := time.ParseDuration(v); err == nil && d > 0 {
+	if d, ok := r.ConfigDuration(ctx, NetworkTimeoutKey); ok && d > 0 {
 		return d
 	}
-	if n, err := strconv.Atoi(v); err == nil && n > 0 {
-		return time.Duration(n) * time.Second
-	}
 	return DefaultNetworkTimeout
+}
+
+// ConfigDuration reads git config key as a duration: a Go duration such
+// as 30s, or whole seconds. ok is false when it is unset, unreadable or
+// negative.
+func (r *Repo) ConfigDuration(ctx context.Context, key string) (d time.Duration, ok bool) {
+	vals, _ := r.ConfigGetAll(ctx, key)
+	if len(vals) == 0 {
+		return 0, false
+	}
+	v := strings.TrimSpace(vals[len(vals)-1])
+	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+		return d, true
+	}
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second, true
+	}
+	return 0, false
 }
 
 // network runs git with args (fetch or push, their progress asked for)

@@ -51,6 +51,28 @@ func (s *Sharing) PushDue(ctx context.Context, remote string) (bool, error) {
 	return len(push) > 0 || !s.sameAddress(ctx, remote), nil
 }
 
+// PrePushWaitKey is the git config key for how long the pre-push hook
+// holds the user's git push for memory (PrePushWait).
+const PrePushWaitKey = "synaptic.prePushWait"
+
+// DefaultPrePushWait is how long the pre-push hook holds the user's git
+// push for memory unless git config synaptic.prePushWait says otherwise.
+// A push of new memory takes a second or two; the first push of a large
+// memory (two minutes at a million entries, most of it git packing and
+// checking) goes on in the background instead.
+const DefaultPrePushWait = 10 * time.Second
+
+// PrePushWait is how long the pre-push hook waits for memory's push
+// before it lets it go on in the background: git config
+// synaptic.prePushWait (a duration, or seconds; 0 never waits), else
+// DefaultPrePushWait.
+func (s *Sharing) PrePushWait(ctx context.Context) time.Duration {
+	if d, ok := s.repo.ConfigDuration(ctx, PrePushWaitKey); ok {
+		return d
+	}
+	return DefaultPrePushWait
+}
+
 // SyncReport says what Sync did.
 type SyncReport struct {
 	Remote  string            `json:"remote"`

@@ -467,7 +467,8 @@ func newHook(e *env) *cobra.Command {
 		Short: "Run the work of a git hook or an agent hook",
 		Long: `Run by the installed git hooks (post-rewrite, and pre-push, which pushes
 memory to the remote being pushed to unless git config synaptic.autoPush is
-false, waiting for it at most git config synaptic.prePushWait (default 10s)
+false, waiting for it at most git config synaptic.prePushWait (a duration
+such as 30s, or seconds; default 10s)
 before it goes on in the background, its output in .git/synaptic/push.log;
 post-commit, post-merge and post-checkout, installed by earlier
 versions, index new commits) and by coding agents:

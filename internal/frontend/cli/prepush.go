@@ -14,26 +14,6 @@ import (
 	"github.com/git-synaptic/git-synaptic/internal/app"
 )
 
-// DefaultPrePushWait is how long the pre-push hook holds the user's git
-// push for memory (git config synaptic.prePushWait). A push of new memory
-// takes a second or two; the first push of a large memory (two minutes
-// at a million entries, most of it git packing and checking) goes on in
-// the background instead.
-const DefaultPrePushWait = 10 * time.Second
-
-// prePushWait is git config synaptic.prePushWait in dir, a Go duration
-// (0s: never wait), else DefaultPrePushWait.
-func prePushWait(dir string) time.Duration {
-	if dir == "" {
-		dir = "."
-	}
-	out, err := exec.Command("git", "-C", dir, "config", "--get", "synaptic.prePushWait").Output()
-	if d, perr := time.ParseDuration(strings.TrimSpace(string(out))); err == nil && perr == nil && d >= 0 {
-		return d
-	}
-	return DefaultPrePushWait
-}
-
 // pushLog is the file, beside the cache, that holds the
 // output of the last sync the pre-push hook started; its lock says one
 // is still running.
@@ -49,17 +29,19 @@ func prePush(e *env, args []string) error {
 	remote := args[0]
 	var due bool
 	var log string
+	var wait time.Duration
 	err := e.withService(func(s *app.Service) error {
 		var err error
 		due, err = s.Sharing().PushDue(contextOf(e), remote)
 		// beside the cache, shared by every worktree, as memory is
 		log = filepath.Join(filepath.Dir(s.CachePath()), pushLog)
+		wait = s.Sharing().PrePushWait(contextOf(e))
 		return err
 	})
 	if err != nil || !due {
 		return err
 	}
-	return syncAside(e, remote, log)
+	return syncAside(e, remote, log, wait)
 }
 
 // errPushing says a sync the pre-push hook started earlier still runs.
@@ -67,9 +49,9 @@ var errPushing = errors.New("a memory push started by an earlier git push is sti
 
 // syncAside runs git synaptic sync REMOTE in a process of its own, its
 // output in log, which it holds locked while it runs (so a second is not
-// started beside it). It waits for it at most synaptic.prePushWait; then the sync
-// goes on after this process ends, and the user is told so.
-func syncAside(e *env, remote, log string) error {
+// started beside it). It waits for it at most wait; then the sync goes on
+// after this process ends, and the user is told so.
+func syncAside(e *env, remote, log string, wait time.Duration) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -105,7 +87,7 @@ func syncAside(e *env, remote, log string) error {
 			return fmt.Errorf("%s (its output: %s)", lastLine(log), log)
 		}
 		return nil
-	case <-time.After(prePushWait(e.dir)):
+	case <-time.After(wait):
 		fmt.Fprintf(e.io.Err, "git-synaptic: memory is still being pushed to %s; it goes on in the background (its output: %s).\n", remote, log)
 		return nil
 	}
