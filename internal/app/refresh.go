@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -403,7 +404,11 @@ func (s *Recall) Reindex(ctx context.Context) error {
 	}
 	// The vector store survives the rebuild: the entries take their
 	// vectors back now, not in the first search (40 s of it at a million
-	// entries). Without a model, the first command that loads one does.
+	// entries). Without a model, the first command that loads one does;
+	// without a store, there is nothing to take back nor a model to load.
+	if _, err := os.Stat(cache.VectorsPath(s.cachePath())); err != nil {
+		return nil
+	}
 	m, err := s.embedder()
 	if err != nil {
 		return nil
