@@ -16,11 +16,7 @@ import (
 // that is fetched whole. The remote is git's ext:: transport running
 // upload-pack behind a shell that first talks, or keeps quiet, on stderr.
 func TestFetchIsBoundedBySilenceNotDuration(t *testing.T) {
-	clones, remote := testrepo.NewReposAndRemote(t, 2)
-	a, b := clones[0], clones[1]
-	testrepo.Git(t, a, "update-ref", "refs/synaptic/memory", "HEAD")
-	testrepo.Git(t, a, "push", "-q", "origin", "refs/synaptic/memory")
-	testrepo.Git(t, b, "config", "protocol.ext.allow", "always")
+	b, remote := memoryRemote(t)
 	for _, tc := range []struct {
 		name, before string
 		ok           bool
@@ -29,8 +25,7 @@ func TestFetchIsBoundedBySilenceNotDuration(t *testing.T) {
 		{"silent", "sleep 10", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			url := "ext::sh -c " + extArg(tc.before+"; exec git-upload-pack "+remote)
-			testrepo.Git(t, b, "config", "remote."+tc.name+".url", url)
+			testrepo.Git(t, b, "config", "remote."+tc.name+".url", testrepo.ShellRemote(tc.before, remote))
 			r := open(t, b)
 			start := time.Now()
 			err := r.Fetch(context.Background(), tc.name, 3*time.Second, "+refs/synaptic/*:refs/remotes/"+tc.name+"/synaptic/*")
@@ -57,23 +52,23 @@ func TestFetchIsBoundedBySilenceNotDuration(t *testing.T) {
 	}
 }
 
-// extArg escapes one argument of an ext:: URL (git-remote-ext(1)): a
-// space is "% ", a percent sign "%%".
-func extArg(s string) string {
-	return strings.NewReplacer("%", "%%", " ", "% ").Replace(s)
+// memoryRemote returns a clone whose remote holds memory, and that
+// remote, with git's ext:: transport allowed in the clone.
+func memoryRemote(t *testing.T) (clone, remote string) {
+	clones, remote := testrepo.NewReposAndRemote(t, 2)
+	testrepo.Git(t, clones[0], "update-ref", "refs/synaptic/memory", "HEAD")
+	testrepo.Git(t, clones[0], "push", "-q", "origin", "refs/synaptic/memory")
+	testrepo.Git(t, clones[1], "config", "protocol.ext.allow", "always")
+	return clones[1], remote
 }
 
 // Under ShowingTransfers, a fetch writes git's progress where it is told
 // (a terminal): a transfer of minutes is not silent.
 func TestFetchShowsItsProgressWhenAsked(t *testing.T) {
-	clones, remote := testrepo.NewReposAndRemote(t, 2)
-	a, b := clones[0], clones[1]
-	testrepo.Git(t, a, "update-ref", "refs/synaptic/memory", "HEAD")
-	testrepo.Git(t, a, "push", "-q", "origin", "refs/synaptic/memory")
+	b, remote := memoryRemote(t)
 	// git shows its own progress only after a second or two; the remote
 	// here says something at once
-	testrepo.Git(t, b, "config", "protocol.ext.allow", "always")
-	testrepo.Git(t, b, "config", "remote.talking.url", "ext::sh -c "+extArg("echo packing memory >&2; exec git-upload-pack "+remote))
+	testrepo.Git(t, b, "config", "remote.talking.url", testrepo.ShellRemote("echo packing memory >&2", remote))
 	var shown bytes.Buffer
 	r := open(t, b)
 	if err := r.Fetch(ShowingTransfers(context.Background(), &shown), "talking", 0, "+refs/synaptic/*:refs/remotes/talking/synaptic/*"); err != nil {

@@ -294,9 +294,8 @@ func TestAPushOfMemoryThatTakesLongGoesOnInTheBackground(t *testing.T) {
 	ok(t, a, "init")
 	id := save(t, a, "the first push of a large memory")
 	// every connection to the remote waits 3s before git serves it
-	escape := strings.NewReplacer("%", "%%", " ", "% ").Replace
 	testrepo.Git(t, a, "config", "protocol.ext.allow", "always")
-	testrepo.Git(t, a, "remote", "set-url", "origin", "ext::sh -c "+escape("sleep 3; exec ")+"%S"+escape(" "+remote))
+	testrepo.Git(t, a, "remote", "set-url", "origin", testrepo.ShellRemote("sleep 3", remote))
 	testrepo.Git(t, a, "config", "synaptic.prePushWait", "1s")
 	commitFile(t, a, "slow.txt")
 	code, out := gitRun(t, a, "push", "origin", "main")

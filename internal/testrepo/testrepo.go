@@ -168,3 +168,13 @@ func RunBinary(bin, dir, stdin string, env []string, args ...string) (Ran, error
 	r.Out, r.Err = out.String(), errb.String()
 	return r, err
 }
+
+// ShellRemote is a URL of git's ext:: transport (git-remote-ext(1), to
+// be allowed with protocol.ext.allow) that serves the bare repository
+// remote after the shell command before has run: a remote that is slow,
+// silent or talkative. In ext::, a space is "% " and a percent sign "%%";
+// %S is the service git asks for (git-upload-pack, git-receive-pack).
+func ShellRemote(before, remote string) string {
+	escape := strings.NewReplacer("%", "%%", " ", "% ").Replace
+	return "ext::sh -c " + escape(before+"; exec ") + "%S" + escape(" "+remote)
+}
