@@ -35,8 +35,9 @@ type Cache struct {
 	// vector store state (vectors.go)
 	vsAttached bool
 	vecModel   string
-	signs      *signIndex // the sign bits, read on first use (signs.go)
-	admits     admitted   // the rows filters admit, for signs (signs.go)
+	signs      *signIndex   // the sign bits, read on first use (signs.go)
+	held       *heldVectors // float vectors kept in memory (held.go)
+	admits     admitted     // the rows filters admit, for signs (signs.go)
 	// fewer names the filters whose best matches Search found to hold
 	// too few of the rows they admit (lexical.go).
 	fewer map[string]bool

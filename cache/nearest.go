@@ -169,7 +169,14 @@ func (c *Cache) cosines(ctx context.Context, q []float32, from, where string, ar
 // ids.
 func (c *Cache) cosinesOf(ctx context.Context, q []float32, ids []int64, where string, args []any) ([]scoredRow, error) {
 	idJSON, _ := json.Marshal(ids)
-	scored, err := c.cosines(ctx, q, `json_each(?) j CROSS JOIN`, `e.rowid = j.value AND `+where, append([]any{string(idJSON)}, args...))
+	from, where, args := `json_each(?) j CROSS JOIN`, `e.rowid = j.value AND `+where, append([]any{string(idJSON)}, args...)
+	var scored []scoredRow
+	var err error
+	if h := c.holding(); h != nil {
+		scored, _, err = c.heldCosines(ctx, h, q, from, where, args)
+	} else {
+		scored, err = c.cosines(ctx, q, from, where, args)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -328,7 +328,16 @@ func (c *Cache) completeHits(ctx context.Context, q SemanticQuery, ids []string,
 			unscored = append(unscored, id)
 		}
 	}
-	if q.Vector != nil && len(unscored) > 0 {
+	if h := c.holding(); h != nil && q.Vector != nil && len(unscored) > 0 {
+		unscoredJSON, _ := json.Marshal(unscored)
+		scored, ids, err := c.heldCosines(ctx, h, q.Vector, `json_each(?) j CROSS JOIN`, `e.id = j.value`, []any{string(unscoredJSON)})
+		if err != nil {
+			return err
+		}
+		for i, s := range scored {
+			byID[ids[i]].Cosine = float64(s.cos)
+		}
+	} else if q.Vector != nil && len(unscored) > 0 {
 		unscoredJSON, _ := json.Marshal(unscored)
 		rows, err := c.db.QueryContext(ctx, `SELECT e.id, v.vec FROM entries e `+vectorJoin+`
 			WHERE e.id IN (SELECT value FROM json_each(?)) AND v.model = ?`, string(unscoredJSON), c.vecModel)

@@ -267,21 +267,11 @@ func (c *Cache) storedVectors(ctx context.Context, batch []PendingText) (map[str
 	for i, p := range batch {
 		hashes[i] = hex.EncodeToString(p.hash)
 	}
-	list, _ := json.Marshal(hashes)
-	rows, err := c.db.QueryContext(ctx, `SELECT hash, vec FROM vs.vectors WHERE model = ? AND hash IN (SELECT unhex(value) FROM json_each(?))`, c.vecModel, string(list))
+	out, err := c.vectorsByHashes(ctx, hashes)
 	if err != nil {
 		return nil, fmt.Errorf("cache: stored vectors: %w", err)
 	}
-	defer rows.Close()
-	out := make(map[string][]byte, len(batch))
-	for rows.Next() {
-		var h, blob []byte
-		if err := rows.Scan(&h, &blob); err != nil {
-			return nil, err
-		}
-		out[string(h)] = blob
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // storeBlobs is StoreVectors with the vectors encoded (encodeVec).

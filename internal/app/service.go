@@ -198,10 +198,20 @@ func (s *core) openCache() (*cache.Cache, error) {
 	if rebuilt {
 		s.warnf("the cache at %s was unreadable or of another version; rebuilding it from the memory refs", s.cachePath())
 	}
+	if s.longLived {
+		c.HoldVectors(heldVectorBytes)
+	}
 	s.cache = c
 	s.cacheFile, _ = os.Stat(s.cachePath())
 	return c, nil
 }
+
+// heldVectorBytes bounds the float vectors a long-lived process keeps in
+// memory for its searches' exact scoring (cache.HoldVectors): 32k vectors
+// of the default model, every one of a memory of 10k entries. At 10k
+// entries it took a hybrid search in a Session from 8.4 to 7.4 ms, at
+// 100k from 11.8 to 10.3 ms (medians of 90).
+const heldVectorBytes = 64 << 20
 
 // cacheReplaced reports whether the cache file open here was deleted or
 // replaced since (by reindex, or a user: deleting it loses nothing), so

@@ -1,0 +1,147 @@
+package cache
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+)
+
+// A search scores a few hundred candidates exactly by their float vectors
+// (coarse, completeHits). Read from the vector store, each is a B-tree
+// descent and an overflow page (a vector is larger than a WITHOUT ROWID
+// row keeps in its page): about 3 ms a search at 10k entries, a third of
+// a warm prompt hook's work. A long-lived process (HoldVectors) keeps the
+// vectors it read in memory, by their text's hash: a (model, hash) names
+// one vector for good, so what it holds is never stale, and it scores
+// with the very bytes a command run in place reads, so that results are
+// the same either way.
+
+// heldVectors are the float vectors a Cache keeps, encoded as the store
+// holds them (encodeVec), by text hash, for model.
+type heldVectors struct {
+	model string
+	made  string // vec_made when filled: a store made again starts afresh
+	max   int    // vectors at most
+	byKey map[string][]byte
+}
+
+// HoldVectors makes the cache keep up to maxBytes of the float vectors
+// searches read, for the many searches of a long-lived process; 0 turns
+// it off. A command run once gains nothing from it.
+func (c *Cache) HoldVectors(maxBytes int) {
+	if maxBytes <= 0 {
+		c.held = nil
+		return
+	}
+	c.held = &heldVectors{max: max(1, maxBytes/2048)} // 512 float32s: the default model's
+}
+
+// holding returns the held vectors for the active model and vector
+// store (as the sign bits were last read), emptied if either changed;
+// nil when the cache holds none.
+func (c *Cache) holding() *heldVectors {
+	h := c.held
+	if h == nil || c.signs == nil {
+		return nil
+	}
+	if h.model != c.vecModel || h.made != c.signs.made || h.byKey == nil {
+		h.model, h.made, h.byKey = c.vecModel, c.signs.made, map[string][]byte{}
+	}
+	return h
+}
+
+// put keeps blob under key, first letting go of about an eighth of what
+// it holds (whatever map order gives) when full.
+func (h *heldVectors) put(key string, blob []byte) {
+	if len(h.byKey) >= h.max {
+		drop := max(1, h.max/8)
+		for k := range h.byKey {
+			delete(h.byKey, k)
+			if drop--; drop == 0 {
+				break
+			}
+		}
+	}
+	h.byKey[key] = blob
+}
+
+// heldCosines is cosines for a cache that holds vectors: the rows where
+// admits, with their text hashes, from SQL; their vectors from memory,
+// or, for those it does not hold yet, from the store in one query. Rows
+// without a vector of the active model are left out, as cosines does.
+// id reports each row's entry id as well (completeHits needs it).
+func (c *Cache) heldCosines(ctx context.Context, h *heldVectors, q []float32, from, where string, args []any) ([]scoredRow, []string, error) {
+	rows, err := c.db.QueryContext(ctx, `SELECT e.rowid, e.id, s.hash FROM `+from+` entries e JOIN vec_state s ON s.rowid = e.rowid
+		WHERE `+where, args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cache: vector scoring: %w", err)
+	}
+	defer rows.Close()
+	type row struct {
+		rowid int64
+		id    string
+		key   string
+	}
+	var all []row
+	var missing []string
+	for rows.Next() {
+		var r row
+		var hash []byte
+		if err := rows.Scan(&r.rowid, &r.id, &hash); err != nil {
+			return nil, nil, err
+		}
+		r.key = string(hash)
+		if _, ok := h.byKey[r.key]; !ok {
+			missing = append(missing, hex.EncodeToString(hash))
+		}
+		all = append(all, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	rows.Close()
+	fetched, err := c.vectorsByHashes(ctx, missing)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cache: vector scoring: %w", err)
+	}
+	out := make([]scoredRow, 0, len(all))
+	ids := make([]string, 0, len(all))
+	for _, r := range all {
+		blob, ok := h.byKey[r.key]
+		if !ok {
+			if blob, ok = fetched[r.key]; !ok {
+				continue // no vector of this model (yet)
+			}
+		}
+		out = append(out, scoredRow{r.rowid, dotBlob(q, blob)})
+		ids = append(ids, r.id)
+	}
+	for key, blob := range fetched { // kept only now: keeping may let go of others
+		h.put(key, blob)
+	}
+	return out, ids, nil
+}
+
+// vectorsByHashes reads the active model's vectors of the texts with the
+// hex-encoded hashes, by (raw) hash.
+func (c *Cache) vectorsByHashes(ctx context.Context, hashes []string) (map[string][]byte, error) {
+	if len(hashes) == 0 {
+		return nil, nil
+	}
+	list, _ := json.Marshal(hashes)
+	rows, err := c.db.QueryContext(ctx, `SELECT hash, vec FROM vs.vectors WHERE model = ? AND hash IN (SELECT unhex(value) FROM json_each(?))`, c.vecModel, string(list))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[string][]byte, len(hashes))
+	for rows.Next() {
+		var h, blob []byte
+		if err := rows.Scan(&h, &blob); err != nil {
+			return nil, err
+		}
+		out[string(h)] = blob
+	}
+	return out, rows.Err()
+}
