@@ -235,19 +235,20 @@ const backgroundPiece = 64
 // step embeds a piece of the first queued repository's pending entries,
 // as a command run there would (its directory and environment), and
 // reports whether any work is left.
-func (j *backgroundJobs) step(ctx context.Context, models *app.WarmModels) bool {
+func (j *backgroundJobs) step(ctx context.Context, pool *sessionPool) bool {
 	if len(j.dirs) == 0 {
 		return false
 	}
 	dir := j.dirs[0]
 	left := 0
 	asCaller(dir, j.env[dir], func() {
-		// opened as a command would open it, its warnings dropped
-		e := &env{ctx: ctx, io: IO{Out: io.Discard, Err: io.Discard}, dir: ".", busy: time.Second, models: models}
-		if s, err := e.open(); err == nil {
+		// in the Session the agent hooks there use (opening the
+		// repository afresh ran git after every request), warnings dropped
+		e := &env{ctx: ctx, io: IO{Out: io.Discard, Err: io.Discard}, dir: ".", busy: hookBusy, models: pool.models, pool: pool}
+		e.withService(func(s *app.Service) error {
 			left, _ = s.Recall().EmbedSome(ctx, backgroundPiece)
-			s.Close()
-		}
+			return nil
+		})
 	})
 	if left == 0 {
 		j.dirs = j.dirs[1:]
@@ -313,7 +314,7 @@ func runDaemon(e *env, o *daemonOptions) error {
 			Handler: func(ctx context.Context, req daemon.Request) daemon.Response {
 				return serveRequest(ctx, pool, jobs, req)
 			},
-			Background: func(ctx context.Context) bool { return jobs.step(ctx, models) }}
+			Background: func(ctx context.Context) bool { return jobs.step(ctx, pool) }}
 		if err := srv.Serve(contextOf(e)); err != nil && !errors.Is(err, daemon.ErrRunning) {
 			return err
 		}

@@ -386,10 +386,14 @@ func runHooks(e *env, o *hooksOptions) error {
 	})
 }
 
+// hookBusy is how long a hook waits for another process's cache write:
+// never long enough to hold git or the agent up.
+const hookBusy = 2 * time.Second
+
 // runHook runs a git hook or an agent hook. It never fails the caller:
 // errors are told on stderr (git's push goes on; the agent goes on).
 func runHook(e *env, o *hookOptions) error {
-	e.busy = 2 * time.Second // never hold git or the agent up for long
+	e.busy = hookBusy
 	name := o.args[0]
 	var err error
 	if name == "pre-push" {
