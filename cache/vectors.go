@@ -239,6 +239,15 @@ func (c *Cache) HasPending(ctx context.Context) (bool, error) {
 	return n > 0, err
 }
 
+// PendingCount returns how many entries wait for a vector of the active
+// model: what VectorCounts' difference is, without counting every entry
+// (16 ms of a save at a million entries, which counted twice).
+func (c *Cache) PendingCount(ctx context.Context) (int, error) {
+	var n int
+	err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM vec_pending`).Scan(&n)
+	return n, err
+}
+
 // VectorCounts returns how many entries have a vector for the active
 // model and how many entries there are.
 func (c *Cache) VectorCounts(ctx context.Context) (have, total int, err error) {

@@ -29,12 +29,23 @@ func unit(i int) []float32 {
 func TestVectorsSurviveRebuildAndEdits(t *testing.T) {
 	ctx := context.Background()
 	c, path := newCache(t)
+	// the entries waiting for a vector, counted from the queue as searches
+	// count them and from every entry as status does
+	waiting := func(c *Cache, step string, want int) {
+		t.Helper()
+		n, err := c.PendingCount(ctx)
+		have, total, err2 := c.VectorCounts(ctx)
+		if err != nil || err2 != nil || n != want || total-have != want {
+			t.Fatalf("%s: %d pending, %d of %d with vectors, want %d waiting (%v %v)", step, n, have, total, want, err, err2)
+		}
+	}
 	a := mk(notes.TypeDecision, "alpha", time.Hour)
 	b := mk(notes.TypeIssue, "beta", time.Hour)
 	put(t, c, []notes.Entry{a, b})
 	if err := c.UseModel(ctx, "m@1", 8); err != nil {
 		t.Fatal(err)
 	}
+	waiting(c, "saved", 2)
 	pending, reused, err := c.PendingVectors(ctx, 10)
 	if err != nil || len(pending) != 2 || reused != 0 {
 		t.Fatalf("pending %v reused %d err %v", pending, reused, err)
@@ -43,6 +54,7 @@ func TestVectorsSurviveRebuildAndEdits(t *testing.T) {
 	if err := c.StoreVectors(ctx, pending, [][]float32{vecs[pending[0].Text], vecs[pending[1].Text]}); err != nil {
 		t.Fatal(err)
 	}
+	waiting(c, "embedded", 0)
 	hits, err := c.SemanticSearch(ctx, SemanticQuery{Text: "zzz", Vector: unit(1), Mode: ModeVector}, Filter{Limit: 5})
 	if err != nil || len(hits) != 2 || hits[0].ID != b.ID || hits[0].VecRank != 1 {
 		t.Fatalf("vector search: %+v %v", hits, err)
@@ -73,21 +85,33 @@ func TestVectorsSurviveRebuildAndEdits(t *testing.T) {
 	if err := c2.UseModel(ctx, "m@1", 8); err != nil {
 		t.Fatal(err)
 	}
+	waiting(c2, "rebuilt", 2)
 	if pending, reused, err := c2.PendingVectors(ctx, 10); err != nil || len(pending) != 0 || reused != 2 {
 		t.Fatalf("after rebuild: pending %d reused %d err %v", len(pending), reused, err)
 	}
+	waiting(c2, "restored", 0)
 	// an edit needs a new vector; another model starts from scratch
 	a.Content = "alpha, edited"
 	put(t, c2, []notes.Entry{a})
 	if pending, _, _ := c2.PendingVectors(ctx, 10); len(pending) != 1 || pending[0].Text != "alpha, edited" {
 		t.Fatalf("after edit: %+v", pending)
 	}
+	waiting(c2, "edited", 1)
 	if err := c2.UseModel(ctx, "other@2", 8); err != nil {
 		t.Fatal(err)
 	}
-	if have, total, _ := c2.VectorCounts(ctx); have != 0 || total != 2 {
-		t.Fatalf("other model: %d of %d", have, total)
+	waiting(c2, "other model", 2)
+	tx, err := c2.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if err := tx.DeleteEntry(a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	waiting(c2, "deleted", 1)
 }
 
 // A new vector store packs its vectors: 16 KB pages, where SQLite's 4 KB

@@ -127,11 +127,10 @@ func (s *core) embedPending(ctx context.Context, c *cache.Cache, m Embedder, bud
 	if pending, err := c.HasPending(ctx); err != nil || !pending {
 		return 0, err // every entry has its vector: the common case
 	}
-	have, all, err := c.VectorCounts(ctx)
+	total, err := c.PendingCount(ctx)
 	if err != nil {
 		return 0, err
 	}
-	total := all - have
 	for budget < 0 || done < budget {
 		n := 256
 		if budget >= 0 {
@@ -153,8 +152,7 @@ func (s *core) embedPending(ctx context.Context, c *cache.Cache, m Embedder, bud
 			progress(min(done, total), total)
 		}
 	}
-	have, all, err = c.VectorCounts(ctx)
-	return all - have, err
+	return c.PendingCount(ctx)
 }
 
 // Embed computes the vectors every entry is missing, with progress.
