@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bytes"
+	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
@@ -10,8 +11,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -51,14 +54,61 @@ func (r *Repo) WriteBlob(data []byte) (Hash, error) {
 // fan-out directories, and one can vanish between the store creating it
 // and renaming the object into it: that is tried again.
 func (r *Repo) store(obj plumbing.EncodedObject, kind string) (Hash, error) {
-	h, err := r.st.SetEncodedObject(obj)
+	h := obj.Hash()
+	err := r.writeLoose(obj, h)
 	for try := 0; errors.Is(err, fs.ErrNotExist) && try < 3; try++ {
-		h, err = r.st.SetEncodedObject(obj)
+		err = r.writeLoose(obj, h)
 	}
 	if err != nil {
 		return ZeroHash, fmt.Errorf("write %s: %w", kind, err)
 	}
 	return h, nil
+}
+
+// writeLoose writes obj, whose hash is h, as a loose object, compressed as
+// git compresses loose objects (core.looseCompression's default, zlib's
+// best speed: go-git's level 6 took 10 of the 21 ms of a save at a
+// million entries, most of it on the directory tree of 3,900 entries).
+// An object already there is freshened instead, as git does, so that a
+// git gc running now does not prune it as old and unreachable.
+func (r *Repo) writeLoose(obj plumbing.EncodedObject, h Hash) error {
+	hex := h.String()
+	dir := filepath.Join(r.commonDir, "objects", hex[:2])
+	final := filepath.Join(dir, hex[2:])
+	if _, err := os.Lstat(final); err == nil {
+		now := time.Now()
+		os.Chtimes(final, now, now) // read-only objects: best effort, as git's
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "tmp_obj_")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // gone once renamed
+	zw, _ := zlib.NewWriterLevel(f, zlib.BestSpeed)
+	rd, err := obj.Reader()
+	if err == nil {
+		fmt.Fprintf(zw, "%s %d\x00", obj.Type(), obj.Size())
+		_, err = io.Copy(zw, rd)
+		rd.Close()
+	}
+	if err == nil {
+		err = zw.Close()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o444)
+	}
+	if err == nil {
+		err = os.Rename(tmp, final)
+	}
+	return err
 }
 
 // packThreshold is the batch size from which blobs are written as one pack
@@ -197,6 +247,9 @@ func (r *Repo) readTree(h Hash) ([]object.TreeEntry, error) {
 	if h.IsZero() {
 		return nil, nil
 	}
+	if entries, ok := r.trees.get(h); ok {
+		return entries, nil
+	}
 	obj, err := r.smallRead(h)
 	if err != nil {
 		return nil, fmt.Errorf("tree %s: %w", h, err)
@@ -208,6 +261,7 @@ func (r *Repo) readTree(h Hash) ([]object.TreeEntry, error) {
 	if err := t.Decode(obj); err != nil {
 		return nil, fmt.Errorf("tree %s: %w", h, err)
 	}
+	r.trees.put(h, t.Entries)
 	return t.Entries, nil
 }
 
@@ -218,7 +272,52 @@ func (r *Repo) writeTree(entries []object.TreeEntry) (Hash, error) {
 	if err := t.Encode(obj); err != nil {
 		return ZeroHash, err
 	}
-	return r.store(obj, "tree")
+	h, err := r.store(obj, "tree")
+	if err == nil {
+		r.trees.put(h, entries)
+	}
+	return h, err
+}
+
+// treeCache keeps the last trees read or written, parsed. A save at a
+// million entries reads its directory of 3,900 entries to change it and
+// writes the new one; then heal and the cache's Diff read both again
+// (8.5 ms of a 21 ms save). A tree's content never changes under its
+// hash, and whether the object is still there (git gc) is asked apart
+// (HasEncodedObject), never of this cache. It is safe for concurrent use;
+// callers get their own copy of the entries.
+type treeCache struct {
+	mu     sync.Mutex
+	byHash map[Hash][]object.TreeEntry
+	order  []Hash // oldest first
+}
+
+// treeCacheSize is how many trees a treeCache keeps: a save touches four
+// (the root and one directory, before and after).
+const treeCacheSize = 8
+
+func (c *treeCache) get(h Hash) ([]object.TreeEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	entries, ok := c.byHash[h]
+	return slices.Clone(entries), ok
+}
+
+func (c *treeCache) put(h Hash, entries []object.TreeEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byHash[h]; ok {
+		return
+	}
+	if c.byHash == nil {
+		c.byHash = map[Hash][]object.TreeEntry{}
+	}
+	if len(c.order) == treeCacheSize {
+		delete(c.byHash, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.byHash[h] = slices.Clone(entries)
+	c.order = append(c.order, h)
 }
 
 // treeKey is git's tree ordering: directories sort as if named "name/".

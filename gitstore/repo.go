@@ -36,6 +36,7 @@ type Repo struct {
 	commonDir string // shared by all worktrees: objects, refs, our cache
 	workTree  string // empty for a bare repository
 	st        *objectStore
+	trees     treeCache    // trees last read or written (objects.go)
 	priv      *privateSide // where private refs live; nil in the private repository itself
 	config    synapticConfig
 	localCfg  localConfig
