@@ -312,10 +312,15 @@ func (ix *signIndex) revalidate(ctx context.Context, tx *sql.Tx, last int64) boo
 	return true
 }
 
-// readFrom appends the chunks numbered from on.
+// readFrom appends the chunks numbered from on. sqlite-vec declares the
+// vector table's key as "rowid PRIMARY KEY" without a type: compared with
+// the integer chunk_id, its index cannot serve, and SQLite scanned every
+// chunk's row (64 KB each) to read the newest, 7.5 ms after each save at
+// a million entries. chunk_id + 0 carries no affinity, so the index
+// serves.
 func (ix *signIndex) readFrom(ctx context.Context, tx *sql.Tx, from int64) error {
 	rows, err := tx.QueryContext(ctx, `SELECT c.chunk_id, c.size, c.validity, c.rowids, v.vectors
-		FROM vec_bits_chunks c JOIN vec_bits_vector_chunks00 v ON v.rowid = c.chunk_id WHERE c.chunk_id >= ? ORDER BY c.chunk_id`, from)
+		FROM vec_bits_chunks c JOIN vec_bits_vector_chunks00 v ON v.rowid = c.chunk_id + 0 WHERE c.chunk_id >= ? ORDER BY c.chunk_id`, from)
 	if err != nil {
 		if strings.Contains(err.Error(), "no such table") {
 			return nil // no model yet: no vectors
