@@ -1,0 +1,389 @@
+package cache
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"math/rand"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// TestSignIndexMatchesSqliteVec: the first stage, reading sqlite-vec's
+// shadow tables itself, finds the rows sqlite-vec's own KNN finds at the
+// same distances, across chunks, after vectors replaced in older chunks
+// and added to newer ones; a Cache that read the chunks before holds what
+// one reading them afresh does.
+func TestSignIndexMatchesSqliteVec(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	var entries []notes.Entry
+	for i := 0; i < 2600; i++ { // three of sqlite-vec's chunks of 1024
+		typ := notes.TypeInsight
+		if i%5 == 0 { // a filter that admits few
+			typ = notes.TypeDecision
+		}
+		entries = append(entries, mk(typ, fmt.Sprintf("entry %d", i), time.Hour))
+	}
+	put(t, c, entries)
+	const dim = 72 // a tail byte past the 64-bit words
+	if err := c.UseModel(ctx, "m@1", dim); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(1))
+	vec := func() []float32 {
+		v := make([]float32, dim)
+		for i := range v {
+			v[i] = rng.Float32() - 0.5
+		}
+		return v
+	}
+	store := func(items []PendingText) {
+		t.Helper()
+		vecs := make([][]float32, len(items))
+		for i := range vecs {
+			vecs[i] = vec()
+		}
+		if err := c.StoreVectors(ctx, items, vecs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pending, _, err := c.PendingVectors(ctx, 3000)
+	if err != nil || len(pending) != len(entries) {
+		t.Fatalf("%d pending, %v", len(pending), err)
+	}
+	check := func(when string) {
+		t.Helper()
+		for n := 0; n < 5; n++ {
+			q := vec()
+			var sqlQB []byte
+			if err := c.db.QueryRowContext(ctx, `SELECT vec_quantize_binary(?)`, encodeVec(q)).Scan(&sqlQB); err != nil {
+				t.Fatal(err)
+			}
+			if qb := quantize(q); !bytes.Equal(qb, sqlQB) {
+				t.Fatalf("quantize %x, sqlite-vec %x", qb, sqlQB)
+			}
+			ids, err := coarseIDs(ctx, c, q, 50, all)
+			if err != nil || len(ids) != 50 {
+				t.Fatalf("%s: %d candidates, %v", when, len(ids), err)
+			}
+			near := c.signs.hamming(sqlQB, 50, nil, false)
+			slices.SortFunc(near, func(a, b signDist) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.id, b.id)) })
+			rows, err := c.db.QueryContext(ctx, `SELECT rowid, distance FROM vec_bits WHERE e MATCH vec_quantize_binary(?) AND k = 50`, encodeVec(q))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dist := map[int64]float64{}
+			var dists []float64
+			for rows.Next() {
+				var id int64
+				var d float64
+				if err := rows.Scan(&id, &d); err != nil {
+					t.Fatal(err)
+				}
+				dist[id] = d
+				dists = append(dists, d)
+			}
+			rows.Close()
+			last := dists[len(dists)-1]
+			for i, s := range near {
+				d, ok := dist[s.id]
+				switch {
+				case float64(s.d) != dists[i]:
+					t.Fatalf("%s: %d-th at distance %d, sqlite-vec's at %v", when, i, s.d, dists[i])
+				case !ok && dists[i] < last: // only a tie at the edge may differ
+					t.Fatalf("%s: %d-th (rowid %d) not among sqlite-vec's", when, i, s.id)
+				case ok && d != dists[i]:
+					t.Fatalf("%s: rowid %d at distance %v, %v here", when, s.id, d, dists[i])
+				}
+			}
+			var filtered [2][]int64
+			for i, typ := range []notes.Type{notes.TypeInsight, notes.TypeDecision} {
+				if filtered[i], err = coarseIDs(ctx, c, q, 50, Filter{Types: []notes.Type{typ}}); err != nil || len(filtered[i]) != 50 {
+					t.Fatalf("%s: %d %ss, %v", when, len(filtered[i]), typ, err)
+				}
+			}
+			kept := c.signs
+			c.signs, c.admits = nil, admitted{} // what another process holds
+			afresh, err := coarseIDs(ctx, c, q, 50, all)
+			if err != nil || fmt.Sprint(afresh) != fmt.Sprint(ids) {
+				t.Fatalf("%s: read afresh %v (%v), kept %v", when, afresh, err, ids)
+			}
+			for i, typ := range []notes.Type{notes.TypeDecision, notes.TypeInsight} { // the other order
+				got, err := coarseIDs(ctx, c, q, 50, Filter{Types: []notes.Type{typ}})
+				if err != nil || fmt.Sprint(got) != fmt.Sprint(filtered[1-i]) {
+					t.Fatalf("%s: %ss read afresh %v (%v), kept %v", when, typ, got, err, filtered[1-i])
+				}
+			}
+			if len(kept.chunks) != len(c.signs.chunks) {
+				t.Fatalf("%s: kept %d chunks, afresh %d", when, len(kept.chunks), len(c.signs.chunks))
+			}
+		}
+	}
+	store(pending[:1500])
+	check("two chunks")
+	kept := c.signs // read afresh by check's last query
+	store(pending[1500:])
+	store(pending[10:400]) // replaced: cleared in the first chunk, written to the newest
+	check("three chunks")  // its first query with kept, brought up to date
+	if len(kept.chunks) != 3 || kept.gen != c.signs.gen {
+		t.Fatalf("the kept index holds %d chunks of generation %s, want 3 of %s", len(kept.chunks), kept.gen, c.signs.gen)
+	}
+}
+
+// The in-memory index scans only the rows a filter admits, however far
+// they lie from the query; a row admitted since (a new entry) is scanned
+// at the next search, one archived since is not.
+func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	rng := rand.New(rand.NewSource(2))
+	q := make([]float32, 16)
+	for i := range q {
+		q[i] = rng.Float32() - 0.5
+	}
+	near := func(sign float32) []float32 {
+		v := make([]float32, 16)
+		for i := range v {
+			v[i] = sign*q[i] + (rng.Float32()-0.5)/10
+		}
+		return v
+	}
+	var entries []notes.Entry
+	for i := 0; i < 60; i++ {
+		entries = append(entries, mk(notes.TypeInsight, fmt.Sprintf("insight %d", i), time.Hour))
+	}
+	for i := 0; i < 3; i++ {
+		entries = append(entries, mk(notes.TypeDecision, fmt.Sprintf("decision %d", i), time.Hour))
+	}
+	put(t, c, entries)
+	if err := c.UseModel(ctx, "m@1", 16); err != nil {
+		t.Fatal(err)
+	}
+	store := func() {
+		t.Helper()
+		pending, _, _ := c.PendingVectors(ctx, 100)
+		vecs := make([][]float32, len(pending))
+		for i, p := range pending {
+			vecs[i] = near(1) // insights next to the query
+			if strings.HasPrefix(p.Text, "decision") {
+				vecs[i] = near(-1) // decisions as far as can be
+			}
+		}
+		if err := c.StoreVectors(ctx, pending, vecs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store()
+	decisions := func(want int) {
+		t.Helper()
+		hits, err := c.Nearest(ctx, q, Filter{Types: []notes.Type{notes.TypeDecision}}, 10)
+		if err != nil || len(hits) != want {
+			t.Fatalf("%d decisions found, want %d (%v)", len(hits), want, err)
+		}
+		w, args := Filter{Types: []notes.Type{notes.TypeDecision}}.admitting()
+		_, key, err := c.sampleShare(ctx, w, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		admit, err := c.admitted(ctx, key, w, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := c.signs.nearest(q, 5, admit, false)
+		if len(ids) != want {
+			t.Fatalf("the index scanned %d rows for 5 candidates among %d admitted", len(ids), want)
+		}
+		for _, id := range ids {
+			var typ string
+			c.db.QueryRowContext(ctx, `SELECT type FROM entries WHERE rowid=?`, id).Scan(&typ)
+			if typ != string(notes.TypeDecision) {
+				t.Errorf("candidate %d is a %s", id, typ)
+			}
+		}
+	}
+	// a filter that admits most rows needs no set: the nearest of all,
+	// the rows it rejects left out afterwards
+	c.admits = admitted{}
+	hits, err := c.Nearest(ctx, q, Filter{Types: []notes.Type{notes.TypeInsight}}, 10)
+	if err != nil || len(hits) != 10 || len(c.admits.sets) != 0 {
+		t.Fatalf("insights: %d hits, %v, %d sets built", len(hits), err, len(c.admits.sets))
+	}
+	for _, h := range hits {
+		if h.Type != notes.TypeInsight {
+			t.Fatalf("a %s among the insights", h.Type)
+		}
+	}
+	decisions(3)
+	put(t, c, []notes.Entry{mk(notes.TypeDecision, "decision 3", time.Minute)})
+	store()
+	decisions(4)
+	// an archived decision is no longer admitted
+	put(t, c, nil, notes.Op{V: 1, ID: notes.NewID(), Entry: entries[60].ID, Kind: notes.OpArchive, Clock: 1, At: time.Now().UTC()})
+	decisions(3)
+}
+
+// Two filters whose values run together alike ("ab" + "c", "a" + "bc")
+// each get the rows they admit.
+func TestInMemoryIndexTellsFiltersApart(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	one, two := mk(notes.TypeInsight, "one", time.Hour), mk(notes.TypeInsight, "two", time.Hour)
+	one.Project, one.Branch = "ab", "c"
+	two.Project, two.Branch = "a", "bc"
+	put(t, c, []notes.Entry{one, two})
+	if err := c.UseModel(ctx, "m@1", 8); err != nil {
+		t.Fatal(err)
+	}
+	pending, _, _ := c.PendingVectors(ctx, 10)
+	vecs := [][]float32{{1, 0, 0, 0, 0, 0, 0, 0}, {0, 1, 0, 0, 0, 0, 0, 0}}
+	if err := c.StoreVectors(ctx, pending, vecs[:len(pending)]); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []notes.Entry{one, two} {
+		hits, err := c.Nearest(ctx, []float32{1, 1, 0, 0, 0, 0, 0, 0}, Filter{Project: e.Project, Branch: e.Branch}, 5)
+		if err != nil || len(hits) != 1 || hits[0].ID != e.ID {
+			t.Errorf("project %q branch %q: %d hits %v", e.Project, e.Branch, len(hits), err)
+		}
+	}
+}
+
+// TestSignIndexSeesTheTableMadeAgain: another process switching models
+// away and back makes vec_bits again, its chunks numbered from 1 again; a
+// Cache that held the old chunks reads the new ones, not its own.
+func TestSignIndexSeesTheTableMadeAgain(t *testing.T) {
+	ctx := context.Background()
+	c, p := newCache(t)
+	var entries []notes.Entry
+	for i := 0; i < 1100; i++ { // two chunks: the first one's validity alone is read again
+		entries = append(entries, mk(notes.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
+	}
+	put(t, c, entries)
+	rng := rand.New(rand.NewSource(2))
+	storeAll := func(c *Cache, model string) {
+		t.Helper()
+		if err := c.UseModel(ctx, model, 16); err != nil {
+			t.Fatal(err)
+		}
+		pending, _, _ := c.PendingVectors(ctx, 2000)
+		vecs := make([][]float32, len(pending))
+		for i := range vecs {
+			vecs[i] = make([]float32, 16)
+			for j := range vecs[i] {
+				vecs[i][j] = rng.Float32() - 0.5
+			}
+		}
+		slices.Reverse(pending) // the first time: other rows in each chunk than when restored in order
+		if err := c.StoreVectors(ctx, pending, vecs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	storeAll(c, "m@1")
+	q := []float32{1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1}
+	if _, err := coarseIDs(ctx, c, q, 20, all); err != nil {
+		t.Fatal(err)
+	}
+	for _, model := range []string{"m@2", "m@1"} { // the other process, once for each
+		other, _, err := Open(p, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		storeAll(other, model)
+		other.Close()
+	}
+	got, err := coarseIDs(ctx, c, q, 20, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.signs = nil
+	want, err := coarseIDs(ctx, c, q, 20, all)
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("held %v, read afresh %v (%v)", got, want, err)
+	}
+}
+
+// coarseIDs is the rows coarse finds, in order.
+func coarseIDs(ctx context.Context, c *Cache, q []float32, k int, f Filter) ([]int64, error) {
+	vq, err := c.planNearest(ctx, f, k)
+	if err != nil {
+		return nil, err
+	}
+	vq.k = k
+	vq.rank(q)
+	scored, _, err := c.coarse(ctx, vq, q)
+	ids := make([]int64, len(scored))
+	for i, s := range scored {
+		ids[i] = s.rowid
+	}
+	return ids, err
+}
+
+// A large index scanned in parts, one per core (spread), keeps the rows
+// one scan in order keeps: the nearest first, ties to the lower
+// rowid, rows without a vector and rows the filter rejects left out.
+func TestHammingInPartsKeepsWhatOneScanKeeps(t *testing.T) {
+	const perChunk, chunks = 1024, 2*parallelRows/1024 + 3
+	rng := rand.New(rand.NewSource(5))
+	ix := &signIndex{width: 64, nw: 8}
+	type row struct {
+		id int64
+		d  int
+	}
+	var rows []row
+	q := make([]byte, 64)
+	rng.Read(q)
+	qw := make([]uint64, 8)
+	ix.pack(qw, q)
+	admit := make([]uint64, (chunks*perChunk)/64+1)
+	for ci := range chunks {
+		ch := signChunk{id: int64(ci), valid: make([]byte, perChunk/8), rowids: make([]byte, 8*perChunk), words: make([]uint64, 8*perChunk)}
+		for i := range perChunk {
+			id := int64(ci*perChunk + i + 1)
+			binary.LittleEndian.PutUint64(ch.rowids[8*i:], uint64(id))
+			d := 0
+			for j := range 8 {
+				// few distinct distances: many ties at the cut
+				ch.words[8*i+j] = qw[j] ^ (uint64(1)<<rng.Intn(3) - 1)
+				d += bits.OnesCount64(ch.words[8*i+j] ^ qw[j])
+			}
+			if rng.Intn(10) > 0 { // a tenth have no vector
+				ch.valid[i/8] |= 1 << (i % 8)
+			} else {
+				continue
+			}
+			if rng.Intn(4) > 0 { // a quarter the filter rejects
+				admit[id/64] |= 1 << (id % 64)
+				rows = append(rows, row{id, d})
+			}
+		}
+		ix.chunks = append(ix.chunks, ch)
+	}
+	slices.SortFunc(rows, func(a, b row) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.id, b.id)) })
+	for _, spread := range []bool{false, true} {
+		// k at many points of the distances' distribution: a wrong count of
+		// the rows at a distance moves the cut at some of them
+		for _, k := range []int{1, 2, 5, 10, 20, 50, 100, 150, 200, 300, 500, 800, 1200, 1600, 2500, 4000, 8000, 16000, len(rows) + 5} {
+			got := ix.hamming(q, k, admit, spread)
+			ids := make([]int64, len(got))
+			for i, g := range got {
+				ids[i] = g.id
+			}
+			slices.Sort(ids)
+			var want []int64
+			for _, r := range rows[:min(k, len(rows))] {
+				want = append(want, r.id)
+			}
+			slices.Sort(want)
+			if !slices.Equal(ids, want) {
+				t.Fatalf("spread %v, k=%d: %d rows kept, want %d (first difference among %v… and %v…)", spread, k, len(ids), len(want), ids[:min(5, len(ids))], want[:min(5, len(want))])
+			}
+		}
+	}
+}
