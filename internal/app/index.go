@@ -127,7 +127,7 @@ func (s *core) indexTips(ctx context.Context, opt IndexOptions) (walkTips, error
 	var t walkTips
 	switch {
 	case opt.All:
-		refs, err := s.repo.Refs("refs/heads/")
+		refs, err := s.log.Refs("refs/heads/")
 		if err != nil {
 			return t, err
 		}

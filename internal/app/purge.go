@@ -177,7 +177,7 @@ func (s *core) original(ctx context.Context, id string) (string, error) {
 // merged (commits whose tips are given), since a clone may have edited
 // the entry before it heard of the purge. It reports whether it rewrote.
 func (s *core) applyTombstones(ctx context.Context, ref string, sides ...gitstore.Hash) (bool, error) {
-	tip, err := s.repo.Tip(ref)
+	tip, err := s.log.Tip(ref)
 	if err != nil || tip.IsZero() {
 		return false, err
 	}
@@ -193,7 +193,7 @@ func (s *core) applyTombstones(ctx context.Context, ref string, sides ...gitstor
 		if kind != "purged" {
 			continue
 		}
-		data, err := s.repo.ReadBlob(h, notes.MaxDocumentBytes)
+		data, err := s.log.ReadBlob(h, notes.MaxDocumentBytes)
 		if err != nil {
 			continue
 		}
@@ -216,14 +216,14 @@ func (s *core) applyTombstones(ctx context.Context, ref string, sides ...gitstor
 	// Operations that either side added relative to the merge: the only
 	// place where one the tombstone does not name can come from.
 	for _, side := range sides {
-		changes, err := s.repo.Diff(side, tip)
+		changes, err := s.log.Diff(side, tip)
 		if err != nil {
 			return false, err
 		}
 		for _, ch := range changes {
 			if kind, id := notes.PathKind(ch.Path); ch.Deleted || kind != "op" || drop[ch.Path] {
 				continue
-			} else if data, err := s.repo.ReadBlob(ch.Hash, notes.MaxDocumentBytes); err == nil {
+			} else if data, err := s.log.ReadBlob(ch.Hash, notes.MaxDocumentBytes); err == nil {
 				if op, err := notes.DecodeOp(data, id); err == nil && purged[op.Entry] {
 					drop[ch.Path] = true
 				}
@@ -244,7 +244,7 @@ func (s *core) applyTombstones(ctx context.Context, ref string, sides ...gitstor
 // update-ref log remote-tracking refs).
 func (s *core) expireReflogs(ctx context.Context, ref string) error {
 	refs := []string{ref}
-	tracking, err := s.repo.Refs(remotePrefix)
+	tracking, err := s.log.Refs(remotePrefix)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 
 // memoryRefs are the refs whose memory the cache indexes, by tip.
 func (s *core) memoryRefs() (local, tracking map[string]gitstore.Hash, err error) {
-	all, err := s.repo.Refs(sharedPrefix, privatePrefix, subPrefix, gitstore.NotesRef, remotePrefix)
+	all, err := s.log.Refs(sharedPrefix, privatePrefix, subPrefix, gitstore.NotesRef, remotePrefix)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -96,7 +96,7 @@ func (s *core) mergeRef(ctx context.Context, local string, h gitstore.Hash) (git
 	if local == gitstore.NotesRef {
 		return s.repo.MergeNotes(ctx, h)
 	}
-	before, err := s.repo.Tip(local)
+	before, err := s.log.Tip(local)
 	if err != nil {
 		return "", err
 	}
@@ -226,7 +226,7 @@ func (s *core) dropRef(tx *cache.Tx, ref string, old gitstore.Hash) bool {
 	if SubscriptionOf(ref) == "" {
 		return false
 	}
-	changes, err := s.repo.Diff(old, gitstore.ZeroHash)
+	changes, err := s.log.Diff(old, gitstore.ZeroHash)
 	if err != nil {
 		return false
 	}
@@ -264,7 +264,7 @@ func (s *core) applyRef(tx *cache.Tx, ref string, old, tip gitstore.Hash) (probl
 		problems = append(problems, fmt.Sprintf("%s: %s (object %s): %v", ref, path, short(obj.String()), err))
 		return tx.Problem(ref, path, obj.String(), err.Error())
 	}
-	changes, err := s.repo.Diff(old, tip)
+	changes, err := s.log.Diff(old, tip)
 	if err != nil {
 		if err := tx.ClearProblems(ref); err != nil {
 			return nil, false, err
@@ -320,7 +320,7 @@ func (s *core) applyChange(tx *cache.Tx, ref string, private bool, ch gitstore.C
 	case !gitstore.RegularFile(ch.Mode):
 		return problem(ch.Path, ch.Hash, fmt.Errorf("not a regular file (mode %o)", ch.Mode))
 	}
-	data, err := s.repo.ReadBlob(ch.Hash, notes.MaxDocumentBytes)
+	data, err := s.log.ReadBlob(ch.Hash, notes.MaxDocumentBytes)
 	if err != nil {
 		return problem(ch.Path, ch.Hash, err)
 	}
@@ -360,7 +360,7 @@ func (s *core) applyNotes(tx *cache.Tx, tip gitstore.Hash, changes []gitstore.Ch
 			}
 			continue
 		}
-		data, err := s.repo.ReadBlob(ch.Hash, notes.MaxDocumentBytes)
+		data, err := s.log.ReadBlob(ch.Hash, notes.MaxDocumentBytes)
 		if err == nil && !utf8.Valid(data) {
 			err = errors.New("note is not valid UTF-8")
 		}

@@ -226,7 +226,7 @@ func (s *Memory) repairRef(ctx context.Context, d Damage) (RefRepair, error) {
 		return r, s.repo.DeleteRef(ctx, d.Ref)
 	default:
 		r.To, r.Action = good.String(), "moved back to its newest complete commit"
-		return r, s.repo.CompareAndSwap(ctx, d.Ref, good, tip)
+		return r, s.log.CompareAndSwap(ctx, d.Ref, good, tip)
 	}
 	return r, nil
 }

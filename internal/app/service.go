@@ -22,6 +22,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/internal/memlog"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
@@ -101,6 +102,7 @@ type Service struct {
 // the embedder and the configuration.
 type core struct {
 	repo              *gitstore.Repo
+	log               memlog.Store // the repository as memory's log: refs, appends, diffs
 	cache             *cache.Cache
 	now               func() time.Time
 	asOf              time.Time // Options.AsOf
@@ -143,7 +145,7 @@ func Open(dir string, opts Options) (*Service, error) {
 
 // newService is Open for a repository already opened.
 func newService(repo *gitstore.Repo, opts Options) *Service {
-	s := &core{repo: repo, now: opts.Now, asOf: opts.AsOf, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, transfersOut: opts.Transfers, rawScores: opts.RawScores, noCodeChecks: opts.NoCodeChecks,
+	s := &core{repo: repo, log: repo, now: opts.Now, asOf: opts.AsOf, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, transfersOut: opts.Transfers, rawScores: opts.RawScores, noCodeChecks: opts.NoCodeChecks,
 		session: opts.Session, agentID: opts.Agent, followAgent: opts.FollowAgentSession, defaultSession: opts.DefaultSession, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder, loadEmb: opts.LoadEmbedder, projects: opts.Projects}
 	if s.embModel == "" {
 		s.embModel = embed.DefaultModel

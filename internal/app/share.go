@@ -46,7 +46,7 @@ func (s *core) appendDocs(ctx context.Context, ref string, files []gitstore.File
 			return commit, parent, err
 		}
 	}
-	return s.repo.Append(ctx, ref, files, gitstore.ParseIdent(author, s.now()), msg)
+	return s.log.Append(ctx, ref, files, gitstore.ParseIdent(author, s.now()), msg)
 }
 
 // checkShareable refuses fields that look like credentials, saying what

@@ -186,8 +186,8 @@ func (s *Service) remoteStatus(ctx context.Context) ([]RemoteStatus, error) {
 		}
 		for _, ref := range []string{SharedRef, gitstore.NotesRef} {
 			tr := trackingRef(r, ref)
-			lt, _ := s.repo.Tip(ref)
-			rt, _ := s.repo.Tip(tr)
+			lt, _ := s.log.Tip(ref)
+			rt, _ := s.log.Tip(tr)
 			rs := RemoteStatus{Remote: r, Ref: ref, Configured: configured}
 			switch {
 			case moved:

@@ -86,7 +86,7 @@ func (s *Sharing) Subscriptions(ctx context.Context) ([]Subscription, error) {
 
 // readFetched fills in sub's memory as last fetched: its tip and entries.
 func (s *core) readFetched(sub *Subscription) {
-	if h, err := s.repo.Tip(subMemoryRef(sub.Name)); err == nil && !h.IsZero() {
+	if h, err := s.log.Tip(subMemoryRef(sub.Name)); err == nil && !h.IsZero() {
 		sub.Tip = h.String()
 		sub.Entries, _ = s.repo.CountFiles(h, "entries")
 	}
@@ -206,11 +206,11 @@ func (s *core) checkSubscriptionURL(ctx context.Context, url string) (string, er
 // mirror), which sync already shares, and subscribing would make the
 // project's own entries read-only.
 func (s *core) refuseOwnMemory(ctx context.Context, name, url string) error {
-	own, err := s.repo.Tip(SharedRef)
+	own, err := s.log.Tip(SharedRef)
 	if err != nil || own.IsZero() {
 		return nil
 	}
-	theirs, err := s.repo.Tip(subPrefix + name + "/memory")
+	theirs, err := s.log.Tip(subPrefix + name + "/memory")
 	if err != nil || theirs.IsZero() {
 		return nil
 	}
@@ -298,7 +298,7 @@ func (s *core) dropSubscriptionRefs(ctx context.Context, name string) error {
 
 // dropRefs deletes every ref under the prefixes.
 func (s *core) dropRefs(ctx context.Context, prefixes ...string) error {
-	refs, err := s.repo.Refs(prefixes...)
+	refs, err := s.log.Refs(prefixes...)
 	if err != nil {
 		return err
 	}
@@ -320,10 +320,10 @@ func (s *Sharing) SyncSubscriptions(ctx context.Context) ([]SubscriptionSync, er
 	out := make([]SubscriptionSync, 0, len(subs))
 	for _, sub := range subs {
 		r := SubscriptionSync{Name: sub.Name, URL: sub.URL}
-		before, _ := s.repo.Tip(subMemoryRef(sub.Name))
+		before, _ := s.log.Tip(subMemoryRef(sub.Name))
 		if err := s.repo.Mirror(ctx, sub.URL, subFetchSpec(sub.Name)); err != nil {
 			r.Error = err.Error()
-		} else if after, _ := s.repo.Tip(subMemoryRef(sub.Name)); after != before {
+		} else if after, _ := s.log.Tip(subMemoryRef(sub.Name)); after != before {
 			r.Moved = true
 			s.fresh = false
 		}
@@ -362,7 +362,7 @@ func (s *Memory) SaveTo(ctx context.Context, name string, req SaveRequest) (note
 		if err := s.repo.Mirror(ctx, sub.URL, "+"+sharedPrefix+"*:"+outbox+"*"); err != nil {
 			return e, fmt.Errorf("save to %s: %w", name, err)
 		}
-		base, err := s.repo.Tip(outbox + "memory")
+		base, err := s.log.Tip(outbox + "memory")
 		if err != nil {
 			return e, err
 		}
@@ -400,7 +400,7 @@ const saveToAttempts = 10
 // the next sync brings it.
 func (s *core) followSaved(ctx context.Context, name string, base, commit gitstore.Hash, e notes.Entry, doc []byte) {
 	mirror := subMemoryRef(name)
-	cur, err := s.repo.Tip(mirror)
+	cur, err := s.log.Tip(mirror)
 	if err != nil {
 		return
 	}
@@ -409,7 +409,7 @@ func (s *core) followSaved(ctx context.Context, name string, base, commit gitsto
 			return
 		}
 	}
-	if err := s.repo.CompareAndSwap(ctx, mirror, commit, cur); err != nil {
+	if err := s.log.CompareAndSwap(ctx, mirror, commit, cur); err != nil {
 		return
 	}
 	if cur == base {

@@ -195,12 +195,12 @@ func (s *core) fetchAndMerge(ctx context.Context, remote string, silence time.Du
 	if c, err := s.openCache(); err == nil {
 		c.SetMeta(ctx, remoteAddressKey+remote, addr)
 	}
-	tracking, err := s.repo.Refs(trackingRef(remote, sharedPrefix))
+	tracking, err := s.log.Refs(trackingRef(remote, sharedPrefix))
 	if err != nil {
 		return err
 	}
 	notesTracking := trackingRef(remote, gitstore.NotesRef)
-	if h, err := s.repo.Tip(notesTracking); err == nil && !h.IsZero() {
+	if h, err := s.log.Tip(notesTracking); err == nil && !h.IsZero() {
 		tracking[notesTracking] = h
 	}
 	s.fetchedComplete(tracking)
@@ -264,7 +264,7 @@ func (s *core) lastAddress(ctx context.Context, remote string) (string, bool) {
 func (s *core) recordPushed(ctx context.Context, remote string, push []string, rewrote bool) error {
 	for _, spec := range push {
 		local, _, _ := strings.Cut(spec, ":")
-		h, err := s.repo.Tip(local)
+		h, err := s.log.Tip(local)
 		if err != nil || h.IsZero() {
 			continue
 		}
@@ -291,11 +291,11 @@ func (s *core) leases(ctx context.Context, remote string, specs []string) []stri
 		if dst == "" {
 			dst = local
 		}
-		theirs, err := s.repo.Tip(trackingRef(remote, local))
+		theirs, err := s.log.Tip(trackingRef(remote, local))
 		if err != nil || theirs.IsZero() {
 			continue
 		}
-		ours, err := s.repo.Tip(local)
+		ours, err := s.log.Tip(local)
 		if err != nil || ours.IsZero() {
 			continue
 		}
@@ -346,14 +346,14 @@ func looksLikeMemory(repo *gitstore.Repo, ref string, h gitstore.Hash) error {
 // from what remote was last seen to hold, and apart the refs that do not
 // point at a readable commit, with the reason.
 func (s *core) unpushed(remote string) (specs []string, bad map[string]error, err error) {
-	local, err := s.repo.Refs(sharedPrefix, gitstore.NotesRef)
+	local, err := s.log.Refs(sharedPrefix, gitstore.NotesRef)
 	if err != nil {
 		return nil, nil, err
 	}
 	bad = map[string]error{}
 	for ref, h := range local {
 		tr := trackingRef(remote, ref)
-		if t, _ := s.repo.Tip(tr); t == h {
+		if t, _ := s.log.Tip(tr); t == h {
 			continue
 		}
 		if _, err := s.repo.CommitTree(h); err != nil {

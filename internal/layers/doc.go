@@ -4,13 +4,15 @@
 // back up.
 //
 //	4  programs and tools    cmd/*, internal/manpages, internal/bench,
-//	                         internal/eval/*, internal/testrepo, internal/evaldata
+//	                         internal/eval/*, internal/testrepo, internal/evaldata,
+//	                         internal/memlog/memlogtest
 //	3  front ends            internal/frontend/{cli,mcp,web,agenthook}, and
 //	                         what they share: internal/config (environment,
 //	                         version, exit codes), internal/daemon (the warm
 //	                         process's socket), internal/agentsetup (agents'
 //	                         configuration files)
-//	2  the application       internal/app
+//	2  the application       internal/app, and the storage its memory log
+//	                         needs: internal/memlog
 //	1  storage and engines   gitstore, cache, rank, embed, hooks, registry,
 //	                         internal/secrets
 //	0  pure packages         notes (the domain model), cochange, timeexpr,

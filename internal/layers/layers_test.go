@@ -18,13 +18,13 @@ var floors = map[string]int{
 	"gitstore": 1, "cache": 1, "rank": 1, "embed": 1, "embed/purego": 1, "hooks": 1, "registry": 1,
 	"internal/secrets": 1,
 
-	"internal/app": 2,
+	"internal/app": 2, "internal/memlog": 2,
 
 	"internal/frontend/cli": 3, "internal/frontend/mcp": 3, "internal/frontend/web": 3, "internal/frontend/agenthook": 3,
 	"internal/config": 3, "internal/daemon": 3, "internal/agentsetup": 3,
 
 	"cmd/git-synaptic": 4, "cmd/git-synaptic-mcp": 4, "internal/manpages": 4, "internal/bench": 4,
-	"internal/eval/cochange": 4, "internal/eval/locomo": 4, "internal/testrepo": 4, "internal/evaldata": 4,
+	"internal/eval/cochange": 4, "internal/eval/locomo": 4, "internal/testrepo": 4, "internal/evaldata": 4, "internal/memlog/memlogtest": 4,
 	"internal/layers": 4,
 }
 
