@@ -8,10 +8,10 @@ import (
 )
 
 // A search scores a few hundred candidates exactly by their float vectors
-// (coarse, completeHits). Read from the vector store, each is a B-tree
-// descent and an overflow page (a vector is larger than a WITHOUT ROWID
-// row keeps in its page): about 3 ms a search at 10k entries, a third of
-// a warm prompt hook's work. A long-lived process (HoldVectors) keeps the
+// (coarse, completeHits). Read through SQL, each costs a descent in the
+// entries, in vec_state and in the vector store, 2 KB read and copied:
+// about 3 ms a search at 10k entries, a third of a warm prompt hook's
+// work. A long-lived process (HoldVectors) keeps the
 // vectors it read in memory, by their text's hash: a (model, hash) names
 // one vector for good, so what it holds is never stale, and it scores
 // with the very bytes a command run in place reads, so that results are
