@@ -100,7 +100,7 @@ status' shows the result.`,
 func runIndex(e *env, o *indexOptions) error {
 	opt := app.IndexOptions{All: o.all, Branch: o.branch, Progress: progress(e, "indexing commits"), Tune: true}
 	if o.since != "" {
-		t, err := app.ParseTime(o.since, time.Now())
+		t, err := app.ParseTime(o.since, e.clock())
 		if err != nil {
 			return usageError{err}
 		}
@@ -252,7 +252,7 @@ func runCochanges(e *env, o *cochangesOptions) error {
 			return nil
 		}
 		fmt.Fprintf(e.io.Out, "%s changed in %s; files changed with it:\n", file, app.Plural(commits, "commit"))
-		printSuggestions(e.io.Out, list, m, time.Now())
+		printSuggestions(e.io.Out, list, m, e.clock())
 		return nil
 	})
 }
@@ -320,7 +320,7 @@ func runSuggest(e *env, o *suggestOptions) error {
 			return nil
 		}
 		fmt.Fprintln(e.io.Out, "these usually change too:")
-		printSuggestions(e.io.Out, list, m, time.Now())
+		printSuggestions(e.io.Out, list, m, e.clock())
 		return nil
 	})
 }

@@ -54,7 +54,7 @@ func runPatterns(e *env, o *patternsOptions) error {
 		if len(groups) == 0 {
 			fmt.Fprintln(e.io.Out, "no recurring issues in the last 30 days")
 		}
-		now := time.Now()
+		now := e.clock()
 		for _, g := range groups {
 			fmt.Fprintf(e.io.Out, "pattern %s %s\n", app.ShortID(g.ID), app.PatternLabel(g))
 			printGroup(e, now, g)
@@ -125,7 +125,7 @@ func runConsolidate(e *env, o *consolidateOptions) error {
 			fmt.Fprintln(e.io.Out, "nothing to consolidate")
 			return nil
 		}
-		now := time.Now()
+		now := e.clock()
 		for i, g := range groups {
 			fmt.Fprintf(e.io.Out, "group %d (%d entries)\n", i+1, len(g.Entries))
 			printGroup(e, now, g)
@@ -190,7 +190,7 @@ func runRulesList(e *env, o *rulesListOptions) error {
 			fmt.Fprintln(e.io.Out, `no rules yet (git synaptic save "TEXT" --type rule adds one)`)
 			return nil
 		}
-		now := time.Now()
+		now := e.clock()
 		for _, r := range rules {
 			label := ""
 			if r.Label != "" {
@@ -230,7 +230,7 @@ func runRulesPending(e *env, o *rulesPendingOptions) error {
 		if len(list) == 0 {
 			fmt.Fprintln(e.io.Out, "no pending rules")
 		}
-		now := time.Now()
+		now := e.clock()
 		for _, p := range list {
 			fmt.Fprintf(e.io.Out, "%s  %-8s %s\n", colour(e.io.TTY, yellow, app.ShortID(p.ID)), app.Age(now, p.Created), app.FirstLine(p.Content, 90))
 			for _, r := range p.Conflicts {

@@ -115,7 +115,7 @@ func newList(e *env) *cobra.Command {
 }
 
 func runLog(e *env, o *logOptions) error {
-	now := time.Now()
+	now := e.clock()
 	f, err := o.filter.build(now)
 	if err != nil {
 		return err
@@ -358,7 +358,7 @@ or deleted is named on stderr and skipped.`,
 }
 
 func runSearch(e *env, o *searchOptions) error {
-	now := time.Now()
+	now := e.clock()
 	f, err := o.filter.build(now)
 	if err != nil {
 		return err

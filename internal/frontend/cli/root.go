@@ -40,8 +40,17 @@ type env struct {
 	// parsed, when set (tests of flag parsing), receives each command's
 	// filled-in options in place of running the command.
 	parsed func(opts any)
-	models *app.WarmModels // in the daemon: the models it keeps loaded
-	pool   *sessionPool    // in the daemon: the repositories it keeps open
+	models *app.WarmModels  // in the daemon: the models it keeps loaded
+	pool   *sessionPool     // in the daemon: the repositories it keeps open
+	now    func() time.Time // the clock; nil: the system's (tests fix it)
+}
+
+// clock is the time now, as the command reads it.
+func (e *env) clock() time.Time {
+	if e.now != nil {
+		return e.now()
+	}
+	return time.Now()
 }
 
 // run runs a command whose flags and arguments are in opts: work, or,
@@ -73,7 +82,7 @@ func (e *env) openAt(dir string) (*app.Service, error) { return app.Open(dir, e.
 
 // options are the Service options of this command.
 func (e *env) options() app.Options {
-	opts := config.FromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory"), AsOf: e.asOf})
+	opts := config.FromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory"), AsOf: e.asOf, Now: e.now})
 	if f := terminalErr(e); f != nil {
 		opts.Transfers = f
 	}
@@ -139,23 +148,29 @@ func Run(ctx context.Context, args []string, stdio IO) int { return run(ctx, arg
 // run is Run in the warm process, with the repositories and models it
 // keeps (nil: open and load what is needed).
 func run(ctx context.Context, args []string, stdio IO, pool *sessionPool) int {
-	stdio.Out, stdio.Err = visible{stdio.Out}, visible{stdio.Err}
 	e := &env{ctx: ctx, io: stdio, dir: "."}
 	if pool != nil {
 		e.pool, e.models = pool, pool.models
 	}
+	return e.execute(args)
+}
+
+// execute runs the command line args in e, says what failed on its
+// standard error, and returns the exit code.
+func (e *env) execute(args []string) int {
+	e.io.Out, e.io.Err = visible{e.io.Out}, visible{e.io.Err}
 	root := newRoot(e)
 	root.SetArgs(args)
-	root.SetIn(stdio.In)
-	root.SetOut(stdio.Out)
-	root.SetErr(stdio.Err)
-	err := root.ExecuteContext(ctx)
+	root.SetIn(e.io.In)
+	root.SetOut(e.io.Out)
+	root.SetErr(e.io.Err)
+	err := root.ExecuteContext(e.ctx)
 	if err != nil {
 		msg := err.Error()
 		if !strings.HasPrefix(msg, "git-synaptic:") {
 			msg = "git-synaptic: " + msg
 		}
-		fmt.Fprintln(stdio.Err, msg)
+		fmt.Fprintln(e.io.Err, msg)
 	}
 	return ExitCode(err)
 }
