@@ -32,11 +32,44 @@ func New(sess *app.Session, version string) *server.MCPServer {
 		server.WithPromptCapabilities(false), server.WithRecovery(), server.WithInstructions(Instructions))
 	h := &handlers{sess: sess}
 	for _, t := range tools() {
+		t.tool = annotate(t.tool)
 		s.AddTool(t.tool, h.guard(t.tool, t.fn))
 	}
 	h.addResources(s)
 	return s
 }
+
+// annotate sets the hints the tool table leaves to MCP's defaults, which
+// are the cautious ones (destructive, open world), so that agents know
+// which calls to confirm: every tool works on this repository's memory
+// alone, only the ones that take memory out of use are destructive (git
+// history keeps it), and those and the ones that set a state again
+// change nothing the second time.
+func annotate(t mcpgo.Tool) mcpgo.Tool {
+	no, yes := false, true
+	a := &t.Annotations
+	a.OpenWorldHint = &no
+	if a.ReadOnlyHint == nil || !*a.ReadOnlyHint {
+		a.ReadOnlyHint = &no
+		a.DestructiveHint = &no
+		if takesOutOfUse[t.Name] {
+			a.DestructiveHint = &yes
+		}
+	} else {
+		a.DestructiveHint = nil // meaningless for a read-only tool
+	}
+	if takesOutOfUse[t.Name] || setsAgain[t.Name] {
+		a.IdempotentHint = &yes
+	}
+	return t
+}
+
+// takesOutOfUse and setsAgain name the tools annotate marks destructive
+// and idempotent.
+var (
+	takesOutOfUse = map[string]bool{"context_archive": true, "context_delete": true, "context_delete_rule": true}
+	setsAgain     = map[string]bool{"context_pin": true, "context_dismiss_rule": true, "context_resolve_pattern": true, "context_git_index": true}
+)
 
 // Serve answers MCP requests on in/out until in closes or ctx ends.
 func Serve(ctx context.Context, sess *app.Session, version string, in io.Reader, out io.Writer, errlog io.Writer) error {
