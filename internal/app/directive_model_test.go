@@ -5,6 +5,8 @@ package app
 import (
 	"context"
 	"testing"
+
+	"github.com/git-synaptic/git-synaptic/internal/directive"
 )
 
 // With the real model, an entry that reads like a directive template is a
@@ -15,7 +17,7 @@ func TestDirectivesByMeaning(t *testing.T) {
 	s := openTest(t, Options{})
 	meant, _ := s.Memory().Save(ctx, SaveRequest{Content: "it is wrong, please do it differently"})
 	plain, _ := s.Memory().Save(ctx, SaveRequest{Content: "the test does it differently on CI"})
-	if isDirective(meant.Content, meant.Type) {
+	if directive.Is(meant.Content, meant.Type) {
 		t.Fatal("the words alone catch it: the test proves nothing")
 	}
 	pending, err := s.Agent().PendingRules(ctx)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/embed"
+	"github.com/git-synaptic/git-synaptic/internal/directive"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
@@ -44,7 +45,7 @@ func TestSessionRequestsAreAlikeAndAlone(t *testing.T) {
 		for k := 1; k < len(words) && meant == ""; k++ {
 			part := strings.Join(words[k:], " ")
 			v, _ := wordEmbedder{}.Embed(ctx, []string{tpl, part})
-			if !isDirective(part, notes.TypeInsight) && embed.Cosine(v[0], v[1]) >= directiveCosine {
+			if !directive.Is(part, notes.TypeInsight) && embed.Cosine(v[0], v[1]) >= directiveCosine {
 				meant = part
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
+	"github.com/git-synaptic/git-synaptic/internal/directive"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
@@ -142,7 +143,7 @@ func (s *Agent) DeleteRules(ctx context.Context, which string) ([]string, error)
 // or phrased as a standing directive.
 func IsCorrection(r Entry) bool {
 	tagged := slices.Contains(r.Tags, TagCorrection) && r.Type != notes.TypeRule
-	return tagged || (slices.Contains(correctionTypes, r.Type) && isDirective(r.Content, r.Type))
+	return tagged || (slices.Contains(correctionTypes, r.Type) && directive.Is(r.Content, r.Type))
 }
 
 // PendingRule is a correction not yet accepted as a rule or dismissed,

@@ -16,7 +16,8 @@
 //	1  storage and engines   gitstore, cache, rank, embed, hooks, registry,
 //	                         internal/secrets
 //	0  pure packages         notes (the domain model), cochange, timeexpr,
-//	                         internal/memfile, internal/agents, and small
+//	                         internal/memfile, internal/agents,
+//	                         internal/directive, and small
 //	                         helpers: internal/regular, internal/atomicfile,
 //	                         internal/lockfile
 //

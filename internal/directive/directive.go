@@ -1,4 +1,7 @@
-package app
+// Package directive tells a standing instruction from what only looks
+// like one, by its words: the model-free half of finding corrections
+// (the application adds a reading by meaning). Pure: it reads text only.
+package directive
 
 import (
 	"regexp"
@@ -14,9 +17,9 @@ import (
 // fake clock"). What only looks like one is a statement about the
 // system ("Stop words are removed", "The API never returns null"), a
 // decision with its reasons ("Use Postgres for billing: ..."), or a
-// how-to ("Run the benchmarks with make bench"). isDirective reads each
+// how-to ("Run the benchmarks with make bench"). Is reads each
 // sentence of an entry for one of these forms (measured on
-// testdata/corrections.jsonl: make eval-corrections).
+// internal/app/testdata/corrections.jsonl: make eval-corrections).
 
 var (
 	// markerRE: phrases that address a standing instruction wherever
@@ -91,9 +94,9 @@ func describes(w string) bool {
 	return strings.HasSuffix(w, "ed") || strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss")
 }
 
-// isDirective reports whether text, saved as an entry of type typ, reads
+// Is reports whether text, saved as an entry of type typ, reads
 // as a standing instruction (see above).
-func isDirective(text string, typ notes.Type) bool {
+func Is(text string, typ notes.Type) bool {
 	key := string(typ) + "\x00" + text
 	directives.Lock()
 	d, ok := directives.read[key]
@@ -114,7 +117,7 @@ func isDirective(text string, typ notes.Type) bool {
 	return d
 }
 
-// directives remembers isDirective's answers: a session start reads the
+// directives remembers Is's answers: a session start reads the
 // 500 newest entries with the regular expressions above (about 12 ms at
 // 10k entries), and a long-lived process (the warm process, the MCP
 // server) reads the same ones again at every start.
@@ -126,7 +129,7 @@ var directives struct {
 // maxDirectiveMemo bounds the answers remembered (each a text's length).
 const maxDirectiveMemo = 20000
 
-// readsAsDirective is isDirective, unremembered.
+// readsAsDirective is Is, unremembered.
 func readsAsDirective(text string, typ notes.Type) bool {
 	if markerRE().MatchString(text) {
 		return true
@@ -139,7 +142,7 @@ func readsAsDirective(text string, typ notes.Type) bool {
 	return false
 }
 
-// sentenceDirective reads one sentence (see isDirective).
+// sentenceDirective reads one sentence (see Is).
 func sentenceDirective(s string, typ notes.Type) bool {
 	question := strings.HasSuffix(s, "?")
 	// A decision's reasons follow its first clause: only that clause can

@@ -1,4 +1,4 @@
-package app
+package directive
 
 import (
 	"testing"
@@ -63,12 +63,12 @@ func TestDirectives(t *testing.T) {
 		"Should we use gRPC or plain HTTP for the internal API?",
 	}
 	for _, d := range directives {
-		if !isDirective(d, notes.TypeInsight) {
+		if !Is(d, notes.TypeInsight) {
 			t.Errorf("missed directive: %q", d)
 		}
 	}
 	for _, p := range plain {
-		if isDirective(p, notes.TypeInsight) {
+		if Is(p, notes.TypeInsight) {
 			t.Errorf("not a directive, but taken for one: %q", p)
 		}
 	}
