@@ -62,10 +62,10 @@ func goldenRepo(t *testing.T) string {
 }
 
 // The CLI's output, as a person reads it, against golden files: each case
-// prints the command, its standard output, its standard error and its
-// exit code when not 0. go test -run TestGolden -update rewrites them.
+// runs in a repository of its own and prints the command, its standard
+// output, its standard error and its exit code when not 0. go test -run
+// TestGoldenOutput -update rewrites them.
 func TestGoldenOutput(t *testing.T) {
-	dir := goldenRepo(t)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -82,6 +82,7 @@ func TestGoldenOutput(t *testing.T) {
 		{"search-no-words", []string{"search", "!!!", "--mode", "bm25"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			dir := goldenRepo(t)
 			var out, errb bytes.Buffer
 			e := &env{ctx: context.Background(), io: IO{In: strings.NewReader(""), Out: &out, Err: &errb}, dir: ".", now: func() time.Time { return goldenNow }}
 			code := e.execute(append([]string{"-C", dir}, tc.args...))
