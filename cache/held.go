@@ -22,7 +22,8 @@ import (
 type heldVectors struct {
 	model string
 	made  string // vec_made when filled: a store made again starts afresh
-	max   int    // vectors at most
+	max   int    // bytes of vectors at most
+	bytes int    // bytes of vectors held
 	byKey map[string][]byte
 }
 
@@ -34,7 +35,7 @@ func (c *Cache) HoldVectors(maxBytes int) {
 		c.held = nil
 		return
 	}
-	c.held = &heldVectors{max: max(1, maxBytes/2048)} // 512 float32s: the default model's
+	c.held = &heldVectors{max: maxBytes}
 }
 
 // holding returns the held vectors for the active model and vector
@@ -46,24 +47,26 @@ func (c *Cache) holding() *heldVectors {
 		return nil
 	}
 	if h.model != c.vecModel || h.made != c.signs.made || h.byKey == nil {
-		h.model, h.made, h.byKey = c.vecModel, c.signs.made, map[string][]byte{}
+		h.model, h.made, h.bytes, h.byKey = c.vecModel, c.signs.made, 0, map[string][]byte{}
 	}
 	return h
 }
 
 // put keeps blob under key, first letting go of about an eighth of what
-// it holds (whatever map order gives) when full.
+// it holds (whatever map order gives) when it would hold more than max.
 func (h *heldVectors) put(key string, blob []byte) {
-	if len(h.byKey) >= h.max {
-		drop := max(1, h.max/8)
-		for k := range h.byKey {
+	if h.bytes+len(blob) > h.max {
+		drop := max(1, len(h.byKey)/8)
+		for k, b := range h.byKey {
 			delete(h.byKey, k)
+			h.bytes -= len(b)
 			if drop--; drop == 0 {
 				break
 			}
 		}
 	}
 	h.byKey[key] = blob
+	h.bytes += len(blob)
 }
 
 // heldCosines is cosines for a cache that holds vectors: the rows where

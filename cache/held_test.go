@@ -26,7 +26,7 @@ func TestHeldVectorsRankAsTheStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer x.Close()
-		x.HoldVectors(room * 2048)
+		x.HoldVectors(room * 4 * 16) // 16 float32s a vector
 		held[i] = x
 	}
 	rng := rand.New(rand.NewSource(7))
