@@ -88,7 +88,6 @@ func (r *Repo) writeLoose(obj plumbing.EncodedObject, h Hash) error {
 		return err
 	}
 	tmp := f.Name()
-	defer os.Remove(tmp) // gone once renamed
 	zw, _ := zlib.NewWriterLevel(f, zlib.BestSpeed)
 	rd, err := obj.Reader()
 	if err == nil {
@@ -107,6 +106,9 @@ func (r *Repo) writeLoose(obj plumbing.EncodedObject, h Hash) error {
 	}
 	if err == nil {
 		err = os.Rename(tmp, final)
+	}
+	if err != nil {
+		os.Remove(tmp)
 	}
 	return err
 }
