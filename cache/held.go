@@ -17,14 +17,15 @@ import (
 // with the very bytes a command run in place reads, so that results are
 // the same either way.
 
-// heldVectors are the float vectors a Cache keeps, encoded as the store
-// holds them (encodeVec), by text hash, for model.
+// heldVectors are the float vectors a Cache keeps, decoded from the
+// store's bytes (decodeVec: the same float32 values), by text hash, for
+// model.
 type heldVectors struct {
 	model string
 	made  string // vec_made when filled: a store made again starts afresh
 	max   int    // bytes of vectors at most
 	bytes int    // bytes of vectors held
-	byKey map[string][]byte
+	byKey map[string][]float32
 }
 
 // HoldVectors makes the cache keep up to maxBytes of the float vectors
@@ -47,26 +48,26 @@ func (c *Cache) holding() *heldVectors {
 		return nil
 	}
 	if h.model != c.vecModel || h.made != c.signs.made || h.byKey == nil {
-		h.model, h.made, h.bytes, h.byKey = c.vecModel, c.signs.made, 0, map[string][]byte{}
+		h.model, h.made, h.bytes, h.byKey = c.vecModel, c.signs.made, 0, map[string][]float32{}
 	}
 	return h
 }
 
-// put keeps blob under key, first letting go of about an eighth of what
-// it holds (whatever map order gives) when it would hold more than max.
-func (h *heldVectors) put(key string, blob []byte) {
-	if h.bytes+len(blob) > h.max {
+// put keeps v under key, first letting go of about an eighth of what it
+// holds (whatever map order gives) when it would hold more than max.
+func (h *heldVectors) put(key string, v []float32) {
+	if h.bytes+4*len(v) > h.max {
 		drop := max(1, len(h.byKey)/8)
-		for k, b := range h.byKey {
+		for k, held := range h.byKey {
 			delete(h.byKey, k)
-			h.bytes -= len(b)
+			h.bytes -= 4 * len(held)
 			if drop--; drop == 0 {
 				break
 			}
 		}
 	}
-	h.byKey[key] = blob
-	h.bytes += len(blob)
+	h.byKey[key] = v
+	h.bytes += 4 * len(v)
 }
 
 // heldCosines is cosines for a cache that holds vectors: the rows where
@@ -108,20 +109,24 @@ func (c *Cache) heldCosines(ctx context.Context, h *heldVectors, q []float32, fr
 	if err != nil {
 		return nil, nil, fmt.Errorf("cache: vector scoring: %w", err)
 	}
+	decoded := make(map[string][]float32, len(fetched))
+	for key, blob := range fetched {
+		decoded[key] = decodeVec(blob)
+	}
 	out := make([]scoredRow, 0, len(all))
 	ids := make([]string, 0, len(all))
 	for _, r := range all {
-		blob, ok := h.byKey[r.key]
+		v, ok := h.byKey[r.key]
 		if !ok {
-			if blob, ok = fetched[r.key]; !ok {
+			if v, ok = decoded[r.key]; !ok {
 				continue // no vector of this model (yet)
 			}
 		}
-		out = append(out, scoredRow{r.rowid, dotBlob(q, blob)})
+		out = append(out, scoredRow{r.rowid, dot(q, v)})
 		ids = append(ids, r.id)
 	}
-	for key, blob := range fetched { // kept only now: keeping may let go of others
-		h.put(key, blob)
+	for key, v := range decoded { // kept only now: keeping may let go of others
+		h.put(key, v)
 	}
 	return out, ids, nil
 }

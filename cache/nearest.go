@@ -37,6 +37,7 @@ type vectorQuery struct {
 	ix     *signIndex // the sign bits when planned
 	key    string     // the filter in c.admits
 	admit  []uint64   // the rows it admits; nil when it admits most (sampleShare)
+	share  float64    // about what share of the ranked rows it admits
 	ranked []int64    // rank's answer
 	spread bool       // scan on every core (nothing else runs meanwhile)
 }
@@ -62,9 +63,10 @@ func (c *Cache) planNearest(ctx context.Context, f Filter, n int) (*vectorQuery,
 	if err != nil {
 		return nil, err
 	}
-	vq.key = key
+	vq.key, vq.share = key, share
 	if share < minShare {
 		vq.admit, err = c.admitted(ctx, key, aw, aargs)
+		vq.share = 1 // it ranks only the rows admitted
 	}
 	return vq, err
 }
@@ -201,6 +203,19 @@ func dotBlob(q []float32, b []byte) float32 {
 	var s float32
 	for i := range q {
 		s += q[i] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return s
+}
+
+// dot is dotBlob of the blob v was decoded from: the same products summed
+// in the same order, so the same float32.
+func dot(q, v []float32) float32 {
+	if len(v) != len(q) {
+		return 0
+	}
+	var s float32
+	for i := range q {
+		s += q[i] * v[i]
 	}
 	return s
 }

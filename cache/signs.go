@@ -68,7 +68,7 @@ func (c *Cache) coarse(ctx context.Context, vq *vectorQuery, q []float32) (score
 	}
 	w, args := vq.f.where()
 	k := vq.k
-	out, err := c.scoreInOrder(ctx, q, vq.ranked, k, w, args)
+	out, err := c.scoreInOrder(ctx, q, vq.ranked, k, vq.share, w, args)
 	whole = len(out) >= k || len(vq.ranked) < rerankPool*k // k found, or every row with a vector seen
 	if err != nil || whole || vq.admit != nil {
 		return out, whole, err
@@ -81,19 +81,23 @@ func (c *Cache) coarse(ctx context.Context, vq *vectorQuery, q []float32) (score
 		return nil, false, err
 	}
 	ranked := vq.ix.nearest(q, k, admit, vq.spread)
-	out, err = c.scoreInOrder(ctx, q, ranked, k, w, args)
+	out, err = c.scoreInOrder(ctx, q, ranked, k, 1, w, args)
 	return out, len(out) >= k || len(ranked) < rerankPool*k, err
 }
 
 // scoreInOrder scores the first k rows of ranked that where admits and
-// that have float vectors, asking for each batch as many more as the
-// share admitted so far says it takes.
-func (c *Cache) scoreInOrder(ctx context.Context, q []float32, ranked []int64, k int, where string, args []any) ([]scoredRow, error) {
+// that have float vectors, asking first for as many as share (about what
+// share of the rows where admits) says it takes, then for each batch as
+// many more as the share admitted so far says: one query, not two, when
+// the filter leaves out some of the nearest (a prompt's types).
+func (c *Cache) scoreInOrder(ctx context.Context, q []float32, ranked []int64, k int, share float64, where string, args []any) ([]scoredRow, error) {
 	var out []scoredRow
 	seen := 0
 	for seen < len(ranked) && len(out) < k {
 		next := k - len(out)
-		if seen > 0 {
+		if seen == 0 && share < 1 {
+			next = int(float64(k)*1.05/max(share, minShare)) + 1 // with room for the sample's error
+		} else if seen > 0 {
 			next = (k-len(out))*seen/max(len(out), 1) + 1
 		}
 		next = min(next, len(ranked)-seen)
