@@ -219,7 +219,7 @@ func (w *contextWriter) rules() {
 	rules := w.list(Filter{Types: []notes.Type{notes.TypeRule}, Limit: 50})
 	pinnedFirst(rules)
 	w.section("Rules", rules)
-	pending, err := w.s.pendingRules(w.ctx, false)
+	pending, err := w.s.pendingRules(w.ctx, storedVectors)
 	if err != nil || len(pending) == 0 {
 		return
 	}
@@ -246,7 +246,7 @@ func (w *contextWriter) rules() {
 // intelligence writes the recurring issues and the consolidation
 // candidates, from the vectors at hand.
 func (w *contextWriter) intelligence() {
-	if patterns, err := w.s.patterns(w.ctx, false); err == nil && len(patterns) > 0 {
+	if patterns, err := w.s.patterns(w.ctx, storedVectors); err == nil && len(patterns) > 0 {
 		w.b.raw("\n## Recurring issues (resolve with git synaptic patterns resolve ID or context_resolve_pattern)\n")
 		for _, g := range patterns {
 			for _, r := range g.Entries {
@@ -256,7 +256,7 @@ func (w *contextWriter) intelligence() {
 			w.b.item(fmt.Sprintf("- %s pattern %s: %s", PatternLabel(g), ShortID(g.ID), FirstLine(last.Content, 160)))
 		}
 	}
-	if groups, err := w.s.consolidation(w.ctx, false); err == nil && len(groups) > 0 {
+	if groups, err := w.s.consolidation(w.ctx, storedVectors); err == nil && len(groups) > 0 {
 		w.b.raw("\n## Consolidation candidates\n" + ConsolidationHowTo + "\n")
 		for i, g := range groups {
 			ids := make([]string, len(g.Entries))

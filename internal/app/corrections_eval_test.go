@@ -57,7 +57,7 @@ func TestCorrectionDetectors(t *testing.T) {
 		byWords[e.ID] = IsCorrection(Entry{State: notes.State{Entry: e}})
 	}
 	byMeaning := map[string]bool{}
-	for _, e := range s.core.directivesByMeaning(ctx, true) {
+	for _, e := range s.core.directivesByMeaning(ctx, modelVectors) {
 		byMeaning[e.ID] = true
 	}
 	pending, err := s.Agent().PendingRules(ctx)

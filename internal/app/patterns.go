@@ -69,25 +69,29 @@ func sharedTags(a, b []string) int {
 // Patterns returns recurring issues: three or more issues of the last 30
 // days that are alike (an issue with two or more similar ones), unless the
 // pattern was resolved. Needs the embedding model.
-func (s *Memory) Patterns(ctx context.Context) ([]Group, error) { return s.patterns(ctx, true) }
+func (s *Memory) Patterns(ctx context.Context) ([]Group, error) { return s.patterns(ctx, modelVectors) }
 
-// patterns is Patterns; without load it reads the vectors at hand (see
-// vectorsAtHand), unless a recent issue waits for its vector: patterns are
+// patterns is Patterns with the vectors of src (see vectorsAtHand);
+// storedVectors are read unless a recent issue waits for its vector: patterns are
 // found by meaning, and an issue saved without the model (by the CLI)
 // joins its pattern here, loading the model once. The issues of every
 // pattern found are made longterm (see keepPatterns), whatever saved them.
-func (s *core) patterns(ctx context.Context, load bool) ([]Group, error) {
+func (s *core) patterns(ctx context.Context, src vectorSource) ([]Group, error) {
 	var out []Group
-	find := func(load bool) error {
-		return s.vectorsAtHand(ctx, load, func(c *cache.Cache) error {
+	find := func(src vectorSource) error {
+		return s.vectorsAtHand(ctx, src, func(c *cache.Cache) error {
 			var err error
 			out, err = s.patternsIn(ctx, c)
 			return err
 		})
 	}
-	err := find(load || s.issuesWait(ctx))
-	if err != nil && !load {
-		err = find(false) // no model to load: the vectors at hand
+	first := src
+	if first == storedVectors && s.issuesWait(ctx) {
+		first = modelVectors
+	}
+	err := find(first)
+	if err != nil && src == storedVectors {
+		err = find(storedVectors) // no model to load: the vectors at hand
 	}
 	s.memory().keepPatterns(ctx, out)
 	return out, err
@@ -157,14 +161,14 @@ func (s *Memory) ResolvePattern(ctx context.Context, idPrefix string) (Group, er
 // the last 30 days that say much the same (cosine ≥ 0.75, shared tags
 // helping): candidates to merge into one longterm entry.
 func (s *Memory) Consolidation(ctx context.Context) ([]Group, error) {
-	return s.consolidation(ctx, true)
+	return s.consolidation(ctx, modelVectors)
 }
 
-// consolidation is Consolidation; without load it reads the vectors at
-// hand (see vectorsAtHand).
-func (s *core) consolidation(ctx context.Context, load bool) ([]Group, error) {
+// consolidation is Consolidation with the vectors of src (see
+// vectorsAtHand).
+func (s *core) consolidation(ctx context.Context, src vectorSource) ([]Group, error) {
 	var out []Group
-	err := s.vectorsAtHand(ctx, load, func(c *cache.Cache) error {
+	err := s.vectorsAtHand(ctx, src, func(c *cache.Cache) error {
 		recent, err := s.recentVectors(ctx, c, notes.TypeIssue, notes.TypeDecision)
 		if err != nil {
 			return err

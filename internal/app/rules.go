@@ -169,10 +169,10 @@ const directiveCosine = 0.75
 
 // directivesByMeaning finds the recent entries that read like a directive
 // template, from the vectors of the entries and of the templates: with
-// load, the model's (embedding what waits); without, those the cache
-// stores, so that a session start finds what rules pending finds. With
+// modelVectors, the model's (embedding what waits); with storedVectors,
+// those the cache stores, so that a session start finds what rules pending finds. With
 // none stored, it finds none: the words stand alone.
-func (s *core) directivesByMeaning(ctx context.Context, load bool) []Entry {
+func (s *core) directivesByMeaning(ctx context.Context, src vectorSource) []Entry {
 	var out []Entry
 	find := func(c *cache.Cache, tvecs [][]float32) error {
 		rows, vecs, err := c.VectorRows(ctx, cache.Filter{Types: correctionTypes, Limit: 500})
@@ -186,7 +186,7 @@ func (s *core) directivesByMeaning(ctx context.Context, load bool) []Entry {
 		}
 		return err
 	}
-	if load {
+	if src == modelVectors {
 		_ = s.withVectors(ctx, func(c *cache.Cache, m Embedder) error {
 			tvecs, err := c.TextVectors(ctx, directiveTemplates) // withVectors stored them
 			if err != nil {
@@ -218,21 +218,23 @@ var correctionTypes = []notes.Type{notes.TypeInsight, notes.TypeDecision, notes.
 // Rules similar to one (cosine ≥ 0.7) are reported as conflicts when the
 // model is installed.
 func (s *Agent) PendingRules(ctx context.Context) ([]PendingRule, error) {
-	return s.pendingRules(ctx, true)
+	return s.pendingRules(ctx, modelVectors)
 }
 
-// pendingRules is PendingRules; without load, and where no model is
-// loaded yet, it reads stored vectors only: directives are found by
+// pendingRules is PendingRules; with storedVectors, and where no model
+// is loaded yet, it reads stored vectors only: directives are found by
 // meaning among the entries with a vector, and conflicts for the
 // corrections that have one.
 // Loading the model costs a session start about 300 ms.
-func (s *core) pendingRules(ctx context.Context, load bool) ([]PendingRule, error) {
-	load = load || s.emb != nil
-	key := s.derivedKey(ctx, load)
+func (s *core) pendingRules(ctx context.Context, src vectorSource) ([]PendingRule, error) {
+	if s.emb != nil {
+		src = modelVectors // loaded already
+	}
+	key := s.derivedKey(ctx, src)
 	if key != "" && s.rulesMemo.key == key {
 		return clonePending(s.rulesMemo.rules), nil
 	}
-	cands, err := s.findRuleCandidates(ctx, load)
+	cands, err := s.findRuleCandidates(ctx, src)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +244,7 @@ func (s *core) pendingRules(ctx context.Context, load bool) ([]PendingRule, erro
 		out[i] = PendingRule{Entry: r}
 	}
 	if len(out) > 0 {
-		s.findConflicts(ctx, out, load)
+		s.findConflicts(ctx, out, src)
 	}
 	if key != "" {
 		s.rulesMemo.key, s.rulesMemo.rules = key, clonePending(out)
@@ -292,9 +294,9 @@ func (s *core) derivedKey(ctx context.Context, how ...any) string {
 }
 
 // findRuleCandidates gathers the corrections and directives no rule covers
-// yet: tagged corrections, recent entries that read as one, and (with
-// load, or from stored vectors) directives found by meaning.
-func (s *core) findRuleCandidates(ctx context.Context, load bool) ([]Entry, error) {
+// yet: tagged corrections, recent entries that read as one, and (from the
+// vectors of src) directives found by meaning.
+func (s *core) findRuleCandidates(ctx context.Context, src vectorSource) ([]Entry, error) {
 	seen := map[string]bool{}
 	var cands []Entry
 	add := func(rows []Entry, byMeaning bool) {
@@ -317,14 +319,14 @@ func (s *core) findRuleCandidates(ctx context.Context, load bool) ([]Entry, erro
 		return nil, err
 	}
 	add(recent, false)
-	add(s.directivesByMeaning(ctx, load), true)
+	add(s.directivesByMeaning(ctx, src), true)
 	return s.withoutRule(ctx, cands)
 }
 
 // findConflicts notes, for each pending rule, the rules it contradicts by
-// meaning. It needs vectors: with load it embeds the texts, else it reads
-// stored ones; without either the list stands alone.
-func (s *core) findConflicts(ctx context.Context, out []PendingRule, load bool) {
+// meaning. It needs vectors: with modelVectors it embeds the texts, else
+// it reads stored ones; without either the list stands alone.
+func (s *core) findConflicts(ctx context.Context, out []PendingRule, src vectorSource) {
 	conflicts := func(c *cache.Cache, vecs [][]float32) error {
 		rules, rvecs, err := c.VectorRows(ctx, cache.Filter{Types: []notes.Type{notes.TypeRule}, Limit: 500})
 		if err != nil || len(rules) == 0 {
@@ -345,7 +347,7 @@ func (s *core) findConflicts(ctx context.Context, out []PendingRule, load bool) 
 		}
 		return nil
 	}
-	if load {
+	if src == modelVectors {
 		_ = s.withVectors(ctx, func(c *cache.Cache, m Embedder) error {
 			texts := make([]string, len(out))
 			for i, p := range out {

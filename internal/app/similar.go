@@ -96,13 +96,32 @@ func (s *core) issuesWait(ctx context.Context) bool {
 	return wait
 }
 
-// vectorsAtHand runs f with the cache reading vectors: of the model, with
-// pending entries embedded first, when it is loaded or load is set;
-// otherwise those the last model stored, without loading it (about 300 ms
-// that a session-start hook should not pay; entries saved since the last
-// embedding are left out). f does not run when there are none.
-func (s *core) vectorsAtHand(ctx context.Context, load bool, f func(c *cache.Cache) error) error {
-	if load || s.emb != nil {
+// vectorSource is where the views derived from memory's meaning (rules
+// pending, patterns, consolidation) take their vectors from.
+type vectorSource int
+
+const (
+	// storedVectors are those the last model stored, read without loading
+	// it (about 300 ms that a session-start hook should not pay); entries
+	// saved since the last embedding have none. A model loaded already is
+	// used all the same.
+	storedVectors vectorSource = iota
+	// modelVectors are the model's, loaded if need be, with what waits for
+	// a vector embedded first.
+	modelVectors
+)
+
+func (v vectorSource) String() string {
+	if v == modelVectors {
+		return "model"
+	}
+	return "stored"
+}
+
+// vectorsAtHand runs f with the cache reading vectors from src (see
+// vectorSource); f does not run when there are none.
+func (s *core) vectorsAtHand(ctx context.Context, src vectorSource, f func(c *cache.Cache) error) error {
+	if src == modelVectors || s.emb != nil {
 		return s.withVectors(ctx, func(c *cache.Cache, _ Embedder) error { return f(c) })
 	}
 	return s.withCache(ctx, func(c *cache.Cache) error {
