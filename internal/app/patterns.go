@@ -72,9 +72,9 @@ func sharedTags(a, b []string) int {
 func (s *Memory) Patterns(ctx context.Context) ([]Group, error) { return s.patterns(ctx, modelVectors) }
 
 // patterns is Patterns with the vectors of src (see vectorsAtHand);
-// storedVectors are read unless a recent issue waits for its vector: patterns are
-// found by meaning, and an issue saved without the model (by the CLI)
-// joins its pattern here, loading the model once. The issues of every
+// storedVectors are read unless a recent issue waits for its vector:
+// patterns are found by meaning, and an issue saved without the model (by
+// the CLI) joins its pattern here, loading the model once. The issues of every
 // pattern found are made longterm (see keepPatterns), whatever saved them.
 func (s *core) patterns(ctx context.Context, src vectorSource) ([]Group, error) {
 	var out []Group

@@ -170,8 +170,8 @@ const directiveCosine = 0.75
 // directivesByMeaning finds the recent entries that read like a directive
 // template, from the vectors of the entries and of the templates: with
 // modelVectors, the model's (embedding what waits); with storedVectors,
-// those the cache stores, so that a session start finds what rules pending finds. With
-// none stored, it finds none: the words stand alone.
+// those the cache stores, so that a session start finds what rules
+// pending finds. With none stored, it finds none: the words stand alone.
 func (s *core) directivesByMeaning(ctx context.Context, src vectorSource) []Entry {
 	var out []Entry
 	find := func(c *cache.Cache, tvecs [][]float32) error {
