@@ -64,9 +64,10 @@ func (r *Repo) store(obj plumbing.EncodedObject, kind string) (Hash, error) {
 // writeLoose writes obj, whose hash is h, as a loose object, compressed as
 // git compresses loose objects (core.looseCompression's default, zlib's
 // best speed: go-git's level 6 took 10 of the 21 ms of a save at a
-// million entries, most of it on the directory tree of 3,900 entries).
-// An object already there is freshened instead, as git does, so that a
-// git gc running now does not prune it as old and unreachable.
+// million entries, most of it on the directory tree of 3,900 entries),
+// but for a large tree (storedTree). An object already there is
+// freshened instead, as git does, so that a git gc running now does not
+// prune it as old and unreachable.
 func (r *Repo) writeLoose(obj plumbing.EncodedObject, h Hash) error {
 	hex := h.String()
 	dir := filepath.Join(r.commonDir, "objects", hex[:2])
@@ -84,7 +85,11 @@ func (r *Repo) writeLoose(obj plumbing.EncodedObject, h Hash) error {
 		return err
 	}
 	tmp := f.Name()
-	zw, _ := zlib.NewWriterLevel(f, zlib.BestSpeed)
+	level := zlib.BestSpeed
+	if obj.Type() == plumbing.TreeObject && obj.Size() >= storedTree {
+		level = zlib.NoCompression
+	}
+	zw, _ := zlib.NewWriterLevel(f, level)
 	rd, err := obj.Reader()
 	if err == nil {
 		fmt.Fprintf(zw, "%s %d\x00", obj.Type(), obj.Size())
@@ -108,6 +113,14 @@ func (r *Repo) writeLoose(obj plumbing.EncodedObject, h Hash) error {
 	}
 	return err
 }
+
+// storedTree is the size from which a tree is written without
+// compression (zlib's stored blocks, core.looseCompression=0 in git's
+// terms): a tree is mostly object ids and hex names, which zlib shrinks
+// by 30% (the directory of 3,900 entries a save rewrites at a million
+// entries: 254 KB to 176 KB) at 2.9 ms to write and 1.7 ms to read it
+// back, against 0.25 and 0.1 ms stored. git gc packs them as ever.
+const storedTree = 32 << 10
 
 // packThreshold is the batch size from which blobs are written as one pack
 // instead of loose objects: a file per object costs a temp file and a

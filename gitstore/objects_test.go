@@ -4,14 +4,20 @@ import (
 	"bytes"
 	"compress/zlib"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // Objects are written loose as git writes them (zlib at best speed, read
@@ -73,5 +79,65 @@ func TestObjectsAreWrittenAsGitWritesThem(t *testing.T) {
 	first[0].Name = "changed by a caller"
 	if again, _ := r.readTree(tree); again[0].Name != "entries" {
 		t.Fatalf("a caller's change to a tree read reached the next read: %q", again[0].Name)
+	}
+}
+
+// Trees are encoded byte for byte as go-git (and git) encode them, and a
+// large one, written without compression, is read back by git and by this
+// package, and passes git fsck.
+func TestTreesAreWrittenAsGitReadsThem(t *testing.T) {
+	entries := []object.TreeEntry{
+		{Name: "a.json", Mode: filemode.Regular, Hash: plumbing.NewHash("1111111111111111111111111111111111111111")},
+		{Name: "a", Mode: filemode.Dir, Hash: plumbing.NewHash("2222222222222222222222222222222222222222")},
+		{Name: "run", Mode: filemode.Executable, Hash: plumbing.NewHash("3333333333333333333333333333333333333333")},
+		{Name: "link", Mode: filemode.Symlink, Hash: plumbing.NewHash("4444444444444444444444444444444444444444")},
+		{Name: "mod", Mode: filemode.Submodule, Hash: plumbing.NewHash("5555555555555555555555555555555555555555")},
+	}
+	sort.Sort(object.TreeEntrySorter(entries))
+	want := &plumbing.MemoryObject{}
+	if err := (&object.Tree{Entries: entries}).Encode(want); err != nil {
+		t.Fatal(err)
+	}
+	wr, _ := want.Reader()
+	wantData, _ := io.ReadAll(wr)
+	got, err := encodeTree(entries)
+	if err != nil || !bytes.Equal(got, wantData) {
+		t.Fatalf("encodeTree:\n%q %v\nwant\n%q", got, err, wantData)
+	}
+	for _, bad := range []string{"", "a\x00b"} {
+		if _, err := encodeTree([]object.TreeEntry{{Name: bad, Mode: filemode.Regular}}); err == nil {
+			t.Errorf("a tree entry named %q was encoded", bad)
+		}
+	}
+
+	ctx := context.Background()
+	dir := testrepo.NewRepo(t)
+	r := open(t, dir)
+	var files []File
+	for i := range 1000 {
+		files = append(files, File{Path: fmt.Sprintf("entries/aa/%032x.json", i), Data: []byte(strconv.Itoa(i))})
+	}
+	c, _, err := r.Append(ctx, "refs/synaptic/memory", files, sig, "many")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := testrepo.Git(t, dir, "rev-parse", c.String()+":entries/aa")
+	raw, err := os.ReadFile(filepath.Join(dir, ".git", "objects", sub[:2], sub[2:]))
+	if err != nil {
+		t.Fatalf("the large tree is not loose: %v", err)
+	}
+	if len(raw) < 1000*65 { // 65 bytes an entry, stored
+		t.Errorf("the large tree was written compressed (%d bytes)", len(raw))
+	}
+	if n := len(strings.Split(testrepo.Git(t, dir, "ls-tree", sub), "\n")); n != 1000 {
+		t.Errorf("git lists %d entries in the large tree, want 1000", n)
+	}
+	testrepo.Git(t, dir, "fsck", "--strict", "--no-progress")
+	fresh := open(t, dir)
+	if n, err := fresh.CountFiles(c, "entries"); err != nil || n != 1000 {
+		t.Errorf("read back %d files (%v), want 1000", n, err)
+	}
+	if got := testrepo.Git(t, dir, "cat-file", "-p", c.String()+":entries/aa/"+fmt.Sprintf("%032x.json", 999)); got != "999" {
+		t.Errorf("git reads %q from the large tree's last file", got)
 	}
 }

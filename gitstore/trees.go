@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -39,16 +40,41 @@ func (r *Repo) readTree(h Hash) ([]object.TreeEntry, error) {
 
 func (r *Repo) writeTree(entries []object.TreeEntry) (Hash, error) {
 	sort.Slice(entries, func(i, j int) bool { return treeKey(entries[i]) < treeKey(entries[j]) })
-	t := &object.Tree{Entries: entries}
-	obj := r.st.NewEncodedObject()
-	if err := t.Encode(obj); err != nil {
+	data, err := encodeTree(entries)
+	if err != nil {
 		return ZeroHash, err
 	}
+	obj := &plumbing.MemoryObject{}
+	obj.SetType(plumbing.TreeObject)
+	obj.Write(data) // appends to memory: no error
 	h, err := r.store(obj, "tree")
 	if err == nil {
 		r.trees.put(h, entries)
 	}
 	return h, err
+}
+
+// encodeTree writes entries, in tree order, as git's tree object holds
+// them: "<mode in octal> <name>\0<hash>" each. object.Tree's Encode does
+// the same with a fmt.Fprintf an entry: 1 ms of a save at a million
+// entries, for its directory of 3,900.
+func encodeTree(entries []object.TreeEntry) ([]byte, error) {
+	n := 0
+	for _, e := range entries {
+		n += len("100644 ") + len(e.Name) + 1 + len(e.Hash)
+	}
+	data := make([]byte, 0, n)
+	for _, e := range entries {
+		if e.Name == "" || strings.IndexByte(e.Name, 0) >= 0 {
+			return nil, fmt.Errorf("malformed file name %q in a tree", e.Name)
+		}
+		data = strconv.AppendUint(data, uint64(e.Mode), 8)
+		data = append(data, ' ')
+		data = append(data, e.Name...)
+		data = append(data, 0)
+		data = append(data, e.Hash[:]...)
+	}
+	return data, nil
 }
 
 // treeCache keeps the last trees read or written, parsed. A save at a
