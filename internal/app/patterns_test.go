@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -205,5 +206,46 @@ func TestSaveReportsTheJoinedPattern(t *testing.T) {
 	st, err := bare.Status(ctx)
 	if err != nil || st.ActivePatterns == nil || *st.ActivePatterns != 1 || bare.emb != nil {
 		t.Fatalf("status: %v patterns, %v (embedder %v)", st.ActivePatterns, err, bare.emb)
+	}
+}
+
+// countingEmbedder is wordEmbedder that records every text it embeds.
+type countingEmbedder struct {
+	wordEmbedder
+	texts *[]string
+}
+
+func (e countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	*e.texts = append(*e.texts, texts...)
+	return e.wordEmbedder.Embed(ctx, texts)
+}
+
+// A save that looked for near-duplicates by meaning keeps the vector it
+// computed as the new entry's: the next search embeds its query and
+// nothing else, and finds the entry by meaning.
+func TestSaveByMeaningEmbedsTheEntryOnce(t *testing.T) {
+	ctx := context.Background()
+	var embedded []string
+	s := openTest(t, Options{Embedder: countingEmbedder{texts: &embedded}})
+	const content = "the resize hook fires twice when a client detaches during copy mode"
+	saved, err := s.Memory().SaveLinked(ctx, SaveRequest{Content: content, Type: notes.TypeInsight}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedded = nil
+	found, _, err := s.Recall().Search(ctx, SearchRequest{Query: "client detach resize hook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(embedded, content) || len(embedded) != 1 {
+		t.Errorf("the search after the save embedded %q; want only its query", embedded)
+	}
+	hits := Hits(found)
+	if len(hits) == 0 || hits[0].ID != saved.Entry.ID || hits[0].Cosine <= 0 {
+		t.Fatalf("the saved entry is not found by meaning: %+v", hits)
+	}
+	st, err := s.Recall().VectorStatus(ctx)
+	if err != nil || st.Embedded != st.Entries {
+		t.Errorf("entries without a vector after the search: %+v %v", st, err)
 	}
 }

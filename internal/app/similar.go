@@ -147,13 +147,20 @@ type Similar struct {
 // model, it compares words (Jaccard ≥ 0.8 with entries holding its four
 // longest words), which costs one cheap full-text query.
 func (s *Recall) NearDuplicates(ctx context.Context, content string, semantic bool) ([]Similar, error) {
-	var out []Similar
+	out, _, err := s.nearDuplicates(ctx, content, semantic)
+	return out, err
+}
+
+// nearDuplicates is NearDuplicates that also returns content's vector
+// when it embedded content (nil otherwise).
+func (s *Recall) nearDuplicates(ctx context.Context, content string, semantic bool) (out []Similar, vec []float32, err error) {
 	if semantic {
 		err := s.withVectors(ctx, func(c *cache.Cache, m Embedder) error {
 			v, err := m.Embed(ctx, []string{content})
 			if err != nil {
 				return err
 			}
+			vec = v[0]
 			hits, err := c.Nearest(ctx, v[0], cache.Filter{Limit: 5}, 5)
 			for _, h := range hits {
 				if h.Cosine >= duplicateCosine {
@@ -163,12 +170,13 @@ func (s *Recall) NearDuplicates(ctx context.Context, content string, semantic bo
 			return err
 		})
 		if err == nil {
-			return out, nil
+			return out, vec, nil
 		}
+		vec = nil
 	}
 	q := contentWords(content)
 	if len(q) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	// A near-duplicate shares at least 80% of the words, so it almost
 	// surely holds the four longest: find those entries, then compare.
@@ -187,7 +195,7 @@ func (s *Recall) NearDuplicates(ctx context.Context, content string, semantic bo
 	// check would cost save a millisecond, and the save catches up anyway.
 	c, err := s.openCache()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rows, err := c.WithAllWords(ctx, words, 20)
 	for _, r := range rows {
@@ -199,7 +207,7 @@ func (s *Recall) NearDuplicates(ctx context.Context, content string, semantic bo
 	if len(out) > 3 {
 		out = out[:3]
 	}
-	return out, err
+	return out, nil, err
 }
 
 func jaccard(a, b map[string]bool) float64 {

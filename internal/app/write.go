@@ -52,13 +52,16 @@ type Saved struct {
 // semantic, where the model is loaded anyway; else by words), then saves
 // req linked to them. A failed lookup saves without links.
 func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, semantic bool) (Saved, error) {
-	dups, _ := s.recall().NearDuplicates(ctx, req.Content, semantic)
+	dups, vec, _ := s.recall().nearDuplicates(ctx, req.Content, semantic)
 	for _, d := range dups {
 		req.Duplicates = append(req.Duplicates, d.ID)
 	}
 	e, err := s.Save(ctx, req)
 	if err != nil {
 		return Saved{}, err
+	}
+	if vec != nil {
+		s.keepVector(ctx, e.Content, vec)
 	}
 	saved := Saved{Entry: e, Duplicates: dups}
 	if semantic && e.Type == notes.TypeIssue {
@@ -71,6 +74,18 @@ func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, semantic bool)
 		}
 	}
 	return saved, nil
+}
+
+// keepVector stores the vector of a text just embedded for a new entry's
+// near-duplicates as the vector of that entry's text, so that the next
+// search takes it from the vector store instead of embedding the entry
+// again (3.5 ms of an MCP save at a million entries). It is the same
+// model's vector of the same text, so nothing ranks differently; a failed
+// store only costs that embedding.
+func (s *Memory) keepVector(ctx context.Context, text string, vec []float32) {
+	_ = s.withCache(ctx, func(c *cache.Cache) error {
+		return c.SaveTextVectors(ctx, []string{text}, [][]float32{vec})
+	})
 }
 
 // keepPatterns makes the issues of recurring patterns longterm (the
