@@ -526,10 +526,17 @@ func (ix *signIndex) distances(dist []uint16, starts []int, lo, hi int, qw, admi
 }
 
 // distances8 is distances for 512 bits a vector (the default model's),
-// the words unrolled and bounds checks hoisted: at 100k entries it took
-// the sign-bit ranking from 1.50 to 1.31 ms.
+// the words unrolled and bounds checks hoisted (at 100k entries it took
+// the sign-bit ranking from 1.50 to 1.31 ms), two rows at a time, each
+// counted in a histogram of its own: counting every row in one made each
+// increment wait on the last (the distances of a scan crowd a few values).
+// At a million rows on one core: 19.4 ms before, 13.8 ms two at a time.
 func (ix *signIndex) distances8(dist []uint16, starts []int, lo, hi int, q *[8]uint64, admit []uint64, count []int) {
-	count = count[:8*64+1]
+	var hist [2][1024]int32 // a distance is at most 512: d&1023 is d, without a bounds check
+	one := func(w *[8]uint64) int {
+		return bits.OnesCount64(w[0]^q[0]) + bits.OnesCount64(w[1]^q[1]) + bits.OnesCount64(w[2]^q[2]) + bits.OnesCount64(w[3]^q[3]) +
+			bits.OnesCount64(w[4]^q[4]) + bits.OnesCount64(w[5]^q[5]) + bits.OnesCount64(w[6]^q[6]) + bits.OnesCount64(w[7]^q[7])
+	}
 	for ci := lo; ci < hi; ci++ {
 		ch := &ix.chunks[ci]
 		at := starts[ci]
@@ -537,17 +544,40 @@ func (ix *signIndex) distances8(dist []uint16, starts []int, lo, hi int, q *[8]u
 		out := dist[at : at+n]
 		words := ch.words[:8*n]
 		valid := ch.valid[:(n+7)/8]
-		for i := range out {
-			if valid[i/8]&(1<<(i%8)) == 0 || admit != nil && !has(admit, ch.rowid(i)) {
-				out[i] = skip
+		scanned := func(i int) bool {
+			return valid[i/8]&(1<<(i%8)) != 0 && (admit == nil || has(admit, ch.rowid(i)))
+		}
+		i := 0
+		for ; i+1 < n; i += 2 {
+			if !scanned(i) || !scanned(i+1) {
+				for j := i; j < i+2; j++ {
+					if !scanned(j) {
+						out[j] = skip
+						continue
+					}
+					d := one((*[8]uint64)(words[8*j:]))
+					out[j] = uint16(d)
+					hist[j&1][d&1023]++
+				}
 				continue
 			}
-			w := (*[8]uint64)(words[8*i:])
-			d := bits.OnesCount64(w[0]^q[0]) + bits.OnesCount64(w[1]^q[1]) + bits.OnesCount64(w[2]^q[2]) + bits.OnesCount64(w[3]^q[3]) +
-				bits.OnesCount64(w[4]^q[4]) + bits.OnesCount64(w[5]^q[5]) + bits.OnesCount64(w[6]^q[6]) + bits.OnesCount64(w[7]^q[7])
-			out[i] = uint16(d)
-			count[d]++
+			d0, d1 := one((*[8]uint64)(words[8*i:])), one((*[8]uint64)(words[8*i+8:]))
+			out[i], out[i+1] = uint16(d0), uint16(d1)
+			hist[0][d0&1023]++
+			hist[1][d1&1023]++
 		}
+		if i < n {
+			if !scanned(i) {
+				out[i] = skip
+			} else {
+				d := one((*[8]uint64)(words[8*i:]))
+				out[i] = uint16(d)
+				hist[0][d&1023]++
+			}
+		}
+	}
+	for d := range count[:8*64+1] {
+		count[d] += int(hist[0][d] + hist[1][d])
 	}
 }
 

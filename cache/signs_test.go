@@ -343,8 +343,12 @@ func TestHammingInPartsKeepsWhatOneScanKeeps(t *testing.T) {
 	ix.pack(qw, q)
 	admit := make([]uint64, (chunks*perChunk)/64+1)
 	for ci := range chunks {
-		ch := signChunk{id: int64(ci), valid: make([]byte, perChunk/8), rowids: make([]byte, 8*perChunk), words: make([]uint64, 8*perChunk)}
-		for i := range perChunk {
+		n := perChunk
+		if ci%2 == 1 { // chunks of odd length: distances8 scans rows in pairs
+			n = perChunk - 1 - ci%5
+		}
+		ch := signChunk{id: int64(ci), valid: make([]byte, (n+7)/8), rowids: make([]byte, 8*n), words: make([]uint64, 8*n)}
+		for i := range n {
 			id := int64(ci*perChunk + i + 1)
 			binary.LittleEndian.PutUint64(ch.rowids[8*i:], uint64(id))
 			d := 0
@@ -364,6 +368,30 @@ func TestHammingInPartsKeepsWhatOneScanKeeps(t *testing.T) {
 			}
 		}
 		ix.chunks = append(ix.chunks, ch)
+	}
+	// every row's distance and the count at each distance, exactly
+	starts := []int{0}
+	for _, ch := range ix.chunks {
+		starts = append(starts, starts[len(starts)-1]+len(ch.rowids)/8)
+	}
+	dist, count := make([]uint16, starts[len(starts)-1]), make([]int, 8*64+1)
+	ix.distances(dist, starts, 0, len(ix.chunks), qw, admit, count)
+	wantCount := make([]int, len(count))
+	byID := map[int64]int{}
+	for _, r := range rows {
+		wantCount[r.d]++
+		byID[r.id] = r.d
+	}
+	if !slices.Equal(count, wantCount) {
+		t.Fatalf("rows counted at each distance: %v, want %v", count, wantCount)
+	}
+	for ci, ch := range ix.chunks {
+		for i := range len(ch.rowids) / 8 {
+			want, ok := byID[ch.rowid(i)]
+			if got := dist[starts[ci]+i]; ok && int(got) != want || !ok && got != skip {
+				t.Fatalf("row %d: distance %d, want %d (scanned: %v)", ch.rowid(i), got, want, ok)
+			}
+		}
 	}
 	slices.SortFunc(rows, func(a, b row) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.id, b.id)) })
 	for _, spread := range []bool{false, true} {
