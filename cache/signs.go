@@ -529,8 +529,8 @@ func (ix *signIndex) distances(dist []uint16, starts []int, lo, hi int, qw, admi
 // the words unrolled and bounds checks hoisted (at 100k entries it took
 // the sign-bit ranking from 1.50 to 1.31 ms), two rows at a time, each
 // counted in a histogram of its own: counting every row in one made each
-// increment wait on the last (the distances of a scan crowd a few values).
-// At a million rows on one core: 19.4 ms before, 13.8 ms two at a time.
+// increment wait on the last (the distances of a scan crowd a few values):
+// hamming over a million rows on one core took 20.7 ms, now 17.0.
 func (ix *signIndex) distances8(dist []uint16, starts []int, lo, hi int, q *[8]uint64, admit []uint64, count []int) {
 	var hist [2][1024]int32 // a distance is at most 512: d&1023 is d, without a bounds check
 	one := func(w *[8]uint64) int {

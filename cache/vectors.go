@@ -533,9 +533,10 @@ func (c *Cache) TextVectors(ctx context.Context, texts []string) ([][]float32, e
 	return out, nil
 }
 
-// SaveTextVectors stores the vectors of texts that are no entry's (a
-// detector's templates), by the model in use, so that a process without
-// the model reads them (TextVectors).
+// SaveTextVectors stores the vectors of texts, by the model in use: a
+// detector's templates, which are no entry's, so that a process without
+// the model reads them (TextVectors); or a text about to be an entry's,
+// which the entry then takes instead of being embedded (pendingVectors).
 func (c *Cache) SaveTextVectors(ctx context.Context, texts []string, vecs [][]float32) error {
 	if c.vecModel == "" || len(texts) != len(vecs) {
 		return fmt.Errorf("cache: %d vectors for %d texts (model %q)", len(vecs), len(texts), c.vecModel)

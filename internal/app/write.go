@@ -60,7 +60,7 @@ func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, semantic bool)
 	if err != nil {
 		return Saved{}, err
 	}
-	if vec != nil {
+	if vec != nil && e.Content == req.Content { // the text embedded is the entry's
 		s.keepVector(ctx, e.Content, vec)
 	}
 	saved := Saved{Entry: e, Duplicates: dups}
