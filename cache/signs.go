@@ -547,18 +547,22 @@ func (ix *signIndex) distances8(dist []uint16, starts []int, lo, hi int, q *[8]u
 		scanned := func(i int) bool {
 			return valid[i/8]&(1<<(i%8)) != 0 && (admit == nil || has(admit, ch.rowid(i)))
 		}
+		// alone: a row of a pair with a row not scanned, or the last of an
+		// odd chunk
+		alone := func(i int) {
+			if !scanned(i) {
+				out[i] = skip
+				return
+			}
+			d := one((*[8]uint64)(words[8*i:]))
+			out[i] = uint16(d)
+			hist[i&1][d&1023]++
+		}
 		i := 0
 		for ; i+1 < n; i += 2 {
 			if !scanned(i) || !scanned(i+1) {
-				for j := i; j < i+2; j++ {
-					if !scanned(j) {
-						out[j] = skip
-						continue
-					}
-					d := one((*[8]uint64)(words[8*j:]))
-					out[j] = uint16(d)
-					hist[j&1][d&1023]++
-				}
+				alone(i)
+				alone(i + 1)
 				continue
 			}
 			d0, d1 := one((*[8]uint64)(words[8*i:])), one((*[8]uint64)(words[8*i+8:]))
@@ -567,13 +571,7 @@ func (ix *signIndex) distances8(dist []uint16, starts []int, lo, hi int, q *[8]u
 			hist[1][d1&1023]++
 		}
 		if i < n {
-			if !scanned(i) {
-				out[i] = skip
-			} else {
-				d := one((*[8]uint64)(words[8*i:]))
-				out[i] = uint16(d)
-				hist[0][d&1023]++
-			}
+			alone(i)
 		}
 	}
 	for d := range count[:8*64+1] {
