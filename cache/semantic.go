@@ -328,32 +328,8 @@ func (c *Cache) completeHits(ctx context.Context, q SemanticQuery, ids []string,
 			unscored = append(unscored, id)
 		}
 	}
-	if h := c.holding(); h != nil && q.Vector != nil && len(unscored) > 0 {
-		unscoredJSON, _ := json.Marshal(unscored)
-		scored, ids, err := c.heldCosines(ctx, h, q.Vector, `json_each(?) j CROSS JOIN`, `e.id = j.value`, []any{string(unscoredJSON)})
-		if err != nil {
-			return err
-		}
-		for i, s := range scored {
-			byID[ids[i]].Cosine = float64(s.cos)
-		}
-	} else if q.Vector != nil && len(unscored) > 0 {
-		unscoredJSON, _ := json.Marshal(unscored)
-		rows, err := c.db.QueryContext(ctx, `SELECT e.id, v.vec FROM entries e `+vectorJoin+`
-			WHERE e.id IN (SELECT value FROM json_each(?)) AND v.model = ?`, string(unscoredJSON), c.vecModel)
-		if err != nil {
-			return fmt.Errorf("cache: vector scoring: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			var blob []byte
-			if err := rows.Scan(&id, &blob); err != nil {
-				return err
-			}
-			byID[id].Cosine = float64(dotBlob(q.Vector, blob))
-		}
-		if err := rows.Err(); err != nil {
+	if q.Vector != nil && len(unscored) > 0 {
+		if err := c.scoreUnscored(ctx, q.Vector, unscored, byID); err != nil {
 			return err
 		}
 	}
@@ -369,6 +345,38 @@ func (c *Cache) completeHits(ctx context.Context, q SemanticQuery, ids []string,
 			return err
 		}
 		byID[id].Reads = n
+	}
+	return rows.Err()
+}
+
+// scoreUnscored sets the cosine with q of the hits of ids (found by BM25
+// only), from the vectors the cache holds when it holds some, else
+// through SQL.
+func (c *Cache) scoreUnscored(ctx context.Context, q []float32, ids []string, byID map[string]*Hit) error {
+	idJSON, _ := json.Marshal(ids)
+	if h := c.holding(); h != nil {
+		scored, scoredIDs, err := c.heldCosines(ctx, h, q, `json_each(?) j CROSS JOIN`, `e.id = j.value`, []any{string(idJSON)})
+		if err != nil {
+			return err
+		}
+		for i, s := range scored {
+			byID[scoredIDs[i]].Cosine = float64(s.cos)
+		}
+		return nil
+	}
+	rows, err := c.db.QueryContext(ctx, `SELECT e.id, v.vec FROM entries e `+vectorJoin+`
+		WHERE e.id IN (SELECT value FROM json_each(?)) AND v.model = ?`, string(idJSON), c.vecModel)
+	if err != nil {
+		return fmt.Errorf("cache: vector scoring: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var blob []byte
+		if err := rows.Scan(&id, &blob); err != nil {
+			return err
+		}
+		byID[id].Cosine = float64(dotBlob(q, blob))
 	}
 	return rows.Err()
 }
