@@ -26,7 +26,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 18
+const SchemaVersion = 19
 
 // Cache is an open index.
 type Cache struct {
@@ -38,6 +38,7 @@ type Cache struct {
 	signs      *signIndex   // the sign bits, read on first use (signs.go)
 	held       *heldVectors // float vectors kept in memory (held.go)
 	admits     admitted     // the rows filters admit, for signs (signs.go)
+	lex        *lexHolder   // the terms held in memory (lexicon.go)
 	// fewer names the filters whose best matches Search found to hold
 	// too few of the rows they admit (lexical.go).
 	fewer map[string]bool
@@ -95,7 +96,25 @@ CREATE TRIGGER IF NOT EXISTS entries_vec_insert AFTER INSERT ON entries BEGIN IN
 CREATE TRIGGER IF NOT EXISTS entries_vec_delete AFTER DELETE ON entries BEGIN INSERT INTO meta(key, value) VALUES('entries_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; DELETE FROM vec_state WHERE rowid=old.rowid; DELETE FROM vec_pending WHERE rowid=old.rowid; END;
 CREATE TRIGGER IF NOT EXISTS entries_gen_update AFTER UPDATE ON entries BEGIN INSERT INTO meta(key, value) VALUES('entries_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; END;
 CREATE TRIGGER IF NOT EXISTS entries_vec_update AFTER UPDATE OF content ON entries WHEN old.content IS NOT new.content BEGIN DELETE FROM vec_state WHERE rowid=old.rowid; INSERT INTO vec_pending(rowid) SELECT old.rowid WHERE NOT EXISTS (SELECT 1 FROM vec_pending WHERE rowid=old.rowid); END;
-` + lineageSchema + decaySchema
+` + lineageSchema + decaySchema + lexLogSchema
+
+// lexLogSchema logs the rowid of every entry whose text came, changed or
+// went (the fts table changes with it), for a lexicon that follows the
+// table (lexindex.go). A reset drops the triggers while it rewrites
+// every row and logs -1 (read everything) when it ends (Tx.Reset).
+const lexLogSchema = `
+CREATE TABLE IF NOT EXISTS lex_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, row INTEGER NOT NULL);
+` + lexTriggers
+
+// lexTriggers write lex_log.
+const lexTriggers = `
+CREATE TRIGGER IF NOT EXISTS entries_lex_insert AFTER INSERT ON entries BEGIN INSERT INTO lex_log(row) VALUES(new.rowid); END;
+CREATE TRIGGER IF NOT EXISTS entries_lex_delete AFTER DELETE ON entries BEGIN INSERT INTO lex_log(row) VALUES(old.rowid); END;
+CREATE TRIGGER IF NOT EXISTS entries_lex_update AFTER UPDATE OF content, tags ON entries WHEN old.content IS NOT new.content OR old.tags IS NOT new.tags BEGIN INSERT INTO lex_log(row) VALUES(new.rowid); END;
+`
+
+// v18to19 adds lex_log.
+const v18to19 = lexLogSchema
 
 // liveIndex lists the entries not archived by type, for the sets of rows
 // a search's filter admits (signs.go), which a long-lived process
@@ -215,13 +234,17 @@ func open(path string, busy time.Duration) (*Cache, error) {
 	}
 	switch v {
 	case SchemaVersion:
-	case 12, 13, 14, 15, 16, 17:
+	case 12, 13, 14, 15, 16, 17, 18:
 		// Older caches are upgraded in place, so that this clone's usage
 		// statistics survive: v12 lacks injections.stale, v13 the reads
 		// and the once-per-session uses, v14 the anchors, v15 keeps usage
 		// in the cache rather than the usage store, v16 judges every
-		// entry's decay at every pass, and v17 lacks liveIndex.
-		stmt := v17to18
+		// entry's decay at every pass, v17 lacks liveIndex and v18
+		// lex_log.
+		stmt := v18to19
+		if v <= 17 {
+			stmt = v17to18 + stmt
+		}
 		if v <= 16 {
 			stmt = v16to17 + stmt
 		}
@@ -325,7 +348,10 @@ func isConstraint(err error) bool {
 func (c *Cache) Path() string { return c.path }
 
 // Close closes the database.
-func (c *Cache) Close() error { return c.db.Close() }
+func (c *Cache) Close() error {
+	c.lex.stop()
+	return c.db.Close()
+}
 
 // Tips returns the ref tips the index was built from.
 func (c *Cache) Tips(ctx context.Context) (map[string]string, error) {

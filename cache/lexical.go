@@ -60,9 +60,28 @@ func Stopword(w string) bool { return stopwords[w] }
 // of them may match, BM25 ranks documents that match more (and rarer) words
 // first. Operators and punctuation in user input are never interpreted.
 func MatchQuery(text string) (string, error) {
+	words, err := queryWords(text)
+	if err != nil {
+		return "", err
+	}
+	return matchOf(words), nil
+}
+
+// matchOf is the FTS5 query of words any of which may match.
+func matchOf(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = `"` + w + `"`
+	}
+	return strings.Join(q, " OR ")
+}
+
+// queryWords are the words of free text a search looks for: lower case,
+// each once, stopwords left out unless nothing else is left.
+func queryWords(text string) ([]string, error) {
 	words := wordRE().FindAllString(strings.ToLower(text), 64)
 	if len(words) == 0 {
-		return "", ErrNoWords
+		return nil, ErrNoWords
 	}
 	content := words[:0:0]
 	for _, w := range words {
@@ -78,10 +97,10 @@ func MatchQuery(text string) (string, error) {
 	for _, w := range words {
 		if !seen[w] {
 			seen[w] = true
-			q = append(q, `"`+w+`"`)
+			q = append(q, w)
 		}
 	}
-	return strings.Join(q, " OR "), nil
+	return q, nil
 }
 
 // Search ranks matching entries by BM25 (content weighted over tags).
@@ -89,10 +108,11 @@ func MatchQuery(text string) (string, error) {
 // and filtered, so the cost follows the number of matches, not the size of
 // the rows; when filters reject too many, it widens the candidate window.
 func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error) {
-	mq, err := MatchQuery(text)
+	words, err := queryWords(text)
 	if err != nil {
 		return nil, err
 	}
+	mq := matchOf(words)
 	w, args := f.where()
 	lim := f.Limit
 	if lim <= 0 {
@@ -111,17 +131,39 @@ func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error
 	q := `SELECT ` + rowCols + `, r.rank FROM (SELECT rowid, top_bm25(fts, ?, ?, 1.0, 0.5) AS rank FROM fts WHERE fts MATCH ? ORDER BY rank, rowid LIMIT ?) r
 		CROSS JOIN entries e ON e.rowid = r.rowid WHERE ` + w + ` ORDER BY r.rank * ` + feedback + `, e.created DESC, e.id LIMIT ?`
 	window := 4 * lim
+	// a long-lived process ranks with the lexicon it holds, to the same
+	// rows and scores
+	lx, phrases, err := c.lexicon(ctx, words)
+	if err != nil {
+		return nil, err
+	}
+	ranked := func(admit []byte) ([]Hit, error) {
+		if lx != nil {
+			return c.heldHits(ctx, lx.top(phrases, window, admit), w, args, lim)
+		}
+		var a any // NULL: every row
+		if admit != nil {
+			a = admit
+		}
+		return c.searchQuery(ctx, q, append(append([]any{window, a, mq, window}, args...), lim)...)
+	}
 	aw, aargs := f.admitting()
 	key := admitKey(aw, aargs)
 	if !c.fewer[key] && !c.admitsFew(ctx, key) {
-		hits, err := c.searchQuery(ctx, q, append(append([]any{window, nil, mq, window}, args...), lim)...)
+		hits, err := ranked(nil)
 		if err != nil || len(hits) >= lim {
 			return hits, err
 		}
 		// the window held every match: nothing else to find
-		var more int
-		if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)`, mq, window+1).Scan(&more); err != nil || more <= window {
-			return hits, err
+		if lx != nil {
+			if !lx.matches(phrases, window) {
+				return hits, nil
+			}
+		} else {
+			var more int
+			if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)`, mq, window+1).Scan(&more); err != nil || more <= window {
+				return hits, err
+			}
 		}
 	}
 	// The filter admits few of the best matches (commits among much
@@ -144,7 +186,7 @@ func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error
 		}
 		c.fewer[key] = true
 	}
-	return c.searchQuery(ctx, q, append(append([]any{window, admit, mq, window}, args...), lim)...)
+	return ranked(admit)
 }
 
 // admitsFew reports whether the vector lanes found that the filter named

@@ -23,6 +23,15 @@
 // blob, bit rowid%8 of byte rowid/8 set for each row admitted.
 #include <sqlite3.h>
 #include <math.h>
+
+// Every product rounded on its own, never fused into a multiply-add (as
+// compilers may where the CPU has one): the lexicon (lexindex.go) computes
+// the same scores in Go, to the bit.
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
 #include <string.h>
 
 #include "topbm25.h"
@@ -225,9 +234,108 @@ static void topBm25(const Fts5ExtensionApi *api, Fts5Context *f, sqlite3_context
 	sqlite3_result_double(ctx, val);
 }
 
+// fts_tokens(text): the tokens FTS5 indexes for text in the fts table
+// (its tokenizer, porter over unicode61), each cut to the length FTS5
+// keeps, joined by single spaces (no token holds one); the in-memory
+// lexical index (lexindex.go) reads documents and queries through it, so
+// that it sees exactly the terms FTS5 does.
+
+// ftsMaxToken is FTS5_MAX_TOKEN_SIZE: FTS5 keeps no more of a token.
+enum { ftsMaxToken = 32768 };
+
+typedef struct {
+	fts5_api *fts;
+	fts5_tokenizer tok;
+	Fts5Tokenizer *inst;
+} Tokens;
+
+typedef struct {
+	char *buf;
+	sqlite3_int64 n, cap;
+} TokenBuf;
+
+static int tokensAdd(void *p, int tflags, const char *tok, int nTok, int iStart, int iEnd) {
+	TokenBuf *b = (TokenBuf *)p;
+	(void)iStart;
+	(void)iEnd;
+	if (tflags & FTS5_TOKEN_COLOCATED) return SQLITE_OK; // FTS5 counts none of them
+	if (nTok > ftsMaxToken) nTok = ftsMaxToken;
+	if (b->n + nTok + 1 > b->cap) {
+		sqlite3_int64 cap = 2 * b->cap + nTok + 64;
+		char *nb = sqlite3_realloc64(b->buf, cap);
+		if (!nb) return SQLITE_NOMEM;
+		b->buf = nb;
+		b->cap = cap;
+	}
+	if (b->n > 0) b->buf[b->n++] = ' ';
+	memcpy(b->buf + b->n, tok, nTok);
+	b->n += nTok;
+	return SQLITE_OK;
+}
+
+static void tokensFree(void *p) {
+	Tokens *t = (Tokens *)p;
+	if (t->inst) t->tok.xDelete(t->inst);
+	sqlite3_free(t);
+}
+
+static void ftsTokens(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+	Tokens *t = (Tokens *)sqlite3_user_data(ctx);
+	TokenBuf b = {0, 0, 0};
+	const char *text;
+	int n, rc;
+	(void)argc;
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+	if (!t->inst) {
+		// the fts table's tokenize='porter unicode61'
+		const char *args[] = {"unicode61"};
+		void *ud = 0;
+		rc = t->fts->xFindTokenizer(t->fts, "porter", &ud, &t->tok);
+		if (rc == SQLITE_OK) rc = t->tok.xCreate(ud, args, 1, &t->inst);
+		if (rc != SQLITE_OK) {
+			t->inst = 0;
+			sqlite3_result_error_code(ctx, rc);
+			return;
+		}
+	}
+	text = (const char *)sqlite3_value_text(argv[0]);
+	n = sqlite3_value_bytes(argv[0]);
+	rc = t->tok.xTokenize(t->inst, (void *)&b, FTS5_TOKENIZE_DOCUMENT, text ? text : "", n, tokensAdd);
+	if (rc != SQLITE_OK) {
+		sqlite3_free(b.buf);
+		sqlite3_result_error_code(ctx, rc);
+		return;
+	}
+	sqlite3_result_text64(ctx, b.buf ? b.buf : "", b.n, b.buf ? sqlite3_free : SQLITE_TRANSIENT, SQLITE_UTF8);
+}
+
+// fts_freq2(fts): twice the weighted count of the query's phrases in the
+// row (an instance in content counts 2, in tags 1: Search's weights 1.0
+// and 0.5), what top_bm25 sums as a phrase's frequency. The lexicon asks
+// FTS5 for it for a word FTS5 makes a phrase of several tokens.
+static void ftsFreq2(const Fts5ExtensionApi *api, Fts5Context *f, sqlite3_context *ctx, int nVal, sqlite3_value **apVal) {
+	int rc, i, n = 0;
+	sqlite3_int64 f2 = 0;
+	(void)nVal;
+	(void)apVal;
+	rc = api->xInstCount(f, &n);
+	for (i = 0; rc == SQLITE_OK && i < n; i++) {
+		int ip, ic, io;
+		rc = api->xInst(f, i, &ip, &ic, &io);
+		if (rc == SQLITE_OK) f2 += ic == 0 ? 2 : 1;
+	}
+	if (rc != SQLITE_OK) {
+		sqlite3_result_error_code(ctx, rc);
+		return;
+	}
+	sqlite3_result_int64(ctx, f2);
+}
+
 int synaptic_top_bm25_init(sqlite3 *db, char **errmsg, const void *api) {
 	fts5_api *fts = 0;
 	sqlite3_stmt *st = 0;
+	Tokens *t;
+	int rc;
 	(void)errmsg;
 	(void)api;
 	if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, 0) == SQLITE_OK) {
@@ -236,5 +344,12 @@ int synaptic_top_bm25_init(sqlite3 *db, char **errmsg, const void *api) {
 	}
 	sqlite3_finalize(st);
 	if (!fts) return SQLITE_OK; // no FTS5 here: queries naming top_bm25 fail
-	return fts->xCreateFunction(fts, "top_bm25", 0, topBm25, 0);
+	rc = fts->xCreateFunction(fts, "top_bm25", 0, topBm25, 0);
+	if (rc == SQLITE_OK) rc = fts->xCreateFunction(fts, "fts_freq2", 0, ftsFreq2, 0);
+	if (rc != SQLITE_OK) return rc;
+	t = sqlite3_malloc(sizeof(Tokens));
+	if (!t) return SQLITE_NOMEM;
+	memset(t, 0, sizeof(Tokens));
+	t->fts = fts;
+	return sqlite3_create_function_v2(db, "fts_tokens", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, t, ftsTokens, 0, 0, tokensFree);
 }

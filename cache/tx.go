@@ -116,6 +116,14 @@ func (t *Tx) SetTip(ref, hash string) error {
 // Reset empties the memory index (keeping meta and indexed history), for a
 // full rebuild from the refs.
 func (t *Tx) Reset() error {
+	// lex_log would name every row twice: its triggers wait for Commit,
+	// which logs that everything changed
+	for _, q := range []string{`DROP TRIGGER IF EXISTS entries_lex_insert`, `DROP TRIGGER IF EXISTS entries_lex_delete`, `DROP TRIGGER IF EXISTS entries_lex_update`,
+		`DELETE FROM lex_log`, `INSERT INTO lex_log(row) VALUES(-1)`} {
+		if err := t.exec(q); err != nil {
+			return err
+		}
+	}
 	for _, q := range []string{
 		`DELETE FROM fts WHERE rowid IN (SELECT rowid FROM entries WHERE source != '` + HistorySource + `')`,
 		`DELETE FROM entry_tags WHERE entry IN (SELECT rowid FROM entries WHERE source != '` + HistorySource + `')`,
@@ -273,6 +281,18 @@ func (t *Tx) Commit() error {
 			t.tx.Rollback()
 			return fmt.Errorf("cache: make an index again: %w", err)
 		}
+	}
+	if t.reset {
+		if _, err := t.tx.ExecContext(noCancel, lexTriggers); err != nil { // three statements
+			t.tx.Rollback()
+			return fmt.Errorf("cache: make lex_log's triggers again: %w", err)
+		}
+	}
+	// a lexicon that read less than the last lexLogKeep changes reads
+	// everything again
+	if err := t.exec(`DELETE FROM lex_log WHERE seq <= (SELECT max(seq) FROM lex_log) - ?`, lexLogKeep); err != nil {
+		t.tx.Rollback()
+		return fmt.Errorf("cache: trim lex_log: %w", err)
 	}
 	if err := t.ctx.Err(); err != nil {
 		t.tx.Rollback()

@@ -202,6 +202,7 @@ func (s *core) openCache() (*cache.Cache, error) {
 	}
 	if s.longLived {
 		c.HoldVectors(heldVectorBytes)
+		c.HoldLexicon()
 	}
 	s.cache = c
 	s.cacheFile, _ = os.Stat(s.cachePath())

@@ -1,0 +1,248 @@
+package cache
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/git-synaptic/git-synaptic/rank"
+)
+
+// lexHolder is the lexicon a long-lived process keeps (HoldLexicon), and
+// the goroutine that reads it, on a connection of its own, while Search
+// ranks with FTS5.
+type lexHolder struct {
+	path   string
+	mu     sync.Mutex
+	ix     *lexIndex     // nil until read, and while read again
+	done   chan struct{} // closed when the read in flight ends; nil when none
+	cancel context.CancelFunc
+	failed time.Time // when the last read failed: the next waits a minute
+	closed bool
+}
+
+// HoldLexicon makes the cache keep the fts table's terms in memory and
+// rank Search's BM25 with them (lexindex.go), for the many searches of a
+// long-lived process; it starts reading them at once, in the background.
+// A command run once gains nothing from it.
+func (c *Cache) HoldLexicon() {
+	if c.lex != nil {
+		return
+	}
+	c.lex = &lexHolder{path: c.path}
+	c.lex.mu.Lock()
+	c.lex.start()
+	c.lex.mu.Unlock()
+}
+
+// start reads the lexicon in the background; h.mu is held.
+func (h *lexHolder) start() {
+	if h.closed || h.done != nil || time.Since(h.failed) < time.Minute {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	h.done, h.cancel = done, cancel
+	go func() {
+		defer close(done)
+		ix, err := readLexicon(ctx, h.path)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.done, h.cancel = nil, nil
+		cancel()
+		if err != nil {
+			h.failed = time.Now()
+			return
+		}
+		h.ix = ix
+	}()
+}
+
+// stop ends the read in flight and waits for it.
+func (h *lexHolder) stop() {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	h.closed = true
+	cancel, done := h.cancel, h.done
+	h.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// readLexicon reads every row of the fts table, on a connection of its
+// own: the cache's one connection stays free for searches meanwhile.
+func readLexicon(ctx context.Context, path string) (*lexIndex, error) {
+	db, err := sql.Open("sqlite3", fmt.Sprintf("file:%s?_busy_timeout=5000&_txlock=deferred&_query_only=1", path))
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	ix := newLexIndex()
+	if err := ix.read(ctx, db); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// lexicon returns the lexicon, brought up to the table, and the query's
+// words as its phrases; nil when FTS5 must rank (no lexicon held, not
+// read yet, or a word that FTS5 reads as no token).
+func (c *Cache) lexicon(ctx context.Context, words []string) (*lexIndex, []lexPhrase, error) {
+	h := c.lex
+	if h == nil {
+		return nil, nil, nil
+	}
+	h.mu.Lock()
+	ix := h.ix
+	if ix != nil {
+		if err := ix.follow(ctx, c.db); err != nil {
+			// half followed, or the table was reset: read it again
+			h.ix, ix = nil, nil
+		}
+	}
+	if ix == nil {
+		h.start()
+	}
+	h.mu.Unlock()
+	if ix == nil {
+		return nil, nil, nil
+	}
+	phrases, ok, err := c.lexPhrases(ctx, ix, words)
+	if err != nil || !ok {
+		return nil, nil, err
+	}
+	return ix, phrases, nil
+}
+
+// lexPhrases turns the query's words into the lexicon's phrases, as FTS5
+// tokenizes them; false for a word of no token at all.
+func (c *Cache) lexPhrases(ctx context.Context, ix *lexIndex, words []string) ([]lexPhrase, bool, error) {
+	js, _ := json.Marshal(words)
+	rows, err := c.db.QueryContext(ctx, `SELECT fts_tokens(value) FROM json_each(?) ORDER BY key`, string(js))
+	if err != nil {
+		return nil, false, fmt.Errorf("cache: search: %w", err)
+	}
+	var toks []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			rows.Close()
+			return nil, false, fmt.Errorf("cache: search: %w", err)
+		}
+		toks = append(toks, t)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("cache: search: %w", err)
+	}
+	phrases := make([]lexPhrase, len(words))
+	for i, t := range toks {
+		switch n := strings.Count(t, " ") + 1; {
+		case t == "":
+			return nil, false, nil
+		case n == 1:
+			if id, ok := ix.terms[t]; ok {
+				phrases[i].p = &ix.lists[id]
+			}
+		default:
+			p, err := c.phrasePostings(ctx, ix, words[i])
+			if err != nil {
+				return nil, false, err
+			}
+			phrases[i].p = p
+		}
+	}
+	return phrases, true, nil
+}
+
+// phrasePostings reads from FTS5 the rows holding a word it makes a
+// phrase of several tokens ("foo_bar": foo then bar), with its count.
+func (c *Cache) phrasePostings(ctx context.Context, ix *lexIndex, word string) (*lexPostings, error) {
+	rows, err := c.db.QueryContext(ctx, `SELECT rowid, fts_freq2(fts) FROM fts WHERE fts MATCH ?`, `"`+word+`"`)
+	if err != nil {
+		return nil, fmt.Errorf("cache: search: %w", err)
+	}
+	defer rows.Close()
+	type posting struct{ doc, f2 uint32 }
+	var ps []posting
+	for rows.Next() {
+		var rowid, f2 int64
+		if err := rows.Scan(&rowid, &f2); err != nil {
+			return nil, fmt.Errorf("cache: search: %w", err)
+		}
+		if rowid >= 0 && rowid < int64(len(ix.ofRow)) && ix.ofRow[rowid] != lexNone {
+			ps = append(ps, posting{ix.ofRow[rowid], uint32(min(f2, 1<<31))})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("cache: search: %w", err)
+	}
+	slices.SortFunc(ps, func(a, b posting) int { return int(a.doc) - int(b.doc) })
+	p := &lexPostings{}
+	for _, x := range ps {
+		p.add(x.doc, x.f2, ix.length[x.doc])
+	}
+	return p, nil
+}
+
+// heldHits joins the lexicon's best rows with their entries, keeps those
+// the filter (w, args) admits and orders them as Search's SQL does: by
+// BM25 scaled by feedback, then newest, then id; the first lim.
+func (c *Cache) heldHits(ctx context.Context, best []lexHit, w string, args []any, lim int) ([]Hit, error) {
+	if len(best) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(best))
+	for i, b := range best {
+		ids[i] = fmt.Sprint(b.rowid)
+	}
+	rows, err := c.db.QueryContext(ctx, `SELECT `+rowCols+`, j.key FROM json_each(?) j CROSS JOIN entries e ON e.rowid = j.value WHERE `+w,
+		append([]any{"[" + strings.Join(ids, ",") + "]"}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("cache: search: %w", err)
+	}
+	defer rows.Close()
+	var out []Hit
+	for rows.Next() {
+		var i int
+		r, err := scanRow(rows, &i)
+		if err != nil {
+			return nil, err
+		}
+		h := Hit{Row: r}
+		h.BM25 = best[i].rank
+		h.Score = rank.Lexical(h.BM25, r.State)
+		out = append(out, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b Hit) int {
+		ka, kb := float64(a.BM25*rank.Feedback(a.State)), float64(b.BM25*rank.Feedback(b.State))
+		switch {
+		case ka < kb:
+			return -1
+		case ka > kb:
+			return 1
+		case !a.Created.Equal(b.Created):
+			return b.Created.Compare(a.Created)
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out[:min(lim, len(out))], nil
+}
+
+// unsafeString views b as a string without copying; b must not change
+// while the string is in use.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

@@ -1,0 +1,232 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// waitLexicon waits until the cache's lexicon has been read.
+func waitLexicon(t *testing.T, c *Cache) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		c.lex.mu.Lock()
+		ready := c.lex.ix != nil
+		c.lex.mu.Unlock()
+		if ready {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lexicon was not read within a minute")
+		}
+	}
+}
+
+// sameSearch runs each query through FTS5 (no lexicon) and through the
+// lexicon, and fails unless both return the same entries in the same
+// order with the same BM25, to the bit. It returns how many searches the
+// lexicon ranked.
+func sameSearch(t *testing.T, c *Cache, queries []string, filters []Filter) int {
+	t.Helper()
+	ctx := context.Background()
+	held := 0
+	for _, f := range filters {
+		for _, q := range queries {
+			h := c.lex
+			c.lex = nil
+			want, werr := c.Search(ctx, q, f)
+			c.lex = h
+			got, gerr := c.Search(ctx, q, f)
+			if fmt.Sprint(werr) != fmt.Sprint(gerr) {
+				t.Fatalf("%q %+v: FTS5 says %v, the lexicon %v", q, f, werr, gerr)
+			}
+			line := func(hs []Hit) string {
+				var s []string
+				for _, h := range hs {
+					s = append(s, fmt.Sprintf("%s %v", h.ID, h.BM25))
+				}
+				return strings.Join(s, "\n")
+			}
+			if line(got) != line(want) {
+				t.Fatalf("%q %+v:\nlexicon:\n%s\nFTS5:\n%s", q, f, line(got), line(want))
+			}
+			if c.lex != nil && c.lex.ix != nil {
+				held++
+			}
+		}
+	}
+	return held
+}
+
+// TestLexiconRanksAsFTS5 compares Search ranked by the lexicon a
+// long-lived process holds with Search ranked by FTS5: the same entries,
+// order and BM25 to the bit, for common and rare words, stems, words in
+// tags, words FTS5 reads as phrases (snake_case), filters that admit few
+// rows, and after entries are added, edited, deleted and the cache reset.
+func TestLexiconRanksAsFTS5(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	vocab := strings.Fields(`deploy deploying deployed postgres redis timeout flaky pipeline cache latency
+		retry billing auth token session login bug helm kubernetes migration rollback index vacuum
+		queue worker embed model vector search ranking schema lock commit merge rebase hook
+		server_client tty_write Ünïcödé naïve café`)
+	types := []notes.Type{notes.TypeInsight, notes.TypeDecision, notes.TypeIssue, notes.TypeGitCommit}
+	text := func() string {
+		words := make([]string, 1+rng.IntN(30))
+		for j := range words {
+			words[j] = vocab[min(len(vocab)-1, int(rng.ExpFloat64()*9))]
+			if rng.IntN(40) == 0 { // the two words of a snake_case one, apart
+				words[j] = "server client"
+			}
+		}
+		return strings.Join(words, " ")
+	}
+	entry := func(i int) notes.Entry {
+		var tags []string
+		if i%4 == 0 {
+			tags = []string{vocab[rng.IntN(len(vocab))], "tty_write"}
+		}
+		e := mk(types[rng.IntN(len(types))], text(), time.Duration(rng.IntN(1000))*time.Hour, tags...)
+		if i%97 == 0 {
+			e.Content = strings.Repeat("deploy ", 70000) // past a posting's 16 bits
+		}
+		return e
+	}
+	var entries []notes.Entry
+	for i := range 2000 {
+		entries = append(entries, entry(i))
+	}
+	put(t, c, entries)
+	c.HoldLexicon()
+	waitLexicon(t, c)
+
+	queries := []string{"deploy", "deploying deployed", "postgres redis timeout flaky", "hook rebase", "kubernetes",
+		"vacuum queue deploy deploy", "nothingmatches", "deploy nothingmatches", "server_client tty_write", "tty_write",
+		"cafe naive unicode", "Ünïcödé", "why does the deploy pipeline time out on postgres?", "the and of"}
+	filters := []Filter{{Limit: 1}, {Limit: 10}, {Limit: 50}, {Limit: 600},
+		{Limit: 10, Types: []notes.Type{notes.TypeGitCommit}}, {Limit: 10, Types: []notes.Type{notes.TypeDecision, notes.TypeIssue}},
+		{Limit: 5, Since: time.Now().Add(-100 * time.Hour)}}
+	if n := sameSearch(t, c, queries, filters); n != len(queries)*len(filters) {
+		t.Fatalf("the lexicon ranked %d of %d searches", n, len(queries)*len(filters))
+	}
+
+	// entries added, edited (text and tags), unchanged but written again,
+	// and deleted: the lexicon follows lex_log
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		e := entries[rng.IntN(len(entries))]
+		switch i % 3 {
+		case 0:
+			e.Content = text()
+		case 1:
+			e.Tags = append(e.Tags, "rollback")
+		}
+		doc, _ := notes.EncodeEntry(e)
+		if err := tx.PutEntry(e, "refs/synaptic/memory", false, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 100 {
+		if err := tx.DeleteEntry(entries[i*7].ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 200 {
+		e := entry(i)
+		doc, _ := notes.EncodeEntry(e)
+		if err := tx.PutEntry(e, "refs/synaptic/memory", false, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if n := sameSearch(t, c, queries, filters); n != len(queries)*len(filters) {
+		t.Fatalf("after changes, the lexicon ranked %d of %d searches", n, len(queries)*len(filters))
+	}
+	if c.lex.ix.nDead == 0 {
+		t.Fatal("the lexicon followed the changes without marking an old document dead")
+	}
+
+	// a reset (reindex) logs that everything changed: FTS5 ranks until
+	// the lexicon has been read again
+	tx, err = c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries[:500] {
+		doc, _ := notes.EncodeEntry(e)
+		if err := tx.PutEntry(e, "refs/synaptic/memory", false, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	sameSearch(t, c, queries[:3], filters[:1])
+	waitLexicon(t, c)
+	if n := sameSearch(t, c, queries, filters); n != len(queries)*len(filters) {
+		t.Fatalf("after a reset, the lexicon ranked %d of %d searches", n, len(queries)*len(filters))
+	}
+	var triggers int
+	if err := c.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'entries_lex_%'`).Scan(&triggers); err != nil || triggers != 3 {
+		t.Fatalf("lex_log's triggers after a reset: %d (%v), want 3", triggers, err)
+	}
+}
+
+// TestLexiconRereadsPastItsLog checks that a lexicon whose position
+// lex_log no longer holds (trimmed past it) reads the table again rather
+// than miss what changed.
+func TestLexiconRereadsPastItsLog(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	put(t, c, []notes.Entry{mk(notes.TypeInsight, "postgres vacuum", 0)})
+	c.HoldLexicon()
+	waitLexicon(t, c)
+	fresh := mk(notes.TypeInsight, "postgres replicas lag", 0)
+	put(t, c, []notes.Entry{fresh})
+	if _, err := c.db.Exec(`DELETE FROM lex_log`); err != nil { // as Commit trims it
+		t.Fatal(err)
+	}
+	put(t, c, []notes.Entry{mk(notes.TypeInsight, "unrelated", 0)})
+	hits, err := c.Search(ctx, "replicas", Filter{})
+	if err != nil || len(hits) != 1 || hits[0].ID != fresh.ID {
+		t.Fatalf("search past a trimmed log: %v %+v", err, hits)
+	}
+	waitLexicon(t, c)
+	if n := sameSearch(t, c, []string{"replicas", "postgres"}, []Filter{{}}); n != 2 {
+		t.Fatalf("the lexicon ranked %d of 2 searches after reading again", n)
+	}
+}
+
+// TestLexiconStopsWithTheCache closes a cache while its lexicon is being
+// read: Close waits for the reading goroutine, which gives up.
+func TestLexiconStopsWithTheCache(t *testing.T) {
+	c, _ := newCache(t)
+	var entries []notes.Entry
+	for i := range 3000 {
+		entries = append(entries, mk(notes.TypeInsight, fmt.Sprintf("entry %d about postgres and redis", i), 0))
+	}
+	put(t, c, entries)
+	c.HoldLexicon()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c.lex.mu.Lock()
+	defer c.lex.mu.Unlock()
+	if c.lex.done != nil {
+		t.Fatal("Close returned with the lexicon still being read")
+	}
+}

@@ -1,0 +1,565 @@
+package cache
+
+// #include <math.h>
+import "C"
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// The lexicon: the fts table's terms held in memory by a long-lived
+// process (HoldLexicon), for Search's BM25 ranking.
+//
+// FTS5 ranks an OR query by calling the ranking function on every row
+// that holds any of its words: at a million entries a query of common
+// words matches hundreds of thousands of rows, and that was 81 ms of a
+// warm search where walking the same rows' postings took 13 (at 360k
+// entries: 145 ms ranking, 13 ms counting). The lexicon holds, per term,
+// the rows that hold it (in the order they were read) with how often,
+// and the length of every row, and ranks with MaxScore: rows that only
+// hold words whose best possible share cannot lift them into the top k
+// are never scored. It computes bm25() as top_bm25 does (topbm25.c),
+// the same operations in the same order and the C library's log, over
+// the same counts, which it reads through FTS5's own tokenizer
+// (fts_tokens): the same rows in the same order with the same scores,
+// to the bit (TestLexiconRanksAsFTS5).
+//
+// It follows the table through lex_log, where triggers on entries write
+// the rowid of every row whose text came, changed or went: before each
+// search it reads the rows named since, drops their old postings (by
+// marking the old document dead) and adds the new. A reset of the
+// cache, a log cut short past what it read or too many dead documents
+// make it build itself again, in the background; until then Search asks
+// FTS5.
+
+// lexK1, lexB are bm25()'s parameters, variables so that k1 + 1.0 is
+// computed at run time, rounded as C rounds it.
+var lexK1, lexB = 1.2, 0.75
+
+// lexBig marks a count too large for a posting's 16 bits, kept in the
+// list's big map instead.
+const lexBig = math.MaxUint16
+
+// lexLogKeep is how many of its last rows lex_log keeps (Tx.Commit).
+const lexLogKeep = 1 << 16
+
+// lexNone marks a rowid without a live document.
+const lexNone = math.MaxUint32
+
+// lexMaxRowid bounds the rowids the lexicon maps densely (4 bytes each);
+// a cache with larger ones is ranked by FTS5.
+const lexMaxRowid = 1 << 26
+
+// lexPostings are the documents holding one term, in increasing order,
+// with twice the term's weighted count in each (content counts 2, tags 1:
+// the weights 1.0 and 0.5 Search ranks with).
+type lexPostings struct {
+	docs  []uint32
+	freq2 []uint16
+	big   map[uint32]uint32 // doc -> twice the count, where freq2 is lexBig
+	max2  uint32            // the largest twice-count ever added
+	minD  uint32            // the shortest document ever added
+	df    int64             // live documents, as of deadGen dfGen
+	dfGen int
+}
+
+func (p *lexPostings) add(doc, f2, length uint32) {
+	if len(p.docs) == 0 || length < p.minD {
+		p.minD = length
+	}
+	p.max2 = max(p.max2, f2)
+	p.docs = append(p.docs, doc)
+	if f2 >= lexBig {
+		if p.big == nil {
+			p.big = map[uint32]uint32{}
+		}
+		p.big[doc] = f2
+		f2 = lexBig
+	}
+	p.freq2 = append(p.freq2, uint16(f2))
+}
+
+func (p *lexPostings) twice(i int) uint32 {
+	if f := p.freq2[i]; f != lexBig {
+		return uint32(f)
+	}
+	return p.big[p.docs[i]]
+}
+
+// lexIndex is the lexicon at one position of lex_log.
+type lexIndex struct {
+	terms   map[string]uint32 // term -> index in lists
+	lists   []lexPostings
+	rowid   []int64  // by document
+	length  []uint32 // by document: tokens in all columns
+	dead    []uint64 // bit per document
+	ofRow   []uint32 // by rowid: the live document, or lexNone
+	nDead   int
+	deadGen int // counts deaths, for lexPostings.df
+	nRow    int64
+	nTok    int64
+	seq     int64 // the last lex_log row read
+
+	// scratch for add
+	count   []uint32
+	touched []uint32
+}
+
+func newLexIndex() *lexIndex { return &lexIndex{terms: map[string]uint32{}} }
+
+// add indexes a row from its columns' tokens (fts_tokens), replacing the
+// document the rowid had.
+func (ix *lexIndex) add(rowid int64, content, tags string) error {
+	if rowid < 0 || rowid >= lexMaxRowid {
+		return fmt.Errorf("cache: lexicon: rowid %d out of range", rowid)
+	}
+	ix.remove(rowid)
+	doc := uint32(len(ix.rowid))
+	var n uint32
+	for col, text := range [2]string{content, tags} {
+		w := uint32(2 - col) // content counts 2, tags 1
+		for len(text) > 0 {
+			tok := text
+			if i := strings.IndexByte(text, ' '); i >= 0 {
+				tok, text = text[:i], text[i+1:]
+			} else {
+				text = ""
+			}
+			if tok == "" {
+				continue
+			}
+			n++
+			id, ok := ix.terms[tok]
+			if !ok {
+				id = uint32(len(ix.lists))
+				ix.terms[strings.Clone(tok)] = id
+				ix.lists = append(ix.lists, lexPostings{})
+				ix.count = append(ix.count, 0)
+			}
+			if ix.count[id] == 0 {
+				ix.touched = append(ix.touched, id)
+			}
+			ix.count[id] += w
+		}
+	}
+	for _, id := range ix.touched {
+		ix.lists[id].add(doc, ix.count[id], n)
+		ix.count[id] = 0
+	}
+	ix.touched = ix.touched[:0]
+	ix.rowid = append(ix.rowid, rowid)
+	ix.length = append(ix.length, n)
+	if int(doc)/64 >= len(ix.dead) {
+		ix.dead = append(ix.dead, 0)
+	}
+	for int64(len(ix.ofRow)) <= rowid {
+		ix.ofRow = append(ix.ofRow, lexNone)
+	}
+	ix.ofRow[rowid] = doc
+	ix.nRow++
+	ix.nTok += int64(n)
+	return nil
+}
+
+// remove marks the rowid's document dead, if it has one.
+func (ix *lexIndex) remove(rowid int64) {
+	if rowid < 0 || rowid >= int64(len(ix.ofRow)) || ix.ofRow[rowid] == lexNone {
+		return
+	}
+	doc := ix.ofRow[rowid]
+	ix.ofRow[rowid] = lexNone
+	ix.dead[doc/64] |= 1 << (doc % 64)
+	ix.nDead++
+	ix.deadGen++
+	ix.nRow--
+	ix.nTok -= int64(ix.length[doc])
+}
+
+func (ix *lexIndex) isDead(doc uint32) bool { return ix.dead[doc/64]&(1<<(doc%64)) != 0 }
+
+// liveDF is how many live documents hold the term.
+func (ix *lexIndex) liveDF(p *lexPostings) int64 {
+	if ix.nDead == 0 {
+		return int64(len(p.docs))
+	}
+	if p.dfGen != ix.deadGen || p.df == 0 && len(p.docs) > 0 {
+		var n int64
+		for _, d := range p.docs {
+			if !ix.isDead(d) {
+				n++
+			}
+		}
+		p.df, p.dfGen = n, ix.deadGen
+	}
+	return p.df
+}
+
+// read fills the lexicon with every row of the fts table, and the lex_log
+// position they were read at, in one read transaction of db.
+func (ix *lexIndex) read(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("cache: lexicon: %w", err)
+	}
+	defer tx.Rollback()
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM lex_log`).Scan(&ix.seq); err != nil {
+		return fmt.Errorf("cache: lexicon: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT rowid, fts_tokens(content), fts_tokens(tags) FROM fts`)
+	if err != nil {
+		return fmt.Errorf("cache: lexicon: %w", err)
+	}
+	defer rows.Close()
+	var content, tags sql.RawBytes
+	for rows.Next() {
+		var rowid int64
+		if err := rows.Scan(&rowid, &content, &tags); err != nil {
+			return fmt.Errorf("cache: lexicon: %w", err)
+		}
+		if err := ix.add(rowid, unsafeString(content), unsafeString(tags)); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("cache: lexicon: %w", err)
+	}
+	return nil
+}
+
+// errLexRebuild says the lexicon cannot follow the table from where it
+// is and must be read again.
+var errLexRebuild = fmt.Errorf("cache: lexicon: read it again")
+
+// follow brings the lexicon up to the table: the rows lex_log names
+// after its position are read again. errLexRebuild when it cannot.
+func (ix *lexIndex) follow(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `SELECT seq, row FROM lex_log WHERE seq > ? ORDER BY seq`, ix.seq)
+	if err != nil {
+		return fmt.Errorf("cache: lexicon: %w", err)
+	}
+	var changed []int64
+	seen := map[int64]bool{}
+	next, last := ix.seq+1, ix.seq
+	for rows.Next() {
+		var seq, row int64
+		if err := rows.Scan(&seq, &row); err != nil {
+			rows.Close()
+			return fmt.Errorf("cache: lexicon: %w", err)
+		}
+		if seq != next || row < 0 {
+			rows.Close() // cut short past our position, or reset
+			return errLexRebuild
+		}
+		next, last = seq+1, seq
+		if !seen[row] {
+			seen[row] = true
+			changed = append(changed, row)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("cache: lexicon: %w", err)
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	if int64(len(changed)) > max(ix.nRow/8, 4096) {
+		return errLexRebuild // as cheap to read everything
+	}
+	for _, r := range changed {
+		ix.remove(r)
+	}
+	ids := make([]string, len(changed))
+	for i, r := range changed {
+		ids[i] = fmt.Sprint(r)
+	}
+	rows, err = db.QueryContext(ctx, `SELECT rowid, fts_tokens(content), fts_tokens(tags) FROM fts WHERE rowid IN (SELECT value FROM json_each(?)) ORDER BY rowid`,
+		"["+strings.Join(ids, ",")+"]")
+	if err != nil {
+		return fmt.Errorf("cache: lexicon: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var rowid int64
+		var content, tags string
+		if err := rows.Scan(&rowid, &content, &tags); err != nil {
+			return fmt.Errorf("cache: lexicon: %w", err)
+		}
+		if err := ix.add(rowid, content, tags); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("cache: lexicon: %w", err)
+	}
+	ix.seq = last
+	if ix.nDead > max(int(ix.nRow)/4, 4096) {
+		return errLexRebuild // mostly dead postings: read afresh
+	}
+	return nil
+}
+
+// lexPhrase is one word of a query: its postings, either a term's (held)
+// or, for a word FTS5 makes a phrase of several tokens, read from FTS5
+// for this query.
+type lexPhrase struct {
+	p *lexPostings
+}
+
+// lexHit is a ranked row: its BM25 as bm25() gives it (negative, lower
+// is better).
+type lexHit struct {
+	rowid int64
+	rank  float64
+}
+
+// bm25Term is one phrase's part of a row's BM25, as top_bm25 (topScore)
+// computes it: every product rounded on its own, never fused.
+func bm25Term(idf, f, d, avgdl float64) float64 {
+	num := float64(f * float64(lexK1+1.0))
+	x := float64(lexB*d) / avgdl
+	den := f + float64(lexK1*float64((1-lexB)+x))
+	return float64(idf * float64(num/den))
+}
+
+// idf is bm25()'s inverse document frequency, through the C library's
+// log as FTS5 computes it.
+func idf(nRow, nHit int64) float64 {
+	v := float64(C.log(C.double((float64(nRow-nHit) + 0.5) / (float64(nHit) + 0.5))))
+	if v <= 0 {
+		v = 1e-6
+	}
+	return v
+}
+
+// lexCursor walks one phrase's postings for top.
+type lexCursor struct {
+	phrase int
+	idf    float64
+	ub     float64 // the most this phrase can add to a row's score
+	p      *lexPostings
+	pos    int
+}
+
+// seek moves the cursor to the first posting at or after doc.
+func (c *lexCursor) seek(doc uint32) {
+	docs := c.p.docs
+	if c.pos >= len(docs) || docs[c.pos] >= doc {
+		return
+	}
+	step, lo := 1, c.pos
+	hi := lo + step
+	for hi < len(docs) && docs[hi] < doc {
+		lo = hi
+		step *= 2
+		hi = lo + step
+	}
+	hi = min(hi, len(docs))
+	i, _ := slices.BinarySearch(docs[lo:hi], doc)
+	c.pos = lo + i
+}
+
+// boundSlack widens bounds past the rounding of sums taken in another
+// order than the score's.
+const boundSlack = 1 + 1e-9
+
+// top is the best k live rows holding any of the phrases, by BM25 then
+// rowid, each with its bm25() value, among those admit holds (nil: all;
+// else bit rowid%8 of byte rowid/8).
+func (ix *lexIndex) top(phrases []lexPhrase, k int, admit []byte) []lexHit {
+	if k <= 0 || ix.nRow == 0 {
+		return nil
+	}
+	avgdl := float64(ix.nTok) / float64(ix.nRow)
+	var cur []*lexCursor
+	for i, ph := range phrases {
+		if ph.p == nil || len(ph.p.docs) == 0 {
+			continue
+		}
+		df := ix.liveDF(ph.p)
+		if df == 0 {
+			continue
+		}
+		w := idf(ix.nRow, df)
+		cur = append(cur, &lexCursor{phrase: i, idf: w, p: ph.p,
+			ub: bm25Term(w, float64(ph.p.max2)/2, float64(ph.p.minD), avgdl) * boundSlack})
+	}
+	// least promising first: cur[:ess] are the phrases a row cannot reach
+	// the k-th best with alone (MaxScore)
+	slices.SortStableFunc(cur, func(a, b *lexCursor) int {
+		switch {
+		case a.ub < b.ub:
+			return -1
+		case a.ub > b.ub:
+			return 1
+		}
+		return 0
+	})
+	prefix := make([]float64, len(cur)+1)
+	for i, c := range cur {
+		prefix[i+1] = prefix[i] + c.ub
+	}
+	for i := range prefix {
+		prefix[i] *= boundSlack
+	}
+	h := lexHeap{}
+	theta := math.Inf(-1)
+	ess := 0
+	parts := make([]float64, len(phrases))
+	for {
+		doc := uint32(lexNone)
+		for _, c := range cur[ess:] {
+			if c.pos < len(c.p.docs) && c.p.docs[c.pos] < doc {
+				doc = c.p.docs[c.pos]
+			}
+		}
+		if doc == lexNone {
+			break
+		}
+		rowid := ix.rowid[doc]
+		skip := ix.isDead(doc) || admit != nil && (rowid/8 >= int64(len(admit)) || admit[rowid/8]>>(rowid%8)&1 == 0)
+		d := float64(ix.length[doc])
+		bound := 0.0
+		for _, c := range cur[ess:] {
+			if c.pos < len(c.p.docs) && c.p.docs[c.pos] == doc {
+				if !skip {
+					s := bm25Term(c.idf, float64(c.p.twice(c.pos))/2, d, avgdl)
+					parts[c.phrase] = s
+					bound += s
+				}
+				c.pos++
+			}
+		}
+		if skip {
+			continue
+		}
+		pruned := false
+		for i := ess - 1; i >= 0; i-- {
+			if len(h) == k && (bound+prefix[i+1])*boundSlack < theta {
+				pruned = true
+				break
+			}
+			c := cur[i]
+			c.seek(doc)
+			if c.pos < len(c.p.docs) && c.p.docs[c.pos] == doc {
+				s := bm25Term(c.idf, float64(c.p.twice(c.pos))/2, d, avgdl)
+				parts[c.phrase] = s
+				bound += s
+			}
+		}
+		score := 0.0
+		for i, s := range parts {
+			score += s
+			parts[i] = 0
+		}
+		if pruned {
+			continue
+		}
+		if h.offer(lexHit{rowid: rowid, rank: score}, k) && len(h) == k {
+			theta = h[0].rank
+			for ess < len(cur) && prefix[ess+1] < theta {
+				ess++
+			}
+		}
+	}
+	out := []lexHit(h)
+	slices.SortFunc(out, func(a, b lexHit) int {
+		if worse(a, b) {
+			return 1
+		}
+		if worse(b, a) {
+			return -1
+		}
+		return 0
+	})
+	for i := range out {
+		out[i].rank = -1.0 * out[i].rank
+	}
+	return out
+}
+
+// matches reports whether more than n live rows hold any of the phrases.
+func (ix *lexIndex) matches(phrases []lexPhrase, n int) bool {
+	var total int64
+	var cur []*lexCursor
+	for _, ph := range phrases {
+		if ph.p != nil && len(ph.p.docs) > 0 {
+			total += ix.liveDF(ph.p)
+			cur = append(cur, &lexCursor{p: ph.p})
+		}
+	}
+	if total <= int64(n) {
+		return false
+	}
+	seen := 0
+	for {
+		doc := uint32(lexNone)
+		for _, c := range cur {
+			if c.pos < len(c.p.docs) && c.p.docs[c.pos] < doc {
+				doc = c.p.docs[c.pos]
+			}
+		}
+		if doc == lexNone {
+			return false
+		}
+		for _, c := range cur {
+			if c.pos < len(c.p.docs) && c.p.docs[c.pos] == doc {
+				c.pos++
+			}
+		}
+		if !ix.isDead(doc) {
+			if seen++; seen > n {
+				return true
+			}
+		}
+	}
+}
+
+// worse orders hits as FTS5's ORDER BY rank, rowid does, on scores
+// (higher is better): a lower score, or an equal one of a later rowid.
+func worse(a, b lexHit) bool { return a.rank < b.rank || a.rank == b.rank && a.rowid > b.rowid }
+
+// lexHeap is a min-heap of the k best hits so far, the worst on top.
+type lexHeap []lexHit
+
+// offer adds x if it belongs among the best k; it reports whether it did.
+func (h *lexHeap) offer(x lexHit, k int) bool {
+	s := *h
+	if len(s) < k {
+		s = append(s, x)
+		for i := len(s) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !worse(s[i], s[p]) {
+				break
+			}
+			s[i], s[p] = s[p], s[i]
+			i = p
+		}
+		*h = s
+		return true
+	}
+	if !worse(s[0], x) {
+		return false
+	}
+	s[0] = x
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(s) && worse(s[l], s[m]) {
+			m = l
+		}
+		if r < len(s) && worse(s[r], s[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	return true
+}
