@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -79,18 +82,65 @@ func (h *lexHolder) stop() {
 	}
 }
 
-// readLexicon reads every row of the fts table, on a connection of its
-// own: the cache's one connection stays free for searches meanwhile.
+// lexMinPart is the fewest rows readLexicon reads in a part of its own.
+var lexMinPart int64 = 1 << 13
+
+// readLexicon reads every row of the fts table on connections of its own
+// (the cache's one connection stays free for searches meanwhile), in
+// parts of the rowids, one per CPU up to 4: at a million rows it took
+// 5.4 s on one. Each part is read in a snapshot of its own: the lexicon
+// starts from the oldest one's lex_log position, so that following it
+// reads again what any part may have missed.
 func readLexicon(ctx context.Context, path string) (*lexIndex, error) {
-	db, err := sql.Open("sqlite3", fmt.Sprintf("file:%s?_busy_timeout=5000&_txlock=deferred&_query_only=1", path))
+	open := func() (*sql.DB, error) {
+		db, err := sql.Open("sqlite3", fmt.Sprintf("file:%s?_busy_timeout=5000&_txlock=deferred&_query_only=1", path))
+		if err == nil {
+			db.SetMaxOpenConns(1)
+		}
+		return db, err
+	}
+	db, err := open()
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	db.SetMaxOpenConns(1)
-	ix := newLexIndex()
-	if err := ix.read(ctx, db); err != nil {
+	var top int64
+	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM fts`).Scan(&top); err != nil {
+		return nil, fmt.Errorf("cache: lexicon: %w", err)
+	}
+	n := max(1, min(int64(max(runtime.GOMAXPROCS(0), 2)), 4, top/lexMinPart))
+	parts := make([]*lexIndex, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		lo, hi := top*i/n+1, top*(i+1)/n+1
+		if i == 0 {
+			lo = math.MinInt64
+		}
+		if i == n-1 {
+			hi = math.MaxInt64
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pdb := db
+			if i > 0 {
+				if pdb, errs[i] = open(); errs[i] != nil {
+					return
+				}
+				defer pdb.Close()
+			}
+			parts[i] = newLexIndex()
+			errs[i] = parts[i].read(ctx, pdb, lo, hi)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	ix := parts[0]
+	for _, p := range parts[1:] {
+		ix.absorb(p)
 	}
 	return ix, nil
 }

@@ -71,6 +71,8 @@ func sameSearch(t *testing.T, c *Cache, queries []string, filters []Filter) int 
 func TestLexiconRanksAsFTS5(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newCache(t)
+	defer func(n int64) { lexMinPart = n }(lexMinPart)
+	lexMinPart = 300 // read in parts, as at scale
 	rng := rand.New(rand.NewPCG(3, 4))
 	vocab := strings.Fields(`deploy deploying deployed postgres redis timeout flaky pipeline cache latency
 		retry billing auth token session login bug helm kubernetes migration rollback index vacuum

@@ -199,9 +199,10 @@ func (ix *lexIndex) liveDF(p *lexPostings) int64 {
 	return p.df
 }
 
-// read fills the lexicon with every row of the fts table, and the lex_log
-// position they were read at, in one read transaction of db.
-func (ix *lexIndex) read(ctx context.Context, db *sql.DB) error {
+// read fills the lexicon with the rows of the fts table from rowid lo up
+// to hi (excluded), and the lex_log position they were read at, in one
+// read transaction of db.
+func (ix *lexIndex) read(ctx context.Context, db *sql.DB, lo, hi int64) error {
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("cache: lexicon: %w", err)
@@ -210,7 +211,7 @@ func (ix *lexIndex) read(ctx context.Context, db *sql.DB) error {
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM lex_log`).Scan(&ix.seq); err != nil {
 		return fmt.Errorf("cache: lexicon: %w", err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT rowid, fts_tokens(content), fts_tokens(tags) FROM fts`)
+	rows, err := tx.QueryContext(ctx, `SELECT rowid, fts_tokens(content), fts_tokens(tags) FROM fts WHERE rowid >= ? AND rowid < ?`, lo, hi)
 	if err != nil {
 		return fmt.Errorf("cache: lexicon: %w", err)
 	}
@@ -229,6 +230,49 @@ func (ix *lexIndex) read(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("cache: lexicon: %w", err)
 	}
 	return nil
+}
+
+// absorb appends the documents of p, read from rowids past ix's, to ix.
+func (ix *lexIndex) absorb(p *lexIndex) {
+	base := uint32(len(ix.rowid))
+	for term, pid := range p.terms {
+		id, ok := ix.terms[term]
+		if !ok {
+			id = uint32(len(ix.lists))
+			ix.terms[term] = id
+			ix.lists = append(ix.lists, lexPostings{})
+			ix.count = append(ix.count, 0)
+		}
+		to, from := &ix.lists[id], &p.lists[pid]
+		if len(to.docs) == 0 || from.minD < to.minD {
+			to.minD = from.minD
+		}
+		to.max2 = max(to.max2, from.max2)
+		for _, d := range from.docs {
+			to.docs = append(to.docs, d+base)
+		}
+		to.freq2 = append(to.freq2, from.freq2...)
+		for d, f := range from.big {
+			if to.big == nil {
+				to.big = map[uint32]uint32{}
+			}
+			to.big[d+base] = f
+		}
+	}
+	ix.rowid = append(ix.rowid, p.rowid...)
+	ix.length = append(ix.length, p.length...)
+	for len(ix.dead)*64 < len(ix.rowid) {
+		ix.dead = append(ix.dead, 0)
+	}
+	for doc, r := range p.rowid {
+		for int64(len(ix.ofRow)) <= r {
+			ix.ofRow = append(ix.ofRow, lexNone)
+		}
+		ix.ofRow[r] = uint32(doc) + base
+	}
+	ix.nRow += p.nRow
+	ix.nTok += p.nTok
+	ix.seq = min(ix.seq, p.seq)
 }
 
 // errLexRebuild says the lexicon cannot follow the table from where it
