@@ -44,6 +44,30 @@ func (c *Cache) HoldLexicon() {
 	c.lex.mu.Unlock()
 }
 
+// WaitLexicon waits until the lexicon HoldLexicon started reading has
+// been read, or ctx ends; false when there is none to wait for (not held,
+// or its reading failed).
+func (c *Cache) WaitLexicon(ctx context.Context) bool {
+	h := c.lex
+	if h == nil {
+		return false
+	}
+	h.mu.Lock()
+	ix, done := h.ix, h.done
+	h.mu.Unlock()
+	if ix != nil || done == nil {
+		return ix != nil
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ix != nil
+}
+
 // start reads the lexicon in the background; h.mu is held.
 func (h *lexHolder) start() {
 	if h.closed || h.done != nil || time.Since(h.failed) < time.Minute {

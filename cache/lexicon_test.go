@@ -14,16 +14,10 @@ import (
 // waitLexicon waits until the cache's lexicon has been read.
 func waitLexicon(t *testing.T, c *Cache) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
-		c.lex.mu.Lock()
-		ready := c.lex.ix != nil
-		c.lex.mu.Unlock()
-		if ready {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the lexicon was not read within a minute")
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if !c.WaitLexicon(ctx) {
+		t.Fatal("the lexicon was not read within a minute")
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,8 +52,8 @@ func BenchmarkScale1M(b *testing.B) {
 	// the bench's commands run with the warm process off (testrepo.Isolate);
 	// what a user runs is measured with it on, as a user has it
 	s := &scaleRun{b: b, warm: []string{"GIT_SYNAPTIC_DAEMON=on", "XDG_RUNTIME_DIR=" + b.TempDir()}}
-	ref := s.repo(src, scale(10_000), "10k")
-	big := s.repo(src, n, "big")
+	ref := s.repo(src, scale(10_000), "10k", true)
+	big := s.repo(src, n, "big", true)
 	defer runEnvB(b, big, s.warm, "", "daemon", "stop")
 	s.sizes(big)
 	s.timeOnce(big, "s/git-gc", "git", "gc", "--quiet")
@@ -64,6 +65,83 @@ func BenchmarkScale1M(b *testing.B) {
 	s.hooks(ref, big)
 	s.reindex(big)
 	s.share(big)
+}
+
+// BenchmarkLexiconMillion compares, in process, BM25 searches ranked by FTS5
+// (what a command run once does) with the same searches ranked by the
+// lexicon a long-lived process holds (cache.HoldLexicon), over
+// BENCH_ENTRIES generated entries (default 1,000,000; not embedded: BM25
+// only) beside a real repository's commits: the corpus's queries, for 10
+// and 20 results, interleaved; medians. It reports the time and heap the
+// lexicon took to read, and fails if any search differs in its entries,
+// their order or their BM25. About 10 minutes at a million entries, so
+// only a run that names it (make bench BENCH=Lexicon) runs it.
+func BenchmarkLexiconMillion(b *testing.B) {
+	if !strings.Contains(flag.Lookup("test.bench").Value.String(), "Lexicon") {
+		b.Skip("about 10 minutes at a million entries: make bench BENCH=Lexicon")
+	}
+	n := 1_000_000
+	if v := os.Getenv("BENCH_ENTRIES"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 10_000 {
+			b.Fatalf("BENCH_ENTRIES=%q: a number of entries, at least 10000", v)
+		}
+	}
+	s := &scaleRun{b: b}
+	dir := s.repo(realRepos(b)[0], scale(n), "big", false)
+	ctx := context.Background()
+	path := filepath.Join(dir, ".git", "synaptic", "cache.db")
+	fts, _, err := cache.Open(path, 5*time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fts.Close()
+	held, _, err := cache.Open(path, 5*time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer held.Close()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	held.HoldLexicon()
+	if !held.WaitLexicon(ctx) {
+		b.Fatal("the lexicon could not be read")
+	}
+	s.report(time.Since(start).Seconds(), "s/lexicon-read")
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	s.report(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MiB-lexicon-heap")
+	queries := append([]string{"why does " + s.corpus.queries[0] + "?"}, s.corpus.queries...)
+	var byFTS, byLexicon []time.Duration
+	for _, limit := range []int{10, 20} {
+		for _, q := range queries {
+			f := cache.Filter{Limit: limit}
+			t0 := time.Now()
+			want, err := fts.Search(ctx, q, f)
+			byFTS = append(byFTS, time.Since(t0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			t0 = time.Now()
+			got, err := held.Search(ctx, q, f)
+			byLexicon = append(byLexicon, time.Since(t0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(got) != len(want) {
+				b.Fatalf("%q: %d results from the lexicon, %d from FTS5", q, len(got), len(want))
+			}
+			for i := range got {
+				if got[i].ID != want[i].ID || got[i].BM25 != want[i].BM25 {
+					b.Fatalf("%q, result %d: the lexicon gives %s (%v), FTS5 %s (%v)", q, i, got[i].ID, got[i].BM25, want[i].ID, want[i].BM25)
+				}
+			}
+		}
+	}
+	s.report(ms(median(byFTS)), "ms/bm25-fts5-median")
+	s.report(ms(median(byLexicon)), "ms/bm25-lexicon-median")
 }
 
 // scaleRun holds a BenchmarkScale1M run: the real repository's corpus
@@ -93,9 +171,9 @@ func (s *scaleRun) build(dir string, args ...string) (string, time.Duration) {
 }
 
 // repo clones src with its files, indexes its commits and imports n
-// generated entries into it in commits of 10k, then embeds them; it
-// reports the throughput of both under name.
-func (s *scaleRun) repo(src string, n int, name string) string {
+// generated entries into it in commits of 10k, then, if embed, embeds
+// them; it reports the throughput of both under name.
+func (s *scaleRun) repo(src string, n int, name string, embed bool) string {
 	b := s.b
 	dir := cloneReal(b, src)
 	testrepo.Git(b, dir, "checkout-index", "--all", "--force")
@@ -120,6 +198,9 @@ func (s *scaleRun) repo(src string, n int, name string) string {
 		}
 	}
 	s.report(float64(n)/time.Since(start).Seconds(), "entries/s-import-"+name)
+	if !embed {
+		return dir
+	}
 	_, d := s.build(dir, "embed")
 	s.report(float64(n)/d.Seconds(), "entries/s-embed-"+name)
 	return dir

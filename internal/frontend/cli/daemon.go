@@ -24,9 +24,10 @@ import (
 // The warm process. One daemon per user and binary serves every
 // repository: what it keeps warm (ONNX Runtime and the model) is the
 // user's, not a repository's, and one process holds it once however many
-// repositories the user works in. Each request opens its repository
-// afresh, exactly as the command run in place would, so that results are
-// the same either way; the daemon only saves the model's start.
+// repositories the user works in. It keeps the repositories requests
+// opened (sessionPool) with what their caches hold in memory, and each
+// request sees the refs as they are when it starts, so that results are
+// those of the command run in place.
 
 // DefaultDaemonIdle is how long the daemon waits for a request before it
 // exits (git config synaptic.daemonIdle).
