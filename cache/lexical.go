@@ -155,15 +155,8 @@ func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error
 			return hits, err
 		}
 		// the window held every match: nothing else to find
-		if lx != nil {
-			if !lx.matches(phrases, window) {
-				return hits, nil
-			}
-		} else {
-			var more int
-			if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)`, mq, window+1).Scan(&more); err != nil || more <= window {
-				return hits, err
-			}
+		if more, err := c.matchesOver(ctx, lx, phrases, mq, window); err != nil || !more {
+			return hits, err
 		}
 	}
 	// The filter admits few of the best matches (commits among much
@@ -187,6 +180,17 @@ func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error
 		c.fewer[key] = true
 	}
 	return ranked(admit)
+}
+
+// matchesOver reports whether more than n rows match the query: mq for
+// FTS5, phrases for the lexicon lx when there is one.
+func (c *Cache) matchesOver(ctx context.Context, lx *lexIndex, phrases []lexPhrase, mq string, n int) (bool, error) {
+	if lx != nil {
+		return lx.matches(phrases, n), nil
+	}
+	var more int
+	err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)`, mq, n+1).Scan(&more)
+	return more > n, err
 }
 
 // admitsFew reports whether the vector lanes found that the filter named

@@ -1,0 +1,298 @@
+package cache
+
+// #include <math.h>
+import "C"
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// Ranking with the lexicon (lexindex.go): bm25() as top_bm25 computes
+// it, over the rows MaxScore cannot rule out.
+
+// lexPhrase is one word of a query: its postings, either a term's (held)
+// or, for a word FTS5 makes a phrase of several tokens, read from FTS5
+// for this query.
+type lexPhrase struct {
+	p *lexPostings
+}
+
+// lexHit is a ranked row: its BM25 as bm25() gives it (negative, lower
+// is better).
+type lexHit struct {
+	rowid int64
+	rank  float64
+}
+
+// bm25Term is one phrase's part of a row's BM25, as top_bm25 (topScore)
+// computes it: every product rounded on its own, never fused.
+func bm25Term(idf, f, d, avgdl float64) float64 {
+	num := float64(f * float64(lexK1+1.0))
+	x := float64(lexB*d) / avgdl
+	den := f + float64(lexK1*float64((1-lexB)+x))
+	return float64(idf * float64(num/den))
+}
+
+// idf is bm25()'s inverse document frequency, through the C library's
+// log as FTS5 computes it.
+func idf(nRow, nHit int64) float64 {
+	v := float64(C.log(C.double((float64(nRow-nHit) + 0.5) / (float64(nHit) + 0.5))))
+	if v <= 0 {
+		v = 1e-6
+	}
+	return v
+}
+
+// lexCursor walks one phrase's postings for top.
+type lexCursor struct {
+	phrase int
+	idf    float64
+	ub     float64 // the most this phrase can add to a row's score
+	p      *lexPostings
+	pos    int
+}
+
+// seek moves the cursor to the first posting at or after doc.
+func (c *lexCursor) seek(doc uint32) {
+	docs := c.p.docs
+	if c.pos >= len(docs) || docs[c.pos] >= doc {
+		return
+	}
+	step, lo := 1, c.pos
+	hi := lo + step
+	for hi < len(docs) && docs[hi] < doc {
+		lo = hi
+		step *= 2
+		hi = lo + step
+	}
+	hi = min(hi, len(docs))
+	i, _ := slices.BinarySearch(docs[lo:hi], doc)
+	c.pos = lo + i
+}
+
+// boundSlack widens bounds past the rounding of sums taken in another
+// order than the score's.
+const boundSlack = 1 + 1e-9
+
+// top is the best k live rows holding any of the phrases, by BM25 then
+// rowid, each with its bm25() value, among those admit holds (nil: all;
+// else bit rowid%8 of byte rowid/8).
+func (ix *lexIndex) top(phrases []lexPhrase, k int, admit []byte) []lexHit {
+	if k <= 0 || ix.nRow == 0 {
+		return nil
+	}
+	m := ix.maxScore(phrases, k, admit)
+	for {
+		doc, ok := m.next()
+		if !ok {
+			break
+		}
+		if score, ok := m.score(doc); ok {
+			m.offer(lexHit{rowid: ix.rowid[doc], rank: score})
+		}
+	}
+	out := []lexHit(m.h)
+	slices.SortFunc(out, func(a, b lexHit) int {
+		if worse(a, b) {
+			return 1
+		}
+		if worse(b, a) {
+			return -1
+		}
+		return 0
+	})
+	for i := range out {
+		out[i].rank = -1.0 * out[i].rank
+	}
+	return out
+}
+
+// maxScore is one top: the phrases' cursors, least promising first;
+// cur[:ess] are those a row cannot reach the k-th best score with alone
+// (MaxScore), walked only to complete the score of a row the others hold.
+type maxScore struct {
+	ix     *lexIndex
+	k      int
+	admit  []byte
+	avgdl  float64
+	cur    []*lexCursor
+	prefix []float64 // prefix[i]: the most cur[:i] can add together
+	ess    int
+	h      lexHeap
+	theta  float64 // the k-th best score so far
+	parts  []float64
+}
+
+func (ix *lexIndex) maxScore(phrases []lexPhrase, k int, admit []byte) *maxScore {
+	m := &maxScore{ix: ix, k: k, admit: admit, avgdl: float64(ix.nTok) / float64(ix.nRow),
+		theta: math.Inf(-1), parts: make([]float64, len(phrases))}
+	for i, ph := range phrases {
+		if ph.p == nil || len(ph.p.docs) == 0 {
+			continue
+		}
+		df := ix.liveDF(ph.p)
+		if df == 0 {
+			continue
+		}
+		w := idf(ix.nRow, df)
+		m.cur = append(m.cur, &lexCursor{phrase: i, idf: w, p: ph.p,
+			ub: bm25Term(w, float64(ph.p.max2)/2, float64(ph.p.minD), m.avgdl) * boundSlack})
+	}
+	slices.SortStableFunc(m.cur, func(a, b *lexCursor) int { return cmp.Compare(a.ub, b.ub) })
+	m.prefix = make([]float64, len(m.cur)+1)
+	for i, c := range m.cur {
+		m.prefix[i+1] = m.prefix[i] + c.ub
+	}
+	for i := range m.prefix {
+		m.prefix[i] *= boundSlack
+	}
+	return m
+}
+
+// next is the first document the essential cursors hold.
+func (m *maxScore) next() (uint32, bool) {
+	doc := uint32(lexNone)
+	for _, c := range m.cur[m.ess:] {
+		if c.pos < len(c.p.docs) && c.p.docs[c.pos] < doc {
+			doc = c.p.docs[c.pos]
+		}
+	}
+	return doc, doc != lexNone
+}
+
+// score moves the cursors past doc and returns its score, summed in the
+// phrases' order as bm25() sums it; false for a row that is dead, not
+// admitted or cannot make the k best.
+func (m *maxScore) score(doc uint32) (float64, bool) {
+	ix := m.ix
+	rowid := ix.rowid[doc]
+	skip := ix.isDead(doc) || m.admit != nil && (rowid/8 >= int64(len(m.admit)) || m.admit[rowid/8]>>(rowid%8)&1 == 0)
+	d := float64(ix.length[doc])
+	bound := 0.0
+	for _, c := range m.cur[m.ess:] {
+		if c.pos < len(c.p.docs) && c.p.docs[c.pos] == doc {
+			if !skip {
+				s := bm25Term(c.idf, float64(c.p.twice(c.pos))/2, d, m.avgdl)
+				m.parts[c.phrase] = s
+				bound += s
+			}
+			c.pos++
+		}
+	}
+	if skip {
+		return 0, false
+	}
+	pruned := false
+	for i := m.ess - 1; i >= 0; i-- {
+		if len(m.h) == m.k && (bound+m.prefix[i+1])*boundSlack < m.theta {
+			pruned = true
+			break
+		}
+		c := m.cur[i]
+		c.seek(doc)
+		if c.pos < len(c.p.docs) && c.p.docs[c.pos] == doc {
+			s := bm25Term(c.idf, float64(c.p.twice(c.pos))/2, d, m.avgdl)
+			m.parts[c.phrase] = s
+			bound += s
+		}
+	}
+	score := 0.0
+	for i, s := range m.parts {
+		score += s
+		m.parts[i] = 0
+	}
+	return score, !pruned
+}
+
+// offer keeps x if it is among the k best so far, and raises the bar.
+func (m *maxScore) offer(x lexHit) {
+	if m.h.offer(x, m.k) && len(m.h) == m.k {
+		m.theta = m.h[0].rank
+		for m.ess < len(m.cur) && m.prefix[m.ess+1] < m.theta {
+			m.ess++
+		}
+	}
+}
+
+// matches reports whether more than n live rows hold any of the phrases.
+func (ix *lexIndex) matches(phrases []lexPhrase, n int) bool {
+	var total int64
+	var cur []*lexCursor
+	for _, ph := range phrases {
+		if ph.p != nil && len(ph.p.docs) > 0 {
+			total += ix.liveDF(ph.p)
+			cur = append(cur, &lexCursor{p: ph.p})
+		}
+	}
+	if total <= int64(n) {
+		return false
+	}
+	seen := 0
+	for {
+		doc := uint32(lexNone)
+		for _, c := range cur {
+			if c.pos < len(c.p.docs) && c.p.docs[c.pos] < doc {
+				doc = c.p.docs[c.pos]
+			}
+		}
+		if doc == lexNone {
+			return false
+		}
+		for _, c := range cur {
+			if c.pos < len(c.p.docs) && c.p.docs[c.pos] == doc {
+				c.pos++
+			}
+		}
+		if !ix.isDead(doc) {
+			if seen++; seen > n {
+				return true
+			}
+		}
+	}
+}
+
+// worse orders hits as FTS5's ORDER BY rank, rowid does, on scores
+// (higher is better): a lower score, or an equal one of a later rowid.
+func worse(a, b lexHit) bool { return a.rank < b.rank || a.rank == b.rank && a.rowid > b.rowid }
+
+// lexHeap is a min-heap of the k best hits so far, the worst on top.
+type lexHeap []lexHit
+
+// offer adds x if it belongs among the best k; it reports whether it did.
+func (h *lexHeap) offer(x lexHit, k int) bool {
+	s := *h
+	if len(s) < k {
+		s = append(s, x)
+		for i := len(s) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !worse(s[i], s[p]) {
+				break
+			}
+			s[i], s[p] = s[p], s[i]
+			i = p
+		}
+		*h = s
+		return true
+	}
+	if !worse(s[0], x) {
+		return false
+	}
+	s[0] = x
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(s) && worse(s[l], s[m]) {
+			m = l
+		}
+		if r < len(s) && worse(s[r], s[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	return true
+}
