@@ -72,6 +72,7 @@ func BenchmarkMCPSearch100k(b *testing.B) {
 	run(b, dir, "embed") // searches then measure the warm model, not embedding
 	call := mcpServer(b, dir)
 	call("tools/call", search("warm up"))
+	time.Sleep(thinkTime) // what the server reads in the background once open (the lexicon)
 	// hybrid and words-only searches interleaved, so that both see the same machine load
 	var hybrid, bm25 []time.Duration
 	for i := 0; i < 60; i++ {
