@@ -109,12 +109,17 @@ func (h *lexHolder) stop() {
 // lexMinPart is the fewest rows readLexicon reads in a part of its own.
 var lexMinPart int64 = 1 << 13
 
+// lexParts is how many parts readLexicon reads at once: one per CPU but
+// one, up to 4. The CPU left over answers requests meanwhile: with both
+// of this project's two, a million-entry MCP server's first 30 saves took
+// 93 ms each in the 3 s the lexicon took (make bench BENCH=1M at 82e73e9).
+var lexParts = func() int64 { return int64(max(1, min(runtime.GOMAXPROCS(0)-1, 4))) }
+
 // readLexicon reads every row of the fts table on connections of its own
 // (the cache's one connection stays free for searches meanwhile), in
-// parts of the rowids, one per CPU up to 4: at a million rows it took
-// 5.4 s on one. Each part is read in a snapshot of its own: the lexicon
-// starts from the oldest one's lex_log position, so that following it
-// reads again what any part may have missed.
+// parts of the rowids (lexParts). Each part is read in a snapshot of its
+// own: the lexicon starts from the oldest one's lex_log position, so
+// that following it reads again what any part may have missed.
 func readLexicon(ctx context.Context, path string) (*lexIndex, error) {
 	open := func() (*sql.DB, error) {
 		db, err := sql.Open("sqlite3", fmt.Sprintf("file:%s?_busy_timeout=5000&_txlock=deferred&_query_only=1", path))
@@ -132,7 +137,7 @@ func readLexicon(ctx context.Context, path string) (*lexIndex, error) {
 	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM fts`).Scan(&top); err != nil {
 		return nil, fmt.Errorf("cache: lexicon: %w", err)
 	}
-	n := max(1, min(int64(max(runtime.GOMAXPROCS(0), 2)), 4, top/lexMinPart))
+	n := max(1, min(lexParts(), top/lexMinPart))
 	parts := make([]*lexIndex, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup

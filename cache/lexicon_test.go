@@ -65,8 +65,8 @@ func sameSearch(t *testing.T, c *Cache, queries []string, filters []Filter) int 
 func TestLexiconRanksAsFTS5(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newCache(t)
-	defer func(n int64) { lexMinPart = n }(lexMinPart)
-	lexMinPart = 300 // read in parts, as at scale
+	defer func(n int64, parts func() int64) { lexMinPart, lexParts = n, parts }(lexMinPart, lexParts)
+	lexMinPart, lexParts = 300, func() int64 { return 3 } // read in parts, as on a larger machine
 	rng := rand.New(rand.NewPCG(3, 4))
 	vocab := strings.Fields(`deploy deploying deployed postgres redis timeout flaky pipeline cache latency
 		retry billing auth token session login bug helm kubernetes migration rollback index vacuum
