@@ -184,7 +184,7 @@ func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error
 
 // matchesOver reports whether more than n rows match the query: mq for
 // FTS5, phrases for the lexicon lx when there is one.
-func (c *Cache) matchesOver(ctx context.Context, lx *lexIndex, phrases []lexPhrase, mq string, n int) (bool, error) {
+func (c *Cache) matchesOver(ctx context.Context, lx *lexIndex, phrases []*lexPostings, mq string, n int) (bool, error) {
 	if lx != nil {
 		return lx.matches(phrases, n), nil
 	}

@@ -177,7 +177,7 @@ func readLexicon(ctx context.Context, path string) (*lexIndex, error) {
 // lexicon returns the lexicon, brought up to the table, and the query's
 // words as its phrases; nil when FTS5 must rank (no lexicon held, not
 // read yet, or a word that FTS5 reads as no token).
-func (c *Cache) lexicon(ctx context.Context, words []string) (*lexIndex, []lexPhrase, error) {
+func (c *Cache) lexicon(ctx context.Context, words []string) (*lexIndex, []*lexPostings, error) {
 	h := c.lex
 	if h == nil {
 		return nil, nil, nil
@@ -204,9 +204,11 @@ func (c *Cache) lexicon(ctx context.Context, words []string) (*lexIndex, []lexPh
 	return ix, phrases, nil
 }
 
-// lexPhrases turns the query's words into the lexicon's phrases, as FTS5
-// tokenizes them; false for a word of no token at all.
-func (c *Cache) lexPhrases(ctx context.Context, ix *lexIndex, words []string) ([]lexPhrase, bool, error) {
+// lexPhrases turns the query's words into the postings of the phrases
+// FTS5 makes of them, in order: a term's, held (nil when no row holds
+// it), or, for a word of several tokens, read from FTS5 for this query;
+// false for a word of no token at all.
+func (c *Cache) lexPhrases(ctx context.Context, ix *lexIndex, words []string) ([]*lexPostings, bool, error) {
 	js, _ := json.Marshal(words)
 	rows, err := c.db.QueryContext(ctx, `SELECT fts_tokens(value) FROM json_each(?) ORDER BY key`, string(js))
 	if err != nil {
@@ -225,21 +227,21 @@ func (c *Cache) lexPhrases(ctx context.Context, ix *lexIndex, words []string) ([
 	if err := rows.Err(); err != nil {
 		return nil, false, fmt.Errorf("cache: search: %w", err)
 	}
-	phrases := make([]lexPhrase, len(words))
+	phrases := make([]*lexPostings, len(words))
 	for i, t := range toks {
 		switch n := strings.Count(t, " ") + 1; {
 		case t == "":
 			return nil, false, nil
 		case n == 1:
 			if id, ok := ix.terms[t]; ok {
-				phrases[i].p = &ix.lists[id]
+				phrases[i] = &ix.lists[id]
 			}
 		default:
 			p, err := c.phrasePostings(ctx, ix, words[i])
 			if err != nil {
 				return nil, false, err
 			}
-			phrases[i].p = p
+			phrases[i] = p
 		}
 	}
 	return phrases, true, nil
@@ -282,12 +284,13 @@ func (c *Cache) heldHits(ctx context.Context, best []lexHit, w string, args []an
 	if len(best) == 0 {
 		return nil, nil
 	}
-	ids := make([]string, len(best))
+	ids := make([]int64, len(best))
 	for i, b := range best {
-		ids[i] = fmt.Sprint(b.rowid)
+		ids[i] = b.rowid
 	}
+	idJSON, _ := json.Marshal(ids)
 	rows, err := c.db.QueryContext(ctx, `SELECT `+rowCols+`, j.key FROM json_each(?) j CROSS JOIN entries e ON e.rowid = j.value WHERE `+w,
-		append([]any{"[" + strings.Join(ids, ",") + "]"}, args...)...)
+		append([]any{string(idJSON)}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("cache: search: %w", err)
 	}

@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -130,13 +131,7 @@ func (ix *lexIndex) add(rowid int64, content, tags string) error {
 				continue
 			}
 			n++
-			id, ok := ix.terms[tok]
-			if !ok {
-				id = uint32(len(ix.lists))
-				ix.terms[strings.Clone(tok)] = id
-				ix.lists = append(ix.lists, lexPostings{})
-				ix.count = append(ix.count, 0)
-			}
+			id := ix.termID(tok)
 			if ix.count[id] == 0 {
 				ix.touched = append(ix.touched, id)
 			}
@@ -150,16 +145,34 @@ func (ix *lexIndex) add(rowid int64, content, tags string) error {
 	ix.touched = ix.touched[:0]
 	ix.rowid = append(ix.rowid, rowid)
 	ix.length = append(ix.length, n)
-	if int(doc)/64 >= len(ix.dead) {
+	ix.place(rowid, doc)
+	ix.nRow++
+	ix.nTok += int64(n)
+	return nil
+}
+
+// termID is the index of term's postings, made empty for a new term (the
+// lexicon keeps a copy of term: it may view bytes SQLite reuses).
+func (ix *lexIndex) termID(term string) uint32 {
+	id, ok := ix.terms[term]
+	if !ok {
+		id = uint32(len(ix.lists))
+		ix.terms[strings.Clone(term)] = id
+		ix.lists = append(ix.lists, lexPostings{})
+		ix.count = append(ix.count, 0)
+	}
+	return id
+}
+
+// place makes doc the live document of rowid, with room for both.
+func (ix *lexIndex) place(rowid int64, doc uint32) {
+	for int(doc)/64 >= len(ix.dead) {
 		ix.dead = append(ix.dead, 0)
 	}
 	for int64(len(ix.ofRow)) <= rowid {
 		ix.ofRow = append(ix.ofRow, lexNone)
 	}
 	ix.ofRow[rowid] = doc
-	ix.nRow++
-	ix.nTok += int64(n)
-	return nil
 }
 
 // remove marks the rowid's document dead, if it has one.
@@ -183,7 +196,7 @@ func (ix *lexIndex) liveDF(p *lexPostings) int64 {
 	if ix.nDead == 0 {
 		return int64(len(p.docs))
 	}
-	if p.dfGen != ix.deadGen || p.df == 0 && len(p.docs) > 0 {
+	if p.dfGen != ix.deadGen {
 		var n int64
 		for _, d := range p.docs {
 			if !ix.isDead(d) {
@@ -207,7 +220,14 @@ func (ix *lexIndex) read(ctx context.Context, db *sql.DB, lo, hi int64) error {
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM lex_log`).Scan(&ix.seq); err != nil {
 		return fmt.Errorf("cache: lexicon: %w", err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT rowid, fts_tokens(content), fts_tokens(tags) FROM fts WHERE rowid >= ? AND rowid < ?`, lo, hi)
+	return ix.addRows(tx.QueryContext(ctx, `SELECT rowid, `+lexColumns+` FROM fts WHERE rowid >= ? AND rowid < ?`, lo, hi))
+}
+
+// lexColumns are the fts table's columns as the lexicon reads them.
+const lexColumns = `fts_tokens(content), fts_tokens(tags)`
+
+// addRows indexes every row of a query of rowid and lexColumns.
+func (ix *lexIndex) addRows(rows *sql.Rows, err error) error {
 	if err != nil {
 		return fmt.Errorf("cache: lexicon: %w", err)
 	}
@@ -232,14 +252,7 @@ func (ix *lexIndex) read(ctx context.Context, db *sql.DB, lo, hi int64) error {
 func (ix *lexIndex) absorb(p *lexIndex) {
 	base := uint32(len(ix.rowid))
 	for term, pid := range p.terms {
-		id, ok := ix.terms[term]
-		if !ok {
-			id = uint32(len(ix.lists))
-			ix.terms[term] = id
-			ix.lists = append(ix.lists, lexPostings{})
-			ix.count = append(ix.count, 0)
-		}
-		to, from := &ix.lists[id], &p.lists[pid]
+		to, from := &ix.lists[ix.termID(term)], &p.lists[pid]
 		if len(to.docs) == 0 || from.minD < to.minD {
 			to.minD = from.minD
 		}
@@ -257,14 +270,8 @@ func (ix *lexIndex) absorb(p *lexIndex) {
 	}
 	ix.rowid = append(ix.rowid, p.rowid...)
 	ix.length = append(ix.length, p.length...)
-	for len(ix.dead)*64 < len(ix.rowid) {
-		ix.dead = append(ix.dead, 0)
-	}
 	for doc, r := range p.rowid {
-		for int64(len(ix.ofRow)) <= r {
-			ix.ofRow = append(ix.ofRow, lexNone)
-		}
-		ix.ofRow[r] = uint32(doc) + base
+		ix.place(r, uint32(doc)+base)
 	}
 	ix.nRow += p.nRow
 	ix.nTok += p.nTok
@@ -314,28 +321,9 @@ func (ix *lexIndex) follow(ctx context.Context, db *sql.DB) error {
 	for _, r := range changed {
 		ix.remove(r)
 	}
-	ids := make([]string, len(changed))
-	for i, r := range changed {
-		ids[i] = fmt.Sprint(r)
-	}
-	rows, err = db.QueryContext(ctx, `SELECT rowid, fts_tokens(content), fts_tokens(tags) FROM fts WHERE rowid IN (SELECT value FROM json_each(?)) ORDER BY rowid`,
-		"["+strings.Join(ids, ",")+"]")
-	if err != nil {
-		return fmt.Errorf("cache: lexicon: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var rowid int64
-		var content, tags string
-		if err := rows.Scan(&rowid, &content, &tags); err != nil {
-			return fmt.Errorf("cache: lexicon: %w", err)
-		}
-		if err := ix.add(rowid, content, tags); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("cache: lexicon: %w", err)
+	idJSON, _ := json.Marshal(changed)
+	if err := ix.addRows(db.QueryContext(ctx, `SELECT rowid, `+lexColumns+` FROM fts WHERE rowid IN (SELECT value FROM json_each(?)) ORDER BY rowid`, string(idJSON))); err != nil {
+		return err
 	}
 	ix.seq = last
 	if ix.nDead > max(int(ix.nRow)/4, 4096) {

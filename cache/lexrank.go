@@ -12,13 +12,6 @@ import (
 // Ranking with the lexicon (lexindex.go): bm25() as top_bm25 computes
 // it, over the rows MaxScore cannot rule out.
 
-// lexPhrase is one word of a query: its postings, either a term's (held)
-// or, for a word FTS5 makes a phrase of several tokens, read from FTS5
-// for this query.
-type lexPhrase struct {
-	p *lexPostings
-}
-
 // lexHit is a ranked row: its BM25 as bm25() gives it (negative, lower
 // is better).
 type lexHit struct {
@@ -79,7 +72,7 @@ const boundSlack = 1 + 1e-9
 // top is the best k live rows holding any of the phrases, by BM25 then
 // rowid, each with its bm25() value, among those admit holds (nil: all;
 // else bit rowid%8 of byte rowid/8).
-func (ix *lexIndex) top(phrases []lexPhrase, k int, admit []byte) []lexHit {
+func (ix *lexIndex) top(phrases []*lexPostings, k int, admit []byte) []lexHit {
 	if k <= 0 || ix.nRow == 0 {
 		return nil
 	}
@@ -125,20 +118,20 @@ type maxScore struct {
 	parts  []float64
 }
 
-func (ix *lexIndex) maxScore(phrases []lexPhrase, k int, admit []byte) *maxScore {
+func (ix *lexIndex) maxScore(phrases []*lexPostings, k int, admit []byte) *maxScore {
 	m := &maxScore{ix: ix, k: k, admit: admit, avgdl: float64(ix.nTok) / float64(ix.nRow),
 		theta: math.Inf(-1), parts: make([]float64, len(phrases))}
-	for i, ph := range phrases {
-		if ph.p == nil || len(ph.p.docs) == 0 {
+	for i, p := range phrases {
+		if p == nil || len(p.docs) == 0 {
 			continue
 		}
-		df := ix.liveDF(ph.p)
+		df := ix.liveDF(p)
 		if df == 0 {
 			continue
 		}
 		w := idf(ix.nRow, df)
-		m.cur = append(m.cur, &lexCursor{phrase: i, idf: w, p: ph.p,
-			ub: bm25Term(w, float64(ph.p.max2)/2, float64(ph.p.minD), m.avgdl) * boundSlack})
+		m.cur = append(m.cur, &lexCursor{phrase: i, idf: w, p: p,
+			ub: bm25Term(w, float64(p.max2)/2, float64(p.minD), m.avgdl) * boundSlack})
 	}
 	slices.SortStableFunc(m.cur, func(a, b *lexCursor) int { return cmp.Compare(a.ub, b.ub) })
 	m.prefix = make([]float64, len(m.cur)+1)
@@ -153,13 +146,20 @@ func (ix *lexIndex) maxScore(phrases []lexPhrase, k int, admit []byte) *maxScore
 
 // next is the first document the essential cursors hold.
 func (m *maxScore) next() (uint32, bool) {
+	doc := firstDoc(m.cur[m.ess:])
+	return doc, doc != lexNone
+}
+
+// firstDoc is the first document any of the cursors is at, lexNone when
+// all are past their end.
+func firstDoc(cur []*lexCursor) uint32 {
 	doc := uint32(lexNone)
-	for _, c := range m.cur[m.ess:] {
+	for _, c := range cur {
 		if c.pos < len(c.p.docs) && c.p.docs[c.pos] < doc {
 			doc = c.p.docs[c.pos]
 		}
 	}
-	return doc, doc != lexNone
+	return doc
 }
 
 // score moves the cursors past doc and returns its score, summed in the
@@ -217,13 +217,13 @@ func (m *maxScore) offer(x lexHit) {
 }
 
 // matches reports whether more than n live rows hold any of the phrases.
-func (ix *lexIndex) matches(phrases []lexPhrase, n int) bool {
+func (ix *lexIndex) matches(phrases []*lexPostings, n int) bool {
 	var total int64
 	var cur []*lexCursor
-	for _, ph := range phrases {
-		if ph.p != nil && len(ph.p.docs) > 0 {
-			total += ix.liveDF(ph.p)
-			cur = append(cur, &lexCursor{p: ph.p})
+	for _, p := range phrases {
+		if p != nil && len(p.docs) > 0 {
+			total += ix.liveDF(p)
+			cur = append(cur, &lexCursor{p: p})
 		}
 	}
 	if total <= int64(n) {
@@ -231,12 +231,7 @@ func (ix *lexIndex) matches(phrases []lexPhrase, n int) bool {
 	}
 	seen := 0
 	for {
-		doc := uint32(lexNone)
-		for _, c := range cur {
-			if c.pos < len(c.p.docs) && c.p.docs[c.pos] < doc {
-				doc = c.p.docs[c.pos]
-			}
-		}
+		doc := firstDoc(cur)
 		if doc == lexNone {
 			return false
 		}
