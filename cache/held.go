@@ -76,10 +76,33 @@ func (h *heldVectors) put(key string, v []float32) {
 // without a vector of the active model are left out, as cosines does.
 // id reports each row's entry id as well (completeHits needs it).
 func (c *Cache) heldCosines(ctx context.Context, h *heldVectors, q []float32, from, where string, args []any) ([]scoredRow, []string, error) {
+	found, err := c.heldVectorsOf(ctx, h, from, where, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]scoredRow, len(found))
+	ids := make([]string, len(found))
+	for i, f := range found {
+		out[i], ids[i] = scoredRow{f.rowid, dot(q, f.vec)}, f.id
+	}
+	return out, ids, nil
+}
+
+// heldVector is a row's float vector as heldVectorsOf finds it.
+type heldVector struct {
+	rowid int64
+	id    string
+	vec   []float32
+}
+
+// heldVectorsOf reads the vectors of the rows where admits (heldCosines
+// without the query): from memory, or from the store for those it does
+// not hold yet, which it then holds.
+func (c *Cache) heldVectorsOf(ctx context.Context, h *heldVectors, from, where string, args []any) ([]heldVector, error) {
 	rows, err := c.db.QueryContext(ctx, `SELECT e.rowid, e.id, s.hash FROM `+from+` entries e JOIN vec_state s ON s.rowid = e.rowid
 		WHERE `+where, args...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cache: vector scoring: %w", err)
+		return nil, fmt.Errorf("cache: vector scoring: %w", err)
 	}
 	defer rows.Close()
 	type row struct {
@@ -93,7 +116,7 @@ func (c *Cache) heldCosines(ctx context.Context, h *heldVectors, q []float32, fr
 		var r row
 		var hash []byte
 		if err := rows.Scan(&r.rowid, &r.id, &hash); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		r.key = string(hash)
 		if _, ok := h.byKey[r.key]; !ok {
@@ -102,19 +125,18 @@ func (c *Cache) heldCosines(ctx context.Context, h *heldVectors, q []float32, fr
 		all = append(all, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	rows.Close()
 	fetched, err := c.vectorsByHashes(ctx, missing)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cache: vector scoring: %w", err)
+		return nil, fmt.Errorf("cache: vector scoring: %w", err)
 	}
 	decoded := make(map[string][]float32, len(fetched))
 	for key, blob := range fetched {
 		decoded[key] = decodeVec(blob)
 	}
-	out := make([]scoredRow, 0, len(all))
-	ids := make([]string, 0, len(all))
+	out := make([]heldVector, 0, len(all))
 	for _, r := range all {
 		v, ok := h.byKey[r.key]
 		if !ok {
@@ -122,13 +144,12 @@ func (c *Cache) heldCosines(ctx context.Context, h *heldVectors, q []float32, fr
 				continue // no vector of this model (yet)
 			}
 		}
-		out = append(out, scoredRow{r.rowid, dot(q, v)})
-		ids = append(ids, r.id)
+		out = append(out, heldVector{r.rowid, r.id, v})
 	}
 	for key, v := range decoded { // kept only now: keeping may let go of others
 		h.put(key, v)
 	}
-	return out, ids, nil
+	return out, nil
 }
 
 // vectorsByHashes reads the active model's vectors of the texts with the

@@ -14,7 +14,8 @@ import (
 // exactly as one that reads them from the store every time (a command's):
 // the same ids, order and scores, with room for only a few vectors (so
 // that it lets go of some), after memory changes, and after the model
-// changes under it.
+// changes under it. The first also holds the lexicon, as the warm process
+// does (BM25 from memory, the BM25 candidates' vectors read ahead).
 func TestHeldVectorsRankAsTheStore(t *testing.T) {
 	ctx := context.Background()
 	c, p := newCache(t)
@@ -29,6 +30,7 @@ func TestHeldVectorsRankAsTheStore(t *testing.T) {
 		x.HoldVectors(room * 4 * 16) // 16 float32s a vector
 		held[i] = x
 	}
+	held[0].HoldLexicon()
 	rng := rand.New(rand.NewSource(7))
 	words := []string{"retry", "backoff", "billing", "worker", "postgres", "migration", "redis", "timeout", "deploy", "cache"}
 	var entries []notes.Entry
@@ -108,6 +110,9 @@ func TestHeldVectorsRankAsTheStore(t *testing.T) {
 		}
 	}
 	store("m@1")
+	if !held[0].WaitLexicon(ctx) {
+		t.Fatal("the lexicon was not read")
+	}
 	same("first")
 	put(t, c, []notes.Entry{mk(notes.TypeDecision, "retry billing worker with backoff", time.Minute)},
 		notes.Op{V: 1, ID: notes.NewID(), Entry: entries[1].ID, Kind: notes.OpArchive, Clock: 1, At: time.Now().UTC()})

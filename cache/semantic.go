@@ -145,6 +145,11 @@ func (c *Cache) candidates(ctx context.Context, q *SemanticQuery, f Filter, lim 
 			}
 		}
 	}
+	// the BM25 candidates' vectors are read while the embedding is under way
+	pre, err := c.vectorsAhead(ctx, q, order)
+	if err != nil {
+		return nil, nil, err
+	}
 	v, err := vector()
 	if err != nil {
 		return nil, nil, err
@@ -178,7 +183,7 @@ func (c *Cache) candidates(ctx context.Context, q *SemanticQuery, f Filter, lim 
 		}
 	}
 	// every candidate's cosine (lexical ones too) and read count
-	if err := c.completeHits(ctx, *q, order, byID); err != nil {
+	if err := c.completeHits(ctx, *q, order, byID, pre); err != nil {
 		return nil, nil, err
 	}
 	return order, byID, nil
@@ -297,7 +302,7 @@ func (c *Cache) addSessionContext(ctx context.Context, q SemanticQuery, f Filter
 			byID[r.ID] = &Hit{Row: r}
 			added[i] = r.ID
 		}
-		if err := c.completeHits(ctx, q, added, byID); err != nil {
+		if err := c.completeHits(ctx, q, added, byID, nil); err != nil {
 			return nil, err
 		}
 		for _, id := range added {
@@ -314,8 +319,9 @@ func (c *Cache) addSessionContext(ctx context.Context, q SemanticQuery, f Filter
 }
 
 // completeHits fills in the cosine of candidates found by BM25 only and
-// the read count of every candidate.
-func (c *Cache) completeHits(ctx context.Context, q SemanticQuery, ids []string, byID map[string]*Hit) error {
+// the read count of every candidate; pre, if not nil, holds the vectors
+// of some read ahead.
+func (c *Cache) completeHits(ctx context.Context, q SemanticQuery, ids []string, byID map[string]*Hit, pre *aheadVectors) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -329,7 +335,7 @@ func (c *Cache) completeHits(ctx context.Context, q SemanticQuery, ids []string,
 		}
 	}
 	if q.Vector != nil && len(unscored) > 0 {
-		if err := c.scoreUnscored(ctx, q.Vector, unscored, byID); err != nil {
+		if err := c.scoreUnscored(ctx, q.Vector, pre.score(q.Vector, unscored, byID), byID); err != nil {
 			return err
 		}
 	}
@@ -349,10 +355,62 @@ func (c *Cache) completeHits(ctx context.Context, q SemanticQuery, ids []string,
 	return rows.Err()
 }
 
+// aheadVectors are the vectors of a search's BM25 candidates, read
+// before its query vector is there (vectorsAhead).
+type aheadVectors struct {
+	asked map[string]bool      // the candidates looked up
+	vec   map[string][]float32 // those with a vector of the active model
+}
+
+// vectorsAhead reads the vectors of the candidates ids, in a cache that
+// holds vectors, for a search that will have a query vector: the SQL that
+// scoreUnscored would run once the vector is there (0.4 ms of a prompt's
+// 8 at 10k entries) runs beside the embedding instead. nil otherwise.
+func (c *Cache) vectorsAhead(ctx context.Context, q *SemanticQuery, ids []string) (*aheadVectors, error) {
+	h := c.holding()
+	if h == nil || len(ids) == 0 || q.Mode == ModeBM25 || (q.Vector == nil && q.VectorFunc == nil) {
+		return nil, nil
+	}
+	idJSON, _ := json.Marshal(ids)
+	found, err := c.heldVectorsOf(ctx, h, `json_each(?) j CROSS JOIN`, `e.id = j.value`, []any{string(idJSON)})
+	if err != nil {
+		return nil, err
+	}
+	a := &aheadVectors{asked: make(map[string]bool, len(ids)), vec: make(map[string][]float32, len(found))}
+	for _, id := range ids {
+		a.asked[id] = true
+	}
+	for _, f := range found {
+		a.vec[f.id] = f.vec
+	}
+	return a, nil
+}
+
+// score sets the cosine with q of the hits of ids whose vectors a read
+// ahead, and returns the ids it did not look up.
+func (a *aheadVectors) score(q []float32, ids []string, byID map[string]*Hit) []string {
+	if a == nil {
+		return ids
+	}
+	var rest []string
+	for _, id := range ids {
+		switch v, ok := a.vec[id]; {
+		case ok:
+			byID[id].Cosine = float64(dot(q, v))
+		case !a.asked[id]:
+			rest = append(rest, id)
+		}
+	}
+	return rest
+}
+
 // scoreUnscored sets the cosine with q of the hits of ids (found by BM25
 // only), from the vectors the cache holds when it holds some, else
 // through SQL.
 func (c *Cache) scoreUnscored(ctx context.Context, q []float32, ids []string, byID map[string]*Hit) error {
+	if len(ids) == 0 {
+		return nil
+	}
 	idJSON, _ := json.Marshal(ids)
 	if h := c.holding(); h != nil {
 		scored, scoredIDs, err := c.heldCosines(ctx, h, q, `json_each(?) j CROSS JOIN`, `e.id = j.value`, []any{string(idJSON)})
