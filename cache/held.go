@@ -74,18 +74,16 @@ func (h *heldVectors) put(key string, v []float32) {
 // admits, with their text hashes, from SQL; their vectors from memory,
 // or, for those it does not hold yet, from the store in one query. Rows
 // without a vector of the active model are left out, as cosines does.
-// id reports each row's entry id as well (completeHits needs it).
-func (c *Cache) heldCosines(ctx context.Context, h *heldVectors, q []float32, from, where string, args []any) ([]scoredRow, []string, error) {
+func (c *Cache) heldCosines(ctx context.Context, h *heldVectors, q []float32, from, where string, args []any) ([]scoredRow, error) {
 	found, err := c.heldVectorsOf(ctx, h, from, where, args)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	out := make([]scoredRow, len(found))
-	ids := make([]string, len(found))
 	for i, f := range found {
-		out[i], ids[i] = scoredRow{f.rowid, dot(q, f.vec)}, f.id
+		out[i] = scoredRow{f.rowid, dot(q, f.vec)}
 	}
-	return out, ids, nil
+	return out, nil
 }
 
 // heldVector is a row's float vector as heldVectorsOf finds it.

@@ -175,7 +175,7 @@ func (c *Cache) cosinesOf(ctx context.Context, q []float32, ids []int64, where s
 	var scored []scoredRow
 	var err error
 	if h := c.holding(); h != nil {
-		scored, _, err = c.heldCosines(ctx, h, q, from, where, args)
+		scored, err = c.heldCosines(ctx, h, q, from, where, args)
 	} else {
 		scored, err = c.cosines(ctx, q, from, where, args)
 	}

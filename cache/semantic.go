@@ -355,8 +355,9 @@ func (c *Cache) completeHits(ctx context.Context, q SemanticQuery, ids []string,
 	return rows.Err()
 }
 
-// aheadVectors are the vectors of a search's BM25 candidates, read
-// before its query vector is there (vectorsAhead).
+// aheadVectors are the vectors of some candidates, by entry id
+// (heldVectorsOfIDs): read before the query vector is there
+// (vectorsAhead), or once it is (scoreUnscored).
 type aheadVectors struct {
 	asked map[string]bool      // the candidates looked up
 	vec   map[string][]float32 // those with a vector of the active model
@@ -371,6 +372,12 @@ func (c *Cache) vectorsAhead(ctx context.Context, q *SemanticQuery, ids []string
 	if h == nil || len(ids) == 0 || q.Mode == ModeBM25 || (q.Vector == nil && q.VectorFunc == nil) {
 		return nil, nil
 	}
+	return c.heldVectorsOfIDs(ctx, h, ids)
+}
+
+// heldVectorsOfIDs reads the vectors of the entries ids from those h
+// holds, or from the store (heldVectorsOf).
+func (c *Cache) heldVectorsOfIDs(ctx context.Context, h *heldVectors, ids []string) (*aheadVectors, error) {
 	idJSON, _ := json.Marshal(ids)
 	found, err := c.heldVectorsOf(ctx, h, `json_each(?) j CROSS JOIN`, `e.id = j.value`, []any{string(idJSON)})
 	if err != nil {
@@ -411,17 +418,15 @@ func (c *Cache) scoreUnscored(ctx context.Context, q []float32, ids []string, by
 	if len(ids) == 0 {
 		return nil
 	}
-	idJSON, _ := json.Marshal(ids)
 	if h := c.holding(); h != nil {
-		scored, scoredIDs, err := c.heldCosines(ctx, h, q, `json_each(?) j CROSS JOIN`, `e.id = j.value`, []any{string(idJSON)})
+		held, err := c.heldVectorsOfIDs(ctx, h, ids)
 		if err != nil {
 			return err
 		}
-		for i, s := range scored {
-			byID[scoredIDs[i]].Cosine = float64(s.cos)
-		}
+		held.score(q, ids, byID)
 		return nil
 	}
+	idJSON, _ := json.Marshal(ids)
 	rows, err := c.db.QueryContext(ctx, `SELECT e.id, v.vec FROM entries e `+vectorJoin+`
 		WHERE e.id IN (SELECT value FROM json_each(?)) AND v.model = ?`, string(idJSON), c.vecModel)
 	if err != nil {
