@@ -26,7 +26,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 19
+const SchemaVersion = 20
 
 // Cache is an open index.
 type Cache struct {
@@ -37,6 +37,7 @@ type Cache struct {
 	vecModel   string
 	signs      *signIndex   // the sign bits, read on first use (signs.go)
 	held       *heldVectors // float vectors kept in memory (held.go)
+	rows       *heldRows    // what filters admit, followed (heldrows.go)
 	admits     admitted     // the rows filters admit, for signs (signs.go)
 	lex        *lexHolder   // the terms held in memory (lexicon.go)
 	// fewer names the filters whose best matches Search found to hold
@@ -98,23 +99,33 @@ CREATE TRIGGER IF NOT EXISTS entries_gen_update AFTER UPDATE ON entries BEGIN IN
 CREATE TRIGGER IF NOT EXISTS entries_vec_update AFTER UPDATE OF content ON entries WHEN old.content IS NOT new.content BEGIN DELETE FROM vec_state WHERE rowid=old.rowid; INSERT INTO vec_pending(rowid) SELECT old.rowid WHERE NOT EXISTS (SELECT 1 FROM vec_pending WHERE rowid=old.rowid); END;
 ` + lineageSchema + decaySchema + lexLogSchema
 
-// lexLogSchema logs the rowid of every entry whose text came, changed or
-// went (the fts table changes with it), for a lexicon that follows the
-// table (lexindex.go). A reset drops the triggers while it rewrites
-// every row and logs -1 (read everything) when it ends (Tx.Reset).
+// lexLogSchema logs the rowid of every entry that came, changed or went,
+// for what a long-lived process keeps of the rows and follows: kind 0
+// when its text changed (the fts table changes with it: the lexicon,
+// lexindex.go), 1 when only its other columns did (the rows filters
+// admit and the vectors held by row, heldrows.go). A reset drops the
+// triggers while it rewrites every row and logs -1 (read everything)
+// when it ends (Tx.Reset).
 const lexLogSchema = `
-CREATE TABLE IF NOT EXISTS lex_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, row INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS lex_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, row INTEGER NOT NULL, kind INTEGER NOT NULL DEFAULT 0);
 ` + lexTriggers
+
+// lexTriggerNames are lexTriggers' names, which Tx.Reset drops.
+var lexTriggerNames = []string{"entries_lex_insert", "entries_lex_delete", "entries_lex_update", "entries_lex_state"}
 
 // lexTriggers write lex_log.
 const lexTriggers = `
 CREATE TRIGGER IF NOT EXISTS entries_lex_insert AFTER INSERT ON entries BEGIN INSERT INTO lex_log(row) VALUES(new.rowid); END;
 CREATE TRIGGER IF NOT EXISTS entries_lex_delete AFTER DELETE ON entries BEGIN INSERT INTO lex_log(row) VALUES(old.rowid); END;
 CREATE TRIGGER IF NOT EXISTS entries_lex_update AFTER UPDATE OF content, tags ON entries WHEN old.content IS NOT new.content OR old.tags IS NOT new.tags BEGIN INSERT INTO lex_log(row) VALUES(new.rowid); END;
+CREATE TRIGGER IF NOT EXISTS entries_lex_state AFTER UPDATE ON entries WHEN old.content IS new.content AND old.tags IS new.tags BEGIN INSERT INTO lex_log(row, kind) VALUES(new.rowid, 1); END;
 `
 
-// v18to19 adds lex_log.
+// v18to19 adds lex_log (as v20 has it).
 const v18to19 = lexLogSchema
+
+// v19to20 logs the changes of entries' other columns in lex_log.
+const v19to20 = `ALTER TABLE lex_log ADD COLUMN kind INTEGER NOT NULL DEFAULT 0;` + lexTriggers
 
 // liveIndex lists the entries not archived by type, for the sets of rows
 // a search's filter admits (signs.go), which a long-lived process
@@ -237,14 +248,17 @@ func open(path string, busy time.Duration) (*Cache, error) {
 	}
 	switch v {
 	case SchemaVersion:
-	case 12, 13, 14, 15, 16, 17, 18:
+	case 12, 13, 14, 15, 16, 17, 18, 19:
 		// Older caches are upgraded in place, so that this clone's usage
 		// statistics survive: v12 lacks injections.stale, v13 the reads
 		// and the once-per-session uses, v14 the anchors, v15 keeps usage
 		// in the cache rather than the usage store, v16 judges every
 		// entry's decay at every pass, v17 lacks liveIndex and v18
-		// lex_log.
-		stmt := v18to19
+		// lex_log, v19 its changes of columns other than the text.
+		stmt := v19to20
+		if v <= 18 {
+			stmt = v18to19
+		}
 		if v <= 17 {
 			stmt = v17to18 + stmt
 		}

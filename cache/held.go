@@ -26,6 +26,9 @@ type heldVectors struct {
 	max   int    // bytes of vectors at most
 	bytes int    // bytes of vectors held
 	byKey map[string][]float32
+	// keyOf is the text hash of each row's vector, as heldVectorsOf read
+	// it, while lex_log says the row is unchanged (heldRows.follow).
+	keyOf map[int64]string
 }
 
 // HoldVectors makes the cache keep up to maxBytes of the float vectors
@@ -33,10 +36,10 @@ type heldVectors struct {
 // it off. A command run once gains nothing from it.
 func (c *Cache) HoldVectors(maxBytes int) {
 	if maxBytes <= 0 {
-		c.held = nil
+		c.held, c.rows = nil, nil
 		return
 	}
-	c.held = &heldVectors{max: maxBytes}
+	c.held, c.rows = &heldVectors{max: maxBytes}, &heldRows{seq: -1}
 }
 
 // holding returns the held vectors for the active model and vector
@@ -48,7 +51,7 @@ func (c *Cache) holding() *heldVectors {
 		return nil
 	}
 	if h.model != c.vecModel || h.made != c.signs.made || h.byKey == nil {
-		h.model, h.made, h.bytes, h.byKey = c.vecModel, c.signs.made, 0, map[string][]float32{}
+		h.model, h.made, h.bytes, h.byKey, h.keyOf = c.vecModel, c.signs.made, 0, map[string][]float32{}, map[int64]string{}
 	}
 	return h
 }
@@ -90,6 +93,7 @@ func (c *Cache) heldCosines(ctx context.Context, h *heldVectors, q []float32, fr
 type heldVector struct {
 	rowid int64
 	id    string
+	key   string // the text's hash
 	vec   []float32
 }
 
@@ -142,7 +146,7 @@ func (c *Cache) heldVectorsOf(ctx context.Context, h *heldVectors, from, where s
 				continue // no vector of this model (yet)
 			}
 		}
-		out = append(out, heldVector{r.rowid, r.id, v})
+		out = append(out, heldVector{r.rowid, r.id, r.key, v})
 	}
 	for key, v := range decoded { // kept only now: keeping may let go of others
 		h.put(key, v)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"slices"
 	"testing"
 	"time"
 
@@ -120,4 +121,148 @@ func TestHeldVectorsRankAsTheStore(t *testing.T) {
 	same("after a save and an archive")
 	store("m@2") // every vector again, other values
 	same("after a model switch")
+}
+
+// The rows a cache that holds vectors keeps for its filters (heldRows)
+// follow every change another process makes to the table: new entries,
+// an archive, a type and a tag changed by an edit, a delete, a reset of
+// the cache, and a log cut short past what it read. After each, the sets
+// are those SQL reads, and Nearest finds the same rows with the same
+// cosines as a cache that asks SQL.
+func TestHeldRowsFollowTheTable(t *testing.T) {
+	ctx := context.Background()
+	c, p := newCache(t)
+	h, _, err := Open(p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	h.HoldVectors(1 << 20)
+	rng := rand.New(rand.NewSource(11))
+	var entries []notes.Entry
+	for i := range 300 {
+		typ := []notes.Type{notes.TypeInsight, notes.TypeDecision, notes.TypeIssue, notes.TypeGitCommit}[i%4]
+		entries = append(entries, mk(typ, fmt.Sprintf("entry %d", i), time.Duration(i)*time.Minute, []string{"a", "b"}[i%2]))
+	}
+	put(t, c, entries)
+	embed := func() {
+		t.Helper()
+		for _, x := range []*Cache{c, h} {
+			if err := x.UseModel(ctx, "m@1", 16); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pending, _, err := c.PendingVectors(ctx, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vecs := make([][]float32, len(pending))
+		for i := range vecs {
+			vecs[i] = make([]float32, 16)
+			for j := range vecs[i] {
+				vecs[i][j] = rng.Float32() - 0.5
+			}
+		}
+		if err := c.StoreVectors(ctx, pending, vecs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	filters := []Filter{
+		{},
+		{Types: []notes.Type{notes.TypeDecision, notes.TypeIssue}},
+		{Types: []notes.Type{notes.TypeGitCommit}},
+		{Tags: []string{"b"}},
+	}
+	same := func(step string) {
+		t.Helper()
+		for _, f := range filters {
+			q := make([]float32, 16)
+			for j := range q {
+				q[j] = rng.Float32() - 0.5
+			}
+			f.Limit = 30
+			want, err := c.Nearest(ctx, q, f, 30)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := h.Nearest(ctx, q, f, 30)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) == 0 || len(got) != len(want) {
+				t.Fatalf("%s, %+v: %d held, %d from SQL", step, f, len(got), len(want))
+			}
+			for i := range want {
+				if got[i].ID != want[i].ID || got[i].Cosine != want[i].Cosine {
+					t.Fatalf("%s, %+v, hit %d: held %s %v, SQL %s %v", step, f, i, got[i].ID, got[i].Cosine, want[i].ID, want[i].Cosine)
+				}
+			}
+			w, args := f.admitting()
+			sql, err := readAdmitted(ctx, c.db, w, args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			held := h.rows.sets[admitKey(w, args)]
+			if held == nil {
+				t.Fatalf("%s, %+v: no set held", step, f)
+			}
+			for row, key := range h.held.keyOf {
+				var hash []byte
+				if err := c.db.QueryRow(`SELECT hash FROM vec_state WHERE rowid = ?`, row).Scan(&hash); err != nil || string(hash) != key {
+					t.Fatalf("%s: row %d held with vector %x, vec_state has %x (%v)", step, row, key, hash, err)
+				}
+			}
+			for row := int64(0); row < int64(64*max(len(sql), len(held.bits))); row++ {
+				if has(sql, row) != has(held.bits, row) {
+					t.Fatalf("%s, %+v: row %d admitted %v held, %v by SQL", step, f, row, has(held.bits, row), has(sql, row))
+				}
+			}
+		}
+	}
+	embed()
+	same("first")
+	content := "entry edited"
+	more := []notes.Entry{mk(notes.TypeDecision, "a new decision", 0, "b"), mk(notes.TypeGitCommit, "a new commit", 0)}
+	at := time.Now().UTC()
+	put(t, c, more,
+		notes.Op{V: 1, ID: notes.NewID(), Entry: entries[1].ID, Kind: notes.OpArchive, Clock: 1, At: at},
+		notes.Op{V: 1, ID: notes.NewID(), Entry: entries[2].ID, Kind: notes.OpEdit, Clock: 1, At: at, Type: notes.TypeInsight, AddTags: []string{"b"}},
+		notes.Op{V: 1, ID: notes.NewID(), Entry: entries[5].ID, Kind: notes.OpEdit, Clock: 1, At: at, Content: &content})
+	embed()
+	same("after saves, an archive and edits")
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.DeleteEntry(entries[6].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	same("after a delete")
+	tx, err = c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range append(slices.Concat(entries[:6], entries[7:200]), more...) {
+		doc, _ := notes.EncodeEntry(e)
+		if err := tx.PutEntry(e, "refs/synaptic/memory", false, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	embed()
+	same("after a reset")
+	put(t, c, nil, notes.Op{V: 1, ID: notes.NewID(), Entry: entries[13].ID, Kind: notes.OpArchive, Clock: 1, At: at})
+	if _, err := c.db.Exec(`DELETE FROM lex_log`); err != nil { // as Commit trims it
+		t.Fatal(err)
+	}
+	put(t, c, nil, notes.Op{V: 1, ID: notes.NewID(), Entry: entries[12].ID, Kind: notes.OpArchive, Clock: 1, At: at})
+	same("after the log was cut short")
 }

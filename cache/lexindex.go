@@ -27,8 +27,8 @@ import (
 // to the bit (TestLexiconRanksAsFTS5).
 //
 // It follows the table through lex_log, where triggers on entries write
-// the rowid of every row whose text came, changed or went: before each
-// search it reads the rows named since, drops their old postings (by
+// the rowid of every row whose text came, changed or went (kind 0):
+// before each search it reads the rows named since, drops their old postings (by
 // marking the old document dead) and adds the new. A reset of the
 // cache, a log cut short past what it read or too many dead documents
 // make it build itself again, in the background; until then Search asks
@@ -285,7 +285,7 @@ var errLexRebuild = fmt.Errorf("cache: lexicon: read it again")
 // follow brings the lexicon up to the table: the rows lex_log names
 // after its position are read again. errLexRebuild when it cannot.
 func (ix *lexIndex) follow(ctx context.Context, db *sql.DB) error {
-	rows, err := db.QueryContext(ctx, `SELECT seq, row FROM lex_log WHERE seq > ? ORDER BY seq`, ix.seq)
+	rows, err := db.QueryContext(ctx, `SELECT seq, row, kind FROM lex_log WHERE seq > ? ORDER BY seq`, ix.seq)
 	if err != nil {
 		return fmt.Errorf("cache: lexicon: %w", err)
 	}
@@ -293,8 +293,8 @@ func (ix *lexIndex) follow(ctx context.Context, db *sql.DB) error {
 	seen := map[int64]bool{}
 	next, last := ix.seq+1, ix.seq
 	for rows.Next() {
-		var seq, row int64
-		if err := rows.Scan(&seq, &row); err != nil {
+		var seq, row, kind int64
+		if err := rows.Scan(&seq, &row, &kind); err != nil {
 			rows.Close()
 			return fmt.Errorf("cache: lexicon: %w", err)
 		}
@@ -303,7 +303,7 @@ func (ix *lexIndex) follow(ctx context.Context, db *sql.DB) error {
 			return errLexRebuild
 		}
 		next, last = seq+1, seq
-		if !seen[row] {
+		if kind == 0 && !seen[row] { // (kind 1: its text is as it was)
 			seen[row] = true
 			changed = append(changed, row)
 		}
@@ -313,6 +313,7 @@ func (ix *lexIndex) follow(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("cache: lexicon: %w", err)
 	}
 	if len(changed) == 0 {
+		ix.seq = last
 		return nil
 	}
 	if int64(len(changed)) > max(ix.nRow/8, 4096) {

@@ -37,6 +37,7 @@ type vectorQuery struct {
 	ix     *signIndex // the sign bits when planned
 	key    string     // the filter in c.admits
 	admit  []uint64   // the rows it admits; nil when it admits most (sampleShare)
+	held   []uint64   // the rows it admits, in a cache that holds vectors (heldAdmits)
 	share  float64    // about what share of the ranked rows it admits
 	ranked []int64    // rank's answer
 	spread bool       // scan on every core (nothing else runs meanwhile)
@@ -59,13 +60,19 @@ func (c *Cache) planNearest(ctx context.Context, f Filter, n int) (*vectorQuery,
 	}
 	vq.ix = c.signs
 	aw, aargs := f.admitting()
-	share, key, err := c.sampleShare(ctx, aw, aargs)
+	if vq.held, err = c.heldAdmits(ctx, aw, aargs); err != nil {
+		return nil, err
+	}
+	share, key, err := c.sampleShare(ctx, aw, aargs, vq.held)
 	if err != nil {
 		return nil, err
 	}
 	vq.key, vq.share = key, share
 	if share < minShare {
-		vq.admit, err = c.admitted(ctx, key, aw, aargs)
+		vq.admit = vq.held
+		if vq.admit == nil {
+			vq.admit, err = c.admitted(ctx, key, aw, aargs)
+		}
 		vq.share = 1 // it ranks only the rows admitted
 	}
 	return vq, err

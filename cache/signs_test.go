@@ -189,7 +189,7 @@ func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
 			t.Fatalf("%d decisions found, want %d (%v)", len(hits), want, err)
 		}
 		w, args := Filter{Types: []notes.Type{notes.TypeDecision}}.admitting()
-		_, key, err := c.sampleShare(ctx, w, args)
+		_, key, err := c.sampleShare(ctx, w, args, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

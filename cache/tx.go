@@ -118,8 +118,11 @@ func (t *Tx) SetTip(ref, hash string) error {
 func (t *Tx) Reset() error {
 	// lex_log would name every row twice: its triggers wait for Commit,
 	// which logs that everything changed
-	for _, q := range []string{`DROP TRIGGER IF EXISTS entries_lex_insert`, `DROP TRIGGER IF EXISTS entries_lex_delete`, `DROP TRIGGER IF EXISTS entries_lex_update`,
-		`DELETE FROM lex_log`, `INSERT INTO lex_log(row) VALUES(-1)`} {
+	var qs []string
+	for _, name := range lexTriggerNames {
+		qs = append(qs, `DROP TRIGGER IF EXISTS `+name)
+	}
+	for _, q := range append(qs, `DELETE FROM lex_log`, `INSERT INTO lex_log(row) VALUES(-1)`) {
 		if err := t.exec(q); err != nil {
 			return err
 		}
@@ -283,7 +286,7 @@ func (t *Tx) Commit() error {
 		}
 	}
 	if t.reset {
-		if _, err := t.tx.ExecContext(noCancel, lexTriggers); err != nil { // three statements
+		if _, err := t.tx.ExecContext(noCancel, lexTriggers); err != nil { // several statements
 			t.tx.Rollback()
 			return fmt.Errorf("cache: make lex_log's triggers again: %w", err)
 		}
