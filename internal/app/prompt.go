@@ -61,13 +61,8 @@ func hasCues(prompt string) bool {
 // (0: synaptic.promptBudget, default 8,000, about 2,000 tokens). It
 // returns "" when there is nothing to add.
 func (s *Agent) PromptContext(ctx context.Context, sessionID, prompt string, budget int) (string, error) {
-	s.recordAgentSession(sessionID) // also when hooks came in mid-session
-	if budget <= 0 {
-		budget = s.configInt(ctx, "synaptic.promptBudget", DefaultPromptBudget)
-	}
-	now := s.now()
 	text := s.withRecentPrompts(ctx, sessionID, prompt)
-	// the matches' query embedding runs beside the reads before it
+	// the matches' query embedding runs beside everything before them
 	var vector *queryVector
 	if wantsMatches(text) {
 		if m, err := s.embedder(); err == nil {
@@ -76,6 +71,11 @@ func (s *Agent) PromptContext(ctx context.Context, sessionID, prompt string, bud
 			}
 		}
 	}
+	s.recordAgentSession(sessionID) // also when hooks came in mid-session
+	if budget <= 0 {
+		budget = s.configInt(ctx, "synaptic.promptBudget", DefaultPromptBudget)
+	}
+	now := s.now()
 	hot, err := s.hot(ctx, sessionID, now)
 	if err != nil {
 		return "", err
