@@ -32,6 +32,7 @@ const SchemaVersion = 20
 type Cache struct {
 	db   *sql.DB
 	path string
+	busy time.Duration // how long a write waits for another's (SetBusyTimeout)
 	// vector store state (vectors.go)
 	vsAttached bool
 	vecModel   string
@@ -297,7 +298,7 @@ func open(path string, busy time.Duration) (*Cache, error) {
 			return nil, fmt.Errorf("cache %s: %w", path, err)
 		}
 	}
-	return &Cache{db: db, path: path}, nil
+	return &Cache{db: db, path: path, busy: busy}, nil
 }
 
 // upgrade brings a cache of version from (0: a new, empty one) to
@@ -359,6 +360,23 @@ func IsBusy(err error) bool {
 func isConstraint(err error) bool {
 	var se sqlite3.Error
 	return errors.As(err, &se) && se.Code == sqlite3.ErrConstraint
+}
+
+// SetBusyTimeout sets how long a write waits for another process's write
+// from now on (0: a minute), as Open's busy does: a long-lived process
+// serves git hooks, which must not wait long, and searches, which may.
+func (c *Cache) SetBusyTimeout(busy time.Duration) error {
+	if busy <= 0 {
+		busy = time.Minute
+	}
+	if busy == c.busy {
+		return nil
+	}
+	if _, err := c.db.Exec(fmt.Sprintf(`PRAGMA busy_timeout = %d`, busy.Milliseconds())); err != nil {
+		return fmt.Errorf("cache: busy timeout: %w", err)
+	}
+	c.busy = busy
+	return nil
 }
 
 // Path is the cache file.

@@ -401,3 +401,33 @@ func TestCountIsStatsTotal(t *testing.T) {
 		t.Fatalf("count %d (%v), stats %+v", n, err, st)
 	}
 }
+
+// SetBusyTimeout changes how long a write waits for another process's
+// write on an open cache: a long-lived process serves hooks, which must
+// not wait long, and searches, which may.
+func TestSetBusyTimeout(t *testing.T) {
+	ctx := context.Background()
+	c, p := newCache(t) // waits a minute
+	other, _, err := Open(p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tx, err := other.db.BeginTx(ctx, nil) // _txlock=immediate: holds the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := c.SetBusyTimeout(100 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = c.SetMeta(ctx, "k", "v")
+	if took := time.Since(start); !IsBusy(err) || took > 10*time.Second {
+		t.Fatalf("a write under another's lock: %v after %v, want busy after about 100 ms", err, took)
+	}
+	tx.Rollback()
+	if err := c.SetMeta(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+}

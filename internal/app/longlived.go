@@ -39,6 +39,9 @@ type Per struct {
 	Progress       func(done, total int)
 	AsOf           time.Time
 	Session, Agent string
+	// BusyTimeout is Options.BusyTimeout: git and agent hooks wait less
+	// for another process's cache write than searches do.
+	BusyTimeout time.Duration
 }
 
 // OpenSession opens the repository containing dir for a long-lived
@@ -110,12 +113,13 @@ func (s *core) forgetLentModel() {
 
 // Per is the per-request values of o.
 func (o Options) Per() Per {
-	return Per{Warn: o.Warn, Progress: o.Progress, AsOf: o.AsOf, Session: o.Session, Agent: o.Agent}
+	return Per{Warn: o.Warn, Progress: o.Progress, AsOf: o.AsOf, Session: o.Session, Agent: o.Agent, BusyTimeout: o.BusyTimeout}
 }
 
 // setPer makes per the Service's per-request values.
 func (s *core) setPer(per Per) {
 	s.warn, s.progress, s.asOf, s.session, s.agentID = per.Warn, per.Progress, per.AsOf, per.Session, per.Agent
+	s.busy = per.BusyTimeout // (applied as the cache is next asked for: openCache)
 	if s.warn == nil {
 		s.warn = os.Stderr
 	}

@@ -188,6 +188,10 @@ func (s *core) warnf(format string, args ...any) {
 // is replaced by an empty one that indexRefs then fills.
 func (s *core) openCache() (*cache.Cache, error) {
 	if s.cache != nil {
+		// a long-lived process's requests wait as long as each asks
+		if err := s.cache.SetBusyTimeout(s.busy); err != nil {
+			return nil, err
+		}
 		return s.cache, nil
 	}
 	c, rebuilt, err := cache.Open(s.cachePath(), s.busy)

@@ -117,7 +117,9 @@ func (p *sessionPool) close() {
 // poolKey names a repository as a request would open it: its directory,
 // what in the environment decides which repository and configuration git
 // finds there (GIT_DIR, HOME, PATH...), and the Session-wide options. The
-// agent session and agent ids are per request and left out.
+// agent session and agent ids, and how long a cache write waits (short
+// for hooks), are per request and left out: a hook and a search share
+// one Session, its cache and what that holds in memory.
 func poolKey(abs string, opts app.Options) string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -129,6 +131,6 @@ func poolKey(abs string, opts app.Options) string {
 		}
 	}
 	slices.Sort(env)
-	parts := append([]string{abs, opts.Model, opts.EmbedBackend, opts.Projects, opts.BusyTimeout.String()}, env...)
+	parts := append([]string{abs, opts.Model, opts.EmbedBackend, opts.Projects}, env...)
 	return strings.Join(parts, "\x00")
 }
