@@ -166,22 +166,75 @@ func (f Filter) limit() int {
 // List returns matching entries, newest first. Indexed commits are listed
 // only when asked for by type.
 func (c *Cache) List(ctx context.Context, f Filter) ([]Row, error) {
+	q, args := listQuery(f, rowCols)
+	return c.queryRows(ctx, "list", q, args...)
+}
+
+// listQuery is List's query, selecting cols.
+func listQuery(f Filter, cols string) (string, []any) {
 	if len(f.Types) > 1 && f.Limit > 0 {
-		return c.listTypes(ctx, f)
+		ids, args := newest("entries e", f, f.Limit, 0)
+		return `SELECT ` + cols + ` FROM entries e WHERE e.rowid IN (` + ids + `) ORDER BY e.created DESC, e.id`, args
 	}
 	w, args := f.where()
 	if len(f.Types) == 0 {
 		w += " AND e.type != '" + string(notes.TypeGitCommit) + "'"
 	}
-	q := `SELECT ` + rowCols + ` FROM entries e WHERE ` + w + ` ORDER BY e.created DESC, e.id LIMIT ?`
-	return c.queryRows(ctx, "list", q, append(args, f.limit())...)
+	return `SELECT ` + cols + ` FROM entries e WHERE ` + w + ` ORDER BY e.created DESC, e.id LIMIT ?`, append(args, f.limit())
 }
 
-// listTypes is List for several types.
-func (c *Cache) listTypes(ctx context.Context, f Filter) ([]Row, error) {
-	ids, args := newest("entries e", f, f.Limit, 0)
-	q := `SELECT ` + rowCols + ` FROM entries e WHERE e.rowid IN (` + ids + `) ORDER BY e.created DESC, e.id`
-	return c.queryRows(ctx, "list", q, args...)
+// Brief is what a caller needs to choose among List's rows, without
+// their text: the rows it chooses are then read whole (RowsOf).
+type Brief struct {
+	ID         string
+	Type       notes.Type
+	SessionID  string
+	Private    bool
+	Tags       []string
+	Irrelevant bool
+	rowid      int64
+}
+
+// ListBriefs is List with the rows' briefs: reading every row whole to
+// keep a few (a prompt's last day: 30 read for 5 kept) cost most of it.
+func (c *Cache) ListBriefs(ctx context.Context, f Filter) ([]Brief, error) {
+	q, args := listQuery(f, `e.id, e.type, e.session_id, e.private, e.tags, e.irrelevant, e.rowid`)
+	rows, err := c.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("cache: list: %w", err)
+	}
+	defer rows.Close()
+	var out []Brief
+	for rows.Next() {
+		var b Brief
+		var tags string
+		if err := rows.Scan(&b.ID, &b.Type, &b.SessionID, &b.Private, &tags, &b.Irrelevant, &b.rowid); err != nil {
+			return nil, fmt.Errorf("cache: list: %w", err)
+		}
+		b.Tags = strings.Fields(tags)
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// RowsOf returns the rows of briefs, in their order; a row gone since
+// (a write in between) is left out.
+func (c *Cache) RowsOf(ctx context.Context, briefs []Brief) ([]Row, error) {
+	ids := make([]int64, len(briefs))
+	for i, b := range briefs {
+		ids[i] = b.rowid
+	}
+	byRow, err := c.rowsByRowid(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Row, 0, len(briefs))
+	for _, b := range briefs {
+		if r, ok := byRow[b.rowid]; ok && r.ID == b.ID {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // newest is a query for the rowids of the entries f admits in from (which

@@ -119,19 +119,13 @@ const hotPage = 30
 // are not the session's own exchanges or handoffs, nor marked irrelevant.
 func (s *Agent) hot(ctx context.Context, sessionID string, now time.Time) ([]Entry, error) {
 	f := Filter{Types: promptTypes, Since: now.Add(-hotWindowHours * time.Hour), Limit: hotPage}
+	keep := func(b cache.Brief) bool {
+		return !isOwn(sessionID, b.SessionID, b.Type, b.Private, b.Tags) && !b.Irrelevant
+	}
 	for {
-		recent, err := s.recall().List(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		var hot []Entry
-		for _, r := range recent {
-			if !ownSession(r, sessionID) && !r.Irrelevant && len(hot) < maxHot {
-				hot = append(hot, r)
-			}
-		}
-		if len(hot) == maxHot || len(recent) < f.Limit || f.Limit == 0 {
-			return hot, nil
+		hot, all, err := s.recall().listChosen(ctx, f, maxHot, keep)
+		if err != nil || len(hot) == maxHot || all {
+			return hot, err
 		}
 		f.Limit = 0 // crowded out: every one of the day's
 	}
@@ -180,7 +174,13 @@ func (s *Agent) withRecentPrompts(ctx context.Context, sessionID, prompt string)
 // the agent has them in its context, so they would take a hot slot on
 // every prompt and, reading like the session's work, a match.
 func ownSession(r Entry, sessionID string) bool {
-	return sessionID != "" && r.SessionID == sessionID && (isCapture(r) || r.Type == notes.TypeHandoff)
+	return isOwn(sessionID, r.SessionID, r.Type, r.Private, r.Tags)
+}
+
+// isOwn is ownSession of an entry of session, type typ, private or not,
+// with tags.
+func isOwn(sessionID, session string, typ notes.Type, private bool, tags []string) bool {
+	return sessionID != "" && session == sessionID && (captured(private, tags) || typ == notes.TypeHandoff)
 }
 
 // promptTypes are the entries prompts may bring back.
@@ -402,4 +402,8 @@ func withoutIrrelevant(rows []Entry) []Entry {
 }
 
 // isCapture reports whether an entry is an automatically captured exchange.
-func isCapture(e Entry) bool { return e.Private && slices.Contains(e.Tags, CaptureTag) }
+func isCapture(e Entry) bool { return captured(e.Private, e.Tags) }
+
+// captured reports whether an entry, private or not, with tags, is a
+// captured exchange.
+func captured(private bool, tags []string) bool { return private && slices.Contains(tags, CaptureTag) }

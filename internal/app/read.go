@@ -24,6 +24,34 @@ func (s *Recall) List(ctx context.Context, f Filter) ([]Entry, error) {
 	return out, err
 }
 
+// listChosen is List of the first n entries f lists that keep chooses by
+// their briefs; only those are read whole. all reports that f listed
+// fewer than its limit (none was left out for it).
+func (s *Recall) listChosen(ctx context.Context, f Filter, n int, keep func(cache.Brief) bool) (out []Entry, all bool, err error) {
+	err = s.withCache(ctx, func(c *cache.Cache) error {
+		v := s.view(ctx, c)
+		cf := v.filter(f)
+		briefs, err := c.ListBriefs(ctx, cf)
+		if err != nil {
+			return err
+		}
+		all = cf.Limit <= 0 || len(briefs) < cf.Limit
+		var chosen []cache.Brief
+		for _, b := range briefs {
+			if len(chosen) < n && keep(b) {
+				chosen = append(chosen, b)
+			}
+		}
+		rows, err := c.RowsOf(ctx, chosen)
+		out = entriesOf(rows)
+		if err == nil {
+			s.markEntries(ctx, c, v, out)
+		}
+		return err
+	})
+	return out, all, err
+}
+
 // Detail is one entry with its operation history.
 type Detail struct {
 	Entry
