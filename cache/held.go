@@ -27,7 +27,7 @@ type heldVectors struct {
 	bytes int    // bytes of vectors held
 	byKey map[string][]float32
 	// keyOf is the text hash of each row's vector, as heldVectorsOf read
-	// it, while lex_log says the row is unchanged (heldRows.follow).
+	// it, while lex_log says the row is unchanged (followRows).
 	keyOf map[int64]string
 }
 

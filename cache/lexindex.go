@@ -28,11 +28,11 @@ import (
 //
 // It follows the table through lex_log, where triggers on entries write
 // the rowid of every row whose text came, changed or went (kind 0):
-// before each search it reads the rows named since, drops their old postings (by
-// marking the old document dead) and adds the new. A reset of the
-// cache, a log cut short past what it read or too many dead documents
-// make it build itself again, in the background; until then Search asks
-// FTS5.
+// before each search it reads the rows named since, drops their old
+// postings (by marking the old document dead) and adds the new. A reset
+// of the cache, a log cut short past what it read or too many dead
+// documents make it build itself again, in the background; until then
+// Search asks FTS5.
 
 // lexK1, lexB are bm25()'s parameters, variables so that k1 + 1.0 is
 // computed at run time, rounded as C rounds it.
