@@ -47,25 +47,7 @@ func TestHeldVectorsRankAsTheStore(t *testing.T) {
 		}
 		return v
 	}
-	store := func(model string) {
-		t.Helper()
-		for _, x := range []*Cache{c, held[0], held[1]} {
-			if err := x.UseModel(ctx, model, 16); err != nil {
-				t.Fatal(err)
-			}
-		}
-		pending, _, err := c.PendingVectors(ctx, 1000)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vecs := make([][]float32, len(pending))
-		for i := range vecs {
-			vecs[i] = vector()
-		}
-		if err := c.StoreVectors(ctx, pending, vecs); err != nil {
-			t.Fatal(err)
-		}
-	}
+	store := func(model string) { t.Helper(); embedRandom(t, model, vector, c, held[0], held[1]) }
 	now := time.Now()
 	same := func(step string) {
 		t.Helper()
@@ -145,28 +127,14 @@ func TestHeldRowsFollowTheTable(t *testing.T) {
 		entries = append(entries, mk(typ, fmt.Sprintf("entry %d", i), time.Duration(i)*time.Minute, []string{"a", "b"}[i%2]))
 	}
 	put(t, c, entries)
-	embed := func() {
-		t.Helper()
-		for _, x := range []*Cache{c, h} {
-			if err := x.UseModel(ctx, "m@1", 16); err != nil {
-				t.Fatal(err)
-			}
+	vector := func() []float32 {
+		v := make([]float32, 16)
+		for i := range v {
+			v[i] = rng.Float32() - 0.5
 		}
-		pending, _, err := c.PendingVectors(ctx, 1000)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vecs := make([][]float32, len(pending))
-		for i := range vecs {
-			vecs[i] = make([]float32, 16)
-			for j := range vecs[i] {
-				vecs[i][j] = rng.Float32() - 0.5
-			}
-		}
-		if err := c.StoreVectors(ctx, pending, vecs); err != nil {
-			t.Fatal(err)
-		}
+		return v
 	}
+	embed := func() { t.Helper(); embedRandom(t, "m@1", vector, c, h) }
 	filters := []Filter{
 		{},
 		{Types: []notes.Type{notes.TypeDecision, notes.TypeIssue}},
@@ -176,10 +144,7 @@ func TestHeldRowsFollowTheTable(t *testing.T) {
 	same := func(step string) {
 		t.Helper()
 		for _, f := range filters {
-			q := make([]float32, 16)
-			for j := range q {
-				q[j] = rng.Float32() - 0.5
-			}
+			q := vector()
 			f.Limit = 30
 			want, err := c.Nearest(ctx, q, f, 30)
 			if err != nil {
@@ -265,4 +230,27 @@ func TestHeldRowsFollowTheTable(t *testing.T) {
 	}
 	put(t, c, nil, notes.Op{V: 1, ID: notes.NewID(), Entry: entries[12].ID, Kind: notes.OpArchive, Clock: 1, At: at})
 	same("after the log was cut short")
+}
+
+// embedRandom makes model (16 dimensions) the active one of caches, and
+// stores a vector from vector for every entry the first lacks one for.
+func embedRandom(t *testing.T, model string, vector func() []float32, caches ...*Cache) {
+	t.Helper()
+	ctx := context.Background()
+	for _, x := range caches {
+		if err := x.UseModel(ctx, model, 16); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pending, _, err := caches[0].PendingVectors(ctx, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vecs := make([][]float32, len(pending))
+	for i := range vecs {
+		vecs[i] = vector()
+	}
+	if err := caches[0].StoreVectors(ctx, pending, vecs); err != nil {
+		t.Fatal(err)
+	}
 }

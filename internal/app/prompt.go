@@ -401,9 +401,6 @@ func withoutIrrelevant(rows []Entry) []Entry {
 	return out
 }
 
-// isCapture reports whether an entry is an automatically captured exchange.
-func isCapture(e Entry) bool { return captured(e.Private, e.Tags) }
-
 // captured reports whether an entry, private or not, with tags, is a
 // captured exchange.
 func captured(private bool, tags []string) bool { return private && slices.Contains(tags, CaptureTag) }
