@@ -256,3 +256,26 @@ func TestV17CacheIsUpgradedInPlace(t *testing.T) {
 		t.Fatalf("access after the upgrade: %v %v", last, err)
 	}
 }
+
+// A v19 cache's change log gains its kind, and changes of entries' other
+// columns are logged from then on; its entries stay.
+func TestV19CacheIsUpgradedInPlace(t *testing.T) {
+	ctx := context.Background()
+	c, p := newCache(t)
+	e := mk(notes.TypeInsight, "kept across the upgrade", time.Hour)
+	put(t, c, []notes.Entry{e})
+	c.Close()
+	c, rebuilt, err := reopenOlder(t, p, `DROP TRIGGER entries_lex_state`, `ALTER TABLE lex_log DROP COLUMN kind`, `PRAGMA user_version = 19`)
+	if err != nil || rebuilt {
+		t.Fatalf("open v19: %v rebuilt=%v", err, rebuilt)
+	}
+	defer c.Close()
+	if rows, _ := c.List(ctx, Filter{}); len(rows) != 1 || rows[0].ID != e.ID {
+		t.Fatalf("entries after the upgrade: %+v", rows)
+	}
+	put(t, c, nil, notes.Op{V: 1, ID: notes.NewID(), Entry: e.ID, Kind: notes.OpArchive, Clock: 1, At: time.Now().UTC()})
+	var kind int
+	if err := c.db.QueryRowContext(ctx, `SELECT kind FROM lex_log ORDER BY seq DESC LIMIT 1`).Scan(&kind); err != nil || kind != 1 {
+		t.Fatalf("an archive after the upgrade logged kind %d (%v), want 1", kind, err)
+	}
+}
