@@ -250,34 +250,7 @@ func open(path string, busy time.Duration) (*Cache, error) {
 	switch v {
 	case SchemaVersion:
 	case 12, 13, 14, 15, 16, 17, 18, 19:
-		// Older caches are upgraded in place, so that this clone's usage
-		// statistics survive: v12 lacks injections.stale, v13 the reads
-		// and the once-per-session uses, v14 the anchors, v15 keeps usage
-		// in the cache rather than the usage store, v16 judges every
-		// entry's decay at every pass, v17 lacks liveIndex and v18
-		// lex_log, v19 its changes of columns other than the text.
-		stmt := v19to20
-		if v <= 18 {
-			stmt = v18to19
-		}
-		if v <= 17 {
-			stmt = v17to18 + stmt
-		}
-		if v <= 16 {
-			stmt = v16to17 + stmt
-		}
-		if v <= 15 {
-			stmt = v15to16 + stmt
-		}
-		if v <= 14 {
-			stmt = v14to15 + stmt
-		}
-		if v <= 13 {
-			stmt = v13to14 + stmt
-		}
-		if v == 12 {
-			stmt = `ALTER TABLE injections ADD COLUMN stale INTEGER NOT NULL DEFAULT 0;` + stmt
-		}
+		stmt := upgradeFrom(v)
 		if err := upgrade(db, v, stmt); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("cache %s: upgrade schema: %w", path, err)
@@ -299,6 +272,29 @@ func open(path string, busy time.Duration) (*Cache, error) {
 		}
 	}
 	return &Cache{db: db, path: path, busy: busy}, nil
+}
+
+// upgradeFrom is the statements that upgrade a cache of version v (12
+// to SchemaVersion-1) in place, so that this clone's usage statistics
+// survive: v12 lacks injections.stale, v13 the reads and the
+// once-per-session uses, v14 the anchors, v15 keeps usage in the cache
+// rather than the usage store, v16 judges every entry's decay at every
+// pass, v17 lacks liveIndex and v18 lex_log, v19 its changes of columns
+// other than the text.
+func upgradeFrom(v int) string {
+	stmt := v19to20
+	if v <= 18 {
+		stmt = v18to19
+	}
+	for _, step := range []struct {
+		upTo int
+		ddl  string
+	}{{17, v17to18}, {16, v16to17}, {15, v15to16}, {14, v14to15}, {13, v13to14}, {12, `ALTER TABLE injections ADD COLUMN stale INTEGER NOT NULL DEFAULT 0;`}} {
+		if v <= step.upTo {
+			stmt = step.ddl + stmt
+		}
+	}
+	return stmt
 }
 
 // upgrade brings a cache of version from (0: a new, empty one) to

@@ -157,28 +157,8 @@ func (c *Cache) candidates(ctx context.Context, q *SemanticQuery, f Filter, lim 
 	q.Vector = v
 	if q.Mode != ModeBM25 && q.Vector != nil {
 		for li, l := range ls {
-			vh, err := c.scoreNearest(ctx, vqs[li], q.Vector)
-			if err != nil {
+			if err := c.vectorLane(ctx, q, l, vqs[li], byID, add); err != nil {
 				return nil, nil, err
-			}
-			for i, h := range vh {
-				if h.Cosine < q.MinCosine && byID[h.ID] == nil {
-					continue
-				}
-				p := add(h)
-				p.VecRank, p.Cosine = i+1, h.Cosine
-				p.Reads = h.Reads
-			}
-			if within, ok := narrowTo(l.filter, q.Time); ok {
-				more, err := c.Nearest(ctx, q.Vector, within, 20)
-				if err != nil {
-					return nil, nil, err
-				}
-				for _, h := range more {
-					if byID[h.ID] == nil && h.Cosine >= q.MinCosine {
-						add(h) // with its cosine: completeHits need not score it again
-					}
-				}
 			}
 		}
 	}
@@ -187,6 +167,36 @@ func (c *Cache) candidates(ctx context.Context, q *SemanticQuery, f Filter, lim 
 		return nil, nil, err
 	}
 	return order, byID, nil
+}
+
+// vectorLane adds lane l's nearest vectors (vq, ranked) to the
+// candidates byID (add), with their ranks in the lane and cosines, and
+// those of the time the query names.
+func (c *Cache) vectorLane(ctx context.Context, q *SemanticQuery, l lane, vq *vectorQuery, byID map[string]*Hit, add func(Hit) *Hit) error {
+	vh, err := c.scoreNearest(ctx, vq, q.Vector)
+	if err != nil {
+		return err
+	}
+	for i, h := range vh {
+		if h.Cosine < q.MinCosine && byID[h.ID] == nil {
+			continue
+		}
+		p := add(h)
+		p.VecRank, p.Cosine = i+1, h.Cosine
+		p.Reads = h.Reads
+	}
+	if within, ok := narrowTo(l.filter, q.Time); ok {
+		more, err := c.Nearest(ctx, q.Vector, within, 20)
+		if err != nil {
+			return err
+		}
+		for _, h := range more {
+			if byID[h.ID] == nil && h.Cosine >= q.MinCosine {
+				add(h) // with its cosine: completeHits need not score it again
+			}
+		}
+	}
+	return nil
 }
 
 // rankAside waits, in a goroutine, for q's vector (q.Vector, else
