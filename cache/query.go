@@ -220,6 +220,9 @@ func (c *Cache) ListBriefs(ctx context.Context, f Filter) ([]Brief, error) {
 // RowsOf returns the rows of briefs, in their order; a row gone since
 // (a write in between) is left out.
 func (c *Cache) RowsOf(ctx context.Context, briefs []Brief) ([]Row, error) {
+	if len(briefs) == 0 {
+		return nil, nil
+	}
 	ids := make([]int64, len(briefs))
 	for i, b := range briefs {
 		ids[i] = b.rowid
