@@ -73,22 +73,6 @@ func (h *heldVectors) put(key string, v []float32) {
 	h.bytes += 4 * len(v)
 }
 
-// heldCosines is cosines for a cache that holds vectors: the rows where
-// admits, with their text hashes, from SQL; their vectors from memory,
-// or, for those it does not hold yet, from the store in one query. Rows
-// without a vector of the active model are left out, as cosines does.
-func (c *Cache) heldCosines(ctx context.Context, h *heldVectors, q []float32, from, where string, args []any) ([]scoredRow, error) {
-	found, err := c.heldVectorsOf(ctx, h, from, where, args)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]scoredRow, len(found))
-	for i, f := range found {
-		out[i] = scoredRow{f.rowid, dot(q, f.vec)}
-	}
-	return out, nil
-}
-
 // heldVector is a row's float vector as heldVectorsOf finds it.
 type heldVector struct {
 	rowid int64
@@ -97,9 +81,10 @@ type heldVector struct {
 	vec   []float32
 }
 
-// heldVectorsOf reads the vectors of the rows where admits (heldCosines
-// without the query): from memory, or from the store for those it does
-// not hold yet, which it then holds.
+// heldVectorsOf reads the vectors of the rows where admits, with their
+// text hashes, from SQL: from memory, or, for those it does not hold yet,
+// from the store in one query, which it then holds. Rows without a vector
+// of the active model are left out, as cosines does.
 func (c *Cache) heldVectorsOf(ctx context.Context, h *heldVectors, from, where string, args []any) ([]heldVector, error) {
 	rows, err := c.db.QueryContext(ctx, `SELECT e.rowid, e.id, s.hash FROM `+from+` entries e JOIN vec_state s ON s.rowid = e.rowid
 		WHERE `+where, args...)

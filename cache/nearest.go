@@ -175,17 +175,10 @@ func (c *Cache) cosines(ctx context.Context, q []float32, from, where string, ar
 }
 
 // cosinesOf scores the rows among ids that where admits, in the order of
-// ids.
+// ids. (A cache that holds vectors scores with heldInOrder instead.)
 func (c *Cache) cosinesOf(ctx context.Context, q []float32, ids []int64, where string, args []any) ([]scoredRow, error) {
 	idJSON, _ := json.Marshal(ids)
-	from, where, args := `json_each(?) j CROSS JOIN`, `e.rowid = j.value AND `+where, append([]any{string(idJSON)}, args...)
-	var scored []scoredRow
-	var err error
-	if h := c.holding(); h != nil {
-		scored, err = c.heldCosines(ctx, h, q, from, where, args)
-	} else {
-		scored, err = c.cosines(ctx, q, from, where, args)
-	}
+	scored, err := c.cosines(ctx, q, `json_each(?) j CROSS JOIN`, `e.rowid = j.value AND `+where, append([]any{string(idJSON)}, args...))
 	if err != nil {
 		return nil, err
 	}
