@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 )
@@ -41,8 +42,8 @@ const heldSetsMax = 8
 // heldAdmits returns the rows the filter (w, args) admits, current with
 // the table, in a cache that holds vectors; nil otherwise.
 func (c *Cache) heldAdmits(ctx context.Context, w string, args []any) ([]uint64, error) {
-	r := c.rows
-	if r == nil || c.held == nil {
+	r := c.rows // set with c.held (HoldVectors)
+	if r == nil {
 		return nil, nil
 	}
 	if err := c.followRows(ctx); err != nil {
@@ -70,9 +71,9 @@ func (c *Cache) heldAdmits(ctx context.Context, w string, args []any) ([]uint64,
 func (c *Cache) followRows(ctx context.Context) error {
 	r := c.rows
 	if r.seq >= 0 {
-		changed, last, ok, err := c.logSince(ctx, r.seq)
+		changed, last, ok, err := logSince(ctx, c.db, r.seq, false, followMax)
 		if err != nil {
-			return err
+			return fmt.Errorf("cache: held rows: %w", err)
 		}
 		if ok {
 			if err := c.applyChanged(ctx, changed); err != nil {
@@ -98,33 +99,37 @@ func (c *Cache) followRows(ctx context.Context) error {
 // it, reading the sets again costs less.
 const followMax = 4096
 
-// logSince returns the rows lex_log names after seq, once each, and the
-// last position read; ok is false when the log does not follow on from
-// seq (cut short, or reset) or names more than followMax rows.
-func (c *Cache) logSince(ctx context.Context, seq int64) (changed []int64, last int64, ok bool, err error) {
-	rows, err := c.db.QueryContext(ctx, `SELECT seq, row FROM lex_log WHERE seq > ? ORDER BY seq`, seq)
+// logSince returns the rows lex_log names after seq (only those whose
+// text changed, kind 0, when textOnly), once each, and the last position
+// read; ok is false when the log does not follow on from seq (cut short,
+// or reset) or names more than most rows. The lexicon and the held rows
+// both follow the table through it.
+func logSince(ctx context.Context, db *sql.DB, seq int64, textOnly bool, most int) (changed []int64, last int64, ok bool, err error) {
+	rows, err := db.QueryContext(ctx, `SELECT seq, row, kind FROM lex_log WHERE seq > ? ORDER BY seq`, seq)
 	if err != nil {
-		return nil, 0, false, fmt.Errorf("cache: held rows: %w", err)
+		return nil, 0, false, err
 	}
 	defer rows.Close()
 	seen := map[int64]bool{}
 	last = seq
 	for rows.Next() {
-		var s, row int64
-		if err := rows.Scan(&s, &row); err != nil {
-			return nil, 0, false, fmt.Errorf("cache: held rows: %w", err)
+		var s, row, kind int64
+		if err := rows.Scan(&s, &row, &kind); err != nil {
+			return nil, 0, false, err
 		}
-		if s != last+1 || row < 0 || len(changed) > followMax {
+		if s != last+1 || row < 0 {
 			return nil, 0, false, nil
 		}
 		last = s
-		if !seen[row] {
+		if (kind == 0 || !textOnly) && !seen[row] {
 			seen[row] = true
-			changed = append(changed, row)
+			if changed = append(changed, row); len(changed) > most {
+				return nil, 0, false, nil
+			}
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, false, fmt.Errorf("cache: held rows: %w", err)
+		return nil, 0, false, err
 	}
 	return changed, last, true, nil
 }

@@ -285,39 +285,15 @@ var errLexRebuild = fmt.Errorf("cache: lexicon: read it again")
 // follow brings the lexicon up to the table: the rows lex_log names
 // after its position are read again. errLexRebuild when it cannot.
 func (ix *lexIndex) follow(ctx context.Context, db *sql.DB) error {
-	rows, err := db.QueryContext(ctx, `SELECT seq, row, kind FROM lex_log WHERE seq > ? ORDER BY seq`, ix.seq)
-	if err != nil {
+	changed, last, ok, err := logSince(ctx, db, ix.seq, true, int(max(ix.nRow/8, 4096)))
+	switch {
+	case err != nil:
 		return fmt.Errorf("cache: lexicon: %w", err)
-	}
-	var changed []int64
-	seen := map[int64]bool{}
-	next, last := ix.seq+1, ix.seq
-	for rows.Next() {
-		var seq, row, kind int64
-		if err := rows.Scan(&seq, &row, &kind); err != nil {
-			rows.Close()
-			return fmt.Errorf("cache: lexicon: %w", err)
-		}
-		if seq != next || row < 0 {
-			rows.Close() // cut short past our position, or reset
-			return errLexRebuild
-		}
-		next, last = seq+1, seq
-		if kind == 0 && !seen[row] { // (kind 1: its text is as it was)
-			seen[row] = true
-			changed = append(changed, row)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("cache: lexicon: %w", err)
-	}
-	if len(changed) == 0 {
+	case !ok:
+		return errLexRebuild // cut short past our position, reset, or as cheap to read everything
+	case len(changed) == 0:
 		ix.seq = last
 		return nil
-	}
-	if int64(len(changed)) > max(ix.nRow/8, 4096) {
-		return errLexRebuild // as cheap to read everything
 	}
 	for _, r := range changed {
 		ix.remove(r)
