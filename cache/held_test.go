@@ -40,13 +40,7 @@ func TestHeldVectorsRankAsTheStore(t *testing.T) {
 		entries = append(entries, mk(typ, fmt.Sprintf("%s %s %s note %d", words[rng.Intn(10)], words[rng.Intn(10)], words[rng.Intn(10)], i), time.Duration(i)*time.Hour))
 	}
 	put(t, c, entries)
-	vector := func() []float32 {
-		v := make([]float32, 16)
-		for i := range v {
-			v[i] = rng.Float32() - 0.5
-		}
-		return v
-	}
+	vector := func() []float32 { return randomVector(rng) }
 	store := func(model string) { t.Helper(); embedRandom(t, model, vector, c, held[0], held[1]) }
 	now := time.Now()
 	same := func(step string) {
@@ -127,13 +121,7 @@ func TestHeldRowsFollowTheTable(t *testing.T) {
 		entries = append(entries, mk(typ, fmt.Sprintf("entry %d", i), time.Duration(i)*time.Minute, []string{"a", "b"}[i%2]))
 	}
 	put(t, c, entries)
-	vector := func() []float32 {
-		v := make([]float32, 16)
-		for i := range v {
-			v[i] = rng.Float32() - 0.5
-		}
-		return v
-	}
+	vector := func() []float32 { return randomVector(rng) }
 	embed := func() { t.Helper(); embedRandom(t, "m@1", vector, c, h) }
 	filters := []Filter{
 		{},
@@ -253,4 +241,13 @@ func embedRandom(t *testing.T, model string, vector func() []float32, caches ...
 	if err := caches[0].StoreVectors(ctx, pending, vecs); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// randomVector is a vector of 16 dimensions from rng.
+func randomVector(rng *rand.Rand) []float32 {
+	v := make([]float32, 16)
+	for i := range v {
+		v[i] = rng.Float32() - 0.5
+	}
+	return v
 }
