@@ -275,25 +275,52 @@ func (ix *signIndex) nearest(q []float32, k int, admit []uint64, spread bool) []
 			}
 		}
 	}
-	type scored struct {
-		dot float32
-		id  int64
-	}
-	best := make([]scored, len(near))
+	dots := make([]float32, len(near))
+	ids := make([]int64, len(near))
 	for n, s := range near {
 		row := ix.chunks[s.chunk].words[s.slot*ix.nw : (s.slot+1)*ix.nw]
 		var dot float32
 		for j := range sum {
 			dot += sum[j][byte(row[j/8]>>(8*(j%8)))]
 		}
-		best[n] = scored{dot, s.id}
+		dots[n], ids[n] = dot, s.id
 	}
-	slices.SortFunc(best, func(a, b scored) int {
-		return cmp.Or(cmp.Compare(b.dot, a.dot), cmp.Compare(a.id, b.id))
-	})
-	out := make([]int64, len(best))
-	for i, s := range best {
-		out[i] = s.id
+	return byDot(dots, ids)
+}
+
+// byDot returns ids ordered by their dots, highest first, ties to the
+// lower id. It sorts integers, each a dot's bits made to sort as unsigned
+// above its place: sorting (dot, id) pairs with a comparison function took
+// a third of nearest (0.3 ms of a prompt's 1,600 rows at 10k entries).
+func byDot(dots []float32, ids []int64) []int64 {
+	keys := make([]uint64, len(dots))
+	for i, d := range dots {
+		if d == 0 {
+			d = 0 // -0 and 0 tie, as they compare
+		}
+		b := math.Float32bits(d)
+		if b&(1<<31) != 0 {
+			b = ^b
+		} else {
+			b |= 1 << 31
+		}
+		keys[i] = uint64(^b)<<32 | uint64(i) // highest dot first
+	}
+	slices.Sort(keys)
+	out := make([]int64, len(keys))
+	for i, k := range keys {
+		out[i] = ids[uint32(k)]
+	}
+	// equal dots: by id (their keys kept their places)
+	for lo := 0; lo < len(keys); {
+		hi := lo + 1
+		for hi < len(keys) && keys[hi]>>32 == keys[lo]>>32 {
+			hi++
+		}
+		if hi-lo > 1 {
+			slices.Sort(out[lo:hi])
+		}
+		lo = hi
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/bits"
 	"math/rand"
 	"slices"
@@ -411,6 +412,39 @@ func TestHammingInPartsKeepsWhatOneScanKeeps(t *testing.T) {
 			slices.Sort(want)
 			if !slices.Equal(ids, want) {
 				t.Fatalf("spread %v, k=%d: %d rows kept, want %d (first difference among %v… and %v…)", spread, k, len(ids), len(want), ids[:min(5, len(ids))], want[:min(5, len(want))])
+			}
+		}
+	}
+}
+
+// TestByDotOrdersAsPairsDo: byDot's integer keys order ids as sorting
+// (dot, id) pairs does, highest dot first and ties to the lower id, with
+// negative dots, zeros of both signs and many ties.
+func TestByDotOrdersAsPairsDo(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for _, n := range []int{0, 1, 2, 7, 1600} {
+		dots := make([]float32, n)
+		ids := make([]int64, n)
+		for i := range dots {
+			dots[i] = float32(rng.Intn(41)-20) / 4 // ties, both signs
+			if rng.Intn(10) == 0 {
+				dots[i] = float32(math.Copysign(0, -1))
+			}
+			ids[i] = rng.Int63n(1 << 40)
+		}
+		type pair struct {
+			dot float32
+			id  int64
+		}
+		want := make([]pair, n)
+		for i := range want {
+			want[i] = pair{dots[i], ids[i]}
+		}
+		slices.SortFunc(want, func(a, b pair) int { return cmp.Or(cmp.Compare(b.dot, a.dot), cmp.Compare(a.id, b.id)) })
+		got := byDot(dots, ids)
+		for i := range want {
+			if got[i] != want[i].id {
+				t.Fatalf("n=%d: place %d holds %d, want %d (dot %v)", n, i, got[i], want[i].id, want[i].dot)
 			}
 		}
 	}
