@@ -3,8 +3,11 @@ package cache
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,6 +85,36 @@ func TestHeldVectorsRankAsTheStore(t *testing.T) {
 		if n := len(held[0].held.byKey); n < 40 {
 			t.Fatalf("%s: %d vectors held, want most of them", step, n)
 		}
+		// BM25 alone, cut short, from the held set and rows held whole
+		for _, text := range []string{"retry backoff", "billing", "deploy cache worker"} {
+			f := Filter{Types: memoryTypes, Limit: 3}
+			want, err := c.Search(ctx, text, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := held[0].Search(ctx, text, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(got, want, func(a, b Hit) bool { return a.ID == b.ID && a.BM25 == b.BM25 }) {
+				t.Fatalf("%s, %q: BM25 held %v, SQL %v", step, text, hitIDs(got), hitIDs(want))
+			}
+		}
+		// the rows held whole are the table's, as of the last search
+		whole := held[0].rows.whole
+		if len(whole) < 20 {
+			t.Fatalf("%s: %d rows held whole", step, len(whole))
+		}
+		ids := slices.Collect(maps.Keys(whole))
+		rows, err := c.rowsByRowid(ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			if !reflect.DeepEqual(whole[id], rows[id]) {
+				t.Fatalf("%s: row %d held %+v, the table has %+v", step, id, whole[id], rows[id])
+			}
+		}
 		if n := len(held[1].held.byKey); n == 0 || n > 10 {
 			t.Fatalf("%s: %d vectors held in room for ten", step, n)
 		}
@@ -95,6 +128,25 @@ func TestHeldVectorsRankAsTheStore(t *testing.T) {
 		notes.Op{V: 1, ID: notes.NewID(), Entry: entries[1].ID, Kind: notes.OpArchive, Clock: 1, At: time.Now().UTC()})
 	store("m@1")
 	same("after a save and an archive")
+	// the state of rows held whole changes: feedback both ways, a type
+	// and tags edited, a pin
+	var ops []notes.Op
+	for i, kind := range []notes.OpKind{notes.OpRelevant, notes.OpIrrelevant, notes.OpEdit, notes.OpPin, notes.OpRelevant} {
+		op := notes.Op{V: 1, ID: notes.NewID(), Entry: entries[[]int{5, 6, 9, 10, 13}[i]].ID, Kind: kind, Clock: 2, At: time.Now().UTC()}
+		switch kind {
+		case notes.OpRelevant:
+			op.Score = 1
+		case notes.OpEdit:
+			op.Type, op.AddTags = notes.TypeIssue, []string{"flaky"}
+		}
+		if _, err := notes.EncodeOp(op); err != nil {
+			t.Fatal(err)
+		}
+		ops = append(ops, op)
+	}
+	put(t, c, nil, ops...)
+	same("after feedback, an edit and a pin")
+	same("again, the changed rows now held whole")
 	store("m@2") // every vector again, other values
 	same("after a model switch")
 }
@@ -250,4 +302,34 @@ func randomVector(rng *rand.Rand) []float32 {
 		v[i] = rng.Float32() - 0.5
 	}
 	return v
+}
+
+func hitIDs(hits []Hit) []string {
+	var out []string
+	for _, h := range hits {
+		out = append(out, h.ID[:8])
+	}
+	return out
+}
+
+// The rows a cache holds whole stay within heldWholeMax bytes however
+// large they are, and it counts what it holds exactly as it lets go.
+func TestRowsHeldWholeStayBounded(t *testing.T) {
+	c, _ := newCache(t)
+	c.HoldVectors(1 << 20)
+	big := strings.Repeat("x", notes.MaxContentBytes)
+	for id := range int64(1000) {
+		row := Row{State: notes.State{Entry: notes.Entry{Content: big[:rand.Intn(len(big))], Tags: []string{"a"}}}}
+		c.keepWhole(id%700, row) // some held again
+		if c.rows.wholeBytes > heldWholeMax {
+			t.Fatalf("after %d rows: %d bytes held, at most %d", id+1, c.rows.wholeBytes, heldWholeMax)
+		}
+	}
+	sum := 0
+	for _, r := range c.rows.whole {
+		sum += rowBytes(r)
+	}
+	if sum != c.rows.wholeBytes || len(c.rows.whole) < 50 {
+		t.Fatalf("%d rows of %d bytes held, counted %d", len(c.rows.whole), sum, c.rows.wholeBytes)
+	}
 }

@@ -139,7 +139,7 @@ func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error
 	}
 	ranked := func(admit []byte) ([]Hit, error) {
 		if lx != nil {
-			return c.heldHits(ctx, lx.top(phrases, window, admit), w, args, lim)
+			return c.heldHits(ctx, lx.top(phrases, window, admit), f, lim)
 		}
 		var a any // NULL: every row
 		if admit != nil {

@@ -280,27 +280,23 @@ func (c *Cache) phrasePostings(ctx context.Context, ix *lexIndex, word string) (
 }
 
 // heldHits joins the lexicon's best rows with their entries, keeps those
-// the filter (w, args) admits and orders them as Search's SQL does: by
-// BM25 scaled by feedback, then newest, then id; the first lim.
-func (c *Cache) heldHits(ctx context.Context, best []lexHit, w string, args []any, lim int) ([]Hit, error) {
+// the filter admits and orders them as Search's SQL does: by BM25 scaled
+// by feedback, then newest, then id; the first lim.
+func (c *Cache) heldHits(ctx context.Context, best []lexHit, f Filter, lim int) ([]Hit, error) {
 	if len(best) == 0 {
 		return nil, nil
+	}
+	w, args := f.where()
+	held, err := c.heldSetOf(ctx, f)
+	if err != nil {
+		return nil, err
 	}
 	// The window holds 4×lim matches in case the filter rejects some; the
 	// rows the filter admits are ranked on the columns the order needs,
 	// and only the best lim read whole (a prompt's lexical lane at 10k
-	// entries: 2.2 ms when all 200 were read whole).
-	ids := make([]int64, len(best))
-	for i, b := range best {
-		ids[i] = b.rowid
-	}
-	idJSON, _ := json.Marshal(ids)
-	rows, err := c.db.QueryContext(ctx, `SELECT j.key, e.relevance, e.irrelevant, e.created, e.id FROM json_each(?) j CROSS JOIN entries e ON e.rowid = j.value WHERE `+w,
-		append([]any{string(idJSON)}, args...)...)
-	if err != nil {
-		return nil, fmt.Errorf("cache: search: %w", err)
-	}
-	defer rows.Close()
+	// entries: 2.2 ms when all 200 were read whole). Rows held whole
+	// (heldWhole) of a filter whose set is held are ranked on theirs, the
+	// others asked of SQL.
 	type ranked struct {
 		i       int
 		key     float64 // BM25 × feedback: lower is better
@@ -308,19 +304,48 @@ func (c *Cache) heldHits(ctx context.Context, best []lexHit, w string, args []an
 		id      string
 	}
 	var admitted []ranked
-	for rows.Next() {
-		var r ranked
-		var st notes.State
-		if err := rows.Scan(&r.i, &st.Relevance, &st.Irrelevant, &r.created, &r.id); err != nil {
+	var ask []int // places in best
+	for i, b := range best {
+		if held == nil {
+			ask = append(ask, i)
+			continue
+		}
+		if !has(held, b.rowid) {
+			continue
+		}
+		if row, ok := c.rows.whole[b.rowid]; ok {
+			admitted = append(admitted, ranked{i, float64(b.rank * rank.Feedback(row.State)), row.Created.UnixNano(), row.ID})
+		} else {
+			ask = append(ask, i)
+		}
+	}
+	ids := make([]int64, len(ask))
+	for k, i := range ask {
+		ids[k] = best[i].rowid
+	}
+	if len(ids) > 0 {
+		idJSON, _ := json.Marshal(ids)
+		rows, err := c.db.QueryContext(ctx, `SELECT j.key, e.relevance, e.irrelevant, e.created, e.id FROM json_each(?) j CROSS JOIN entries e ON e.rowid = j.value WHERE `+w,
+			append([]any{string(idJSON)}, args...)...)
+		if err != nil {
+			return nil, fmt.Errorf("cache: search: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r ranked
+			var st notes.State
+			if err := rows.Scan(&r.i, &st.Relevance, &st.Irrelevant, &r.created, &r.id); err != nil {
+				return nil, err
+			}
+			r.i = ask[r.i]
+			r.key = float64(best[r.i].rank * rank.Feedback(st))
+			admitted = append(admitted, r)
+		}
+		if err := rows.Err(); err != nil {
 			return nil, err
 		}
-		r.key = float64(best[r.i].rank * rank.Feedback(st))
-		admitted = append(admitted, r)
+		rows.Close() // before rowsByRowid: the cache has one connection
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows.Close()
 	slices.SortFunc(admitted, func(a, b ranked) int {
 		switch {
 		case a.key < b.key:

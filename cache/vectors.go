@@ -451,19 +451,23 @@ func (c *Cache) vectorsByHash(ctx context.Context, keys []vecKey) (map[string][]
 
 // rowsByRowid returns the rows of the given rowids, by rowid.
 func (c *Cache) rowsByRowid(ctx context.Context, ids []int64) (map[int64]Row, error) {
+	out, ids, err := c.heldWhole(ctx, ids)
+	if err != nil || len(ids) == 0 {
+		return out, err
+	}
 	idJSON, _ := json.Marshal(ids)
 	rows, err := c.db.QueryContext(ctx, `SELECT `+rowCols+`, e.rowid FROM json_each(?) j CROSS JOIN entries e ON e.rowid = j.value`, string(idJSON))
 	if err != nil {
 		return nil, fmt.Errorf("cache: rows: %w", err)
 	}
 	defer rows.Close()
-	out := make(map[int64]Row, len(ids))
 	for rows.Next() {
 		var id int64
 		r, err := scanRow(rows, &id)
 		if err != nil {
 			return nil, err
 		}
+		c.keepWhole(id, r)
 		out[id] = r
 	}
 	return out, rows.Err()
