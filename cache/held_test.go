@@ -40,7 +40,11 @@ func TestHeldVectorsRankAsTheStore(t *testing.T) {
 	var entries []notes.Entry
 	for i := range 80 {
 		typ := []notes.Type{notes.TypeInsight, notes.TypeDecision, notes.TypeIssue, notes.TypeGitCommit}[i%4]
-		entries = append(entries, mk(typ, fmt.Sprintf("%s %s %s note %d", words[rng.Intn(10)], words[rng.Intn(10)], words[rng.Intn(10)], i), time.Duration(i)*time.Hour))
+		e := mk(typ, fmt.Sprintf("%s %s %s note %d", words[rng.Intn(10)], words[rng.Intn(10)], words[rng.Intn(10)], i), time.Duration(i)*time.Hour)
+		if typ != notes.TypeGitCommit {
+			e.SessionID = fmt.Sprintf("s%d", i/6) // session neighbours lend to each other
+		}
+		entries = append(entries, e)
 	}
 	put(t, c, entries)
 	vector := func() []float32 { return randomVector(rng) }
@@ -331,5 +335,70 @@ func TestRowsHeldWholeStayBounded(t *testing.T) {
 	}
 	if sum != c.rows.wholeBytes || len(c.rows.whole) < 50 {
 		t.Fatalf("%d rows of %d bytes held, counted %d", len(c.rows.whole), sum, c.rows.wholeBytes)
+	}
+}
+
+// Session neighbours that join a search are the same rows, admitted by
+// the same filter, whether a cache reads them from SQL or from what it
+// holds (its filter's set and the rows held whole), the first time and
+// once held.
+func TestHeldSessionNeighboursAsSQL(t *testing.T) {
+	ctx := context.Background()
+	c, p := newCache(t)
+	h, _, err := Open(p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	h.HoldVectors(1 << 20)
+	h.HoldLexicon()
+	var entries []notes.Entry
+	var archive []notes.Op
+	for s := range 30 {
+		for i, text := range []string{"an unrelated lunch menu", "retry backoff for the billing worker", "the answer: exponential, capped", "more about lunch"} {
+			typ := notes.TypeInsight
+			if (s+i)%5 == 0 {
+				typ = notes.TypeIssue // not admitted by the filter
+			}
+			if i == 1 && s%6 != 0 {
+				text = "nothing to find here" // a few sessions match
+			}
+			e := mk(typ, fmt.Sprintf("%s %d", text, s), time.Duration(100*s+10-i)*time.Minute)
+			e.SessionID = fmt.Sprintf("s%d", s)
+			entries = append(entries, e)
+			if s%12 == 0 && i == 2 {
+				archive = append(archive, notes.Op{V: 1, ID: notes.NewID(), Entry: e.ID, Kind: notes.OpArchive, Clock: 1, At: time.Now().UTC()})
+			}
+		}
+	}
+	put(t, c, entries, archive...)
+	rng := rand.New(rand.NewSource(5))
+	embedRandom(t, "m@1", func() []float32 { return randomVector(rng) }, c, h)
+	if !h.WaitLexicon(ctx) {
+		t.Fatal("the lexicon was not read")
+	}
+	q := SemanticQuery{Text: "retry backoff billing", Vector: randomVector(rng), Mode: ModeHybrid, Weights: true, Now: time.Now(), MinCosine: 0.95}
+	f := Filter{Types: []notes.Type{notes.TypeInsight, notes.TypeDecision}, Limit: 10}
+	want, err := c.SemanticSearch(ctx, q, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lent := 0
+	for _, w := range want {
+		if w.LexRank == 0 && w.VecRank == 0 && w.Context > 0 {
+			lent++
+		}
+	}
+	if lent == 0 {
+		t.Fatalf("no neighbour joined: %v", hitIDs(want))
+	}
+	for _, step := range []string{"first", "from rows held"} {
+		got, err := h.SemanticSearch(ctx, q, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got, want, func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score }) {
+			t.Fatalf("%s: held %v, SQL %v", step, hitIDs(got), hitIDs(want))
+		}
 	}
 }
