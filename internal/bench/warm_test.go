@@ -1,12 +1,18 @@
 package bench
 
 import (
+	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/git-synaptic/git-synaptic/embed"
+	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/internal/config"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
 
@@ -103,4 +109,59 @@ func runEnvB(b *testing.B, dir string, env []string, stdin string, args ...strin
 		b.Fatalf("git-synaptic %s: exit %d %v\n%s", strings.Join(args, " "), r.Code, err, r.Err)
 	}
 	return r.Out, r.Took
+}
+
+// BenchmarkPromptInProcess times, in process over the Warm10k memory,
+// what the warm process does for a prompt hook, and the query's embedding
+// alone: back to back, and after 50 ms of idleness before each, as a
+// prompt follows the agent's own work (the CPU's caches then hold other
+// things than the model's weights and memory's rows).
+func BenchmarkPromptInProcess(b *testing.B) {
+	dir := repoWith(b, scale(10000))
+	run(b, dir, "embed")
+	models := &app.WarmModels{}
+	defer models.Close()
+	opts := config.FromEnv(app.Options{Warn: io.Discard, LoadEmbedder: models.Load})
+	sess, err := app.OpenSession(dir, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sess.Close()
+	ctx := context.Background()
+	const prompt = "which retry backoff did we choose for the billing worker?"
+	m, err := models.Load(cmp.Or(opts.Model, embed.DefaultModel), opts.EmbedBackend)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	steps := map[string]func() error{
+		"prompt": func() error {
+			n++
+			return sess.DoAs(ctx, opts.Per(), func(s *app.Service) error {
+				_, err := s.Agent().PromptContext(ctx, fmt.Sprintf("bench-%d", n%20), prompt, 0)
+				return err
+			})
+		},
+		"embed": func() error { _, err := m.Embed(ctx, []string{prompt}); return err },
+	}
+	for name, step := range steps {
+		for _, idle := range []time.Duration{0, 50 * time.Millisecond} {
+			var ds []time.Duration
+			for i := range 120 {
+				time.Sleep(idle)
+				start := time.Now()
+				if err := step(); err != nil {
+					b.Fatal(err)
+				}
+				if i >= 20 { // the first ones fill what the process holds
+					ds = append(ds, time.Since(start))
+				}
+			}
+			what := "back-to-back"
+			if idle > 0 {
+				what = "after-idle"
+			}
+			b.ReportMetric(ms(median(ds)), "ms/"+name+"-"+what)
+		}
+	}
 }
