@@ -22,7 +22,7 @@ func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hi
 	if err != nil {
 		return nil, err
 	}
-	vq.spread = true // nothing runs beside it, as a search's BM25 lane does
+	vq.offer = spreadScan // nothing runs beside it, as a search's BM25 lane does
 	vq.rank(q)
 	return c.scoreNearest(ctx, vq, q)
 }
@@ -32,15 +32,15 @@ func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hi
 // while the connection serves another query) and scoreNearest (SQL).
 type vectorQuery struct {
 	f      Filter
-	n, k   int        // the hits asked for; the candidates scored exactly
-	none   bool       // no entry of the filter's types: nothing to find
-	ix     *signIndex // the sign bits when planned
-	key    string     // the filter in c.admits
-	admit  []uint64   // the rows it admits; nil when it admits most (sampleShare)
-	held   []uint64   // the rows it admits, in a cache that holds vectors (heldAdmits)
-	share  float64    // about what share of the ranked rows it admits
-	ranked []int64    // rank's answer
-	spread bool       // scan on every core (nothing else runs meanwhile)
+	n, k   int             // the hits asked for; the candidates scored exactly
+	none   bool            // no entry of the filter's types: nothing to find
+	ix     *signIndex      // the sign bits when planned
+	key    string          // the filter in c.admits
+	admit  []uint64        // the rows it admits; nil when it admits most (sampleShare)
+	held   []uint64        // the rows it admits, in a cache that holds vectors (heldAdmits)
+	share  float64         // about what share of the ranked rows it admits
+	ranked []int64         // rank's answer
+	offer  func(*signScan) // who else may scan (signScan); nil: no one
 }
 
 // planNearest reads what a Nearest needs before its query vector: whether
@@ -84,7 +84,7 @@ func (vq *vectorQuery) rank(q []float32) {
 	if vq.none || len(q) == 0 || (len(q)+7)/8 != vq.ix.width { // quantize's length
 		return
 	}
-	vq.ranked = vq.ix.nearest(q, vq.k, vq.admit, vq.spread)
+	vq.ranked = vq.ix.nearest(q, vq.k, vq.admit, vq.offer)
 }
 
 // scoreNearest scores the ranked rows exactly (coarse) and returns the

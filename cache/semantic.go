@@ -201,13 +201,23 @@ func (c *Cache) vectorLane(ctx context.Context, q *SemanticQuery, l lane, vq *ve
 
 // rankAside waits, in a goroutine, for q's vector (q.Vector, else
 // q.VectorFunc's) and ranks each of vqs by it. The function it returns
-// waits for that and returns the vector; it may be called again.
+// waits for that, joining the ranking's large scans meanwhile (signScan),
+// and returns the vector; it may be called again.
 func rankAside(q *SemanticQuery, vqs []*vectorQuery) func() ([]float32, error) {
 	type result struct {
 		v   []float32
 		err error
 	}
 	done := make(chan result, 1)
+	scans := make(chan *signScan, len(vqs))
+	for _, vq := range vqs {
+		vq.offer = func(s *signScan) {
+			select {
+			case scans <- s:
+			default: // a scan after the ranking (coarse's): no one waits
+			}
+		}
+	}
 	v, f := q.Vector, q.VectorFunc
 	go func() {
 		var err error
@@ -223,9 +233,13 @@ func rankAside(q *SemanticQuery, vqs []*vectorQuery) func() ([]float32, error) {
 	}()
 	var r *result
 	return func() ([]float32, error) {
-		if r == nil {
-			x := <-done
-			r = &x
+		for r == nil {
+			select {
+			case x := <-done:
+				r = &x
+			case s := <-scans:
+				s.join()
+			}
 		}
 		return r.v, r.err
 	}

@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // Every search's first stage reads the sign bits of every vector, as
@@ -87,7 +85,7 @@ func (c *Cache) coarse(ctx context.Context, vq *vectorQuery, q []float32) (score
 			return nil, false, err
 		}
 	}
-	ranked := vq.ix.nearest(q, k, admit, vq.spread)
+	ranked := vq.ix.nearest(q, k, admit, vq.offer)
 	out, err = inOrder(ranked, 1)
 	return out, len(out) >= k || len(ranked) < rerankPool*k, err
 }
@@ -257,10 +255,10 @@ func (ix *signIndex) pack(dst []uint64, b []byte) {
 // which tells apart what the Hamming distance ties (at 300k entries,
 // recall@10 after exact scoring of the first 200: Hamming alone 0.960,
 // so 0.997). The float vectors' exact scores come after (Nearest). With
-// spread, hamming scans on every core.
-func (ix *signIndex) nearest(q []float32, k int, admit []uint64, spread bool) []int64 {
+// offer, hamming offers a large scan to goroutines that may join it.
+func (ix *signIndex) nearest(q []float32, k int, admit []uint64, offer func(*signScan)) []int64 {
 	qb := quantize(q)
-	near := ix.hamming(qb, rerankPool*k, admit, spread)
+	near := ix.hamming(qb, rerankPool*k, admit, offer)
 	// sum[j][b]: the sum of q over the dimensions whose bits byte j of a
 	// row holds set when it is b; the dot product with the signs as ±1 is
 	// then twice the sum over set bits less the sum over all
@@ -329,9 +327,10 @@ func byDot(dots []float32, ids []int64) []int64 {
 // whose sign bits differ least from qb, ties to the lower rowid, in no
 // particular order. It counts the rows at each distance as it scans, then
 // keeps those nearer than the k-th's and, of those at its distance, the
-// lowest rowids: no heap (at 10k entries, k is a sixth of the rows). With
-// spread it scans a large index on every core.
-func (ix *signIndex) hamming(qb []byte, k int, admit []uint64, spread bool) []signDist {
+// lowest rowids: no heap (at 10k entries, k is a sixth of the rows). A
+// large index's scan is first offered (offer, if not nil) to goroutines
+// that may join it (signScan).
+func (ix *signIndex) hamming(qb []byte, k int, admit []uint64, offer func(*signScan)) []signDist {
 	if k <= 0 || len(qb) != ix.width {
 		return nil
 	}
@@ -344,36 +343,11 @@ func (ix *signIndex) hamming(qb []byte, k int, admit []uint64, spread bool) []si
 	}
 	dist := slices.Grow(ix.scratch[:0], starts[len(ix.chunks)])[:starts[len(ix.chunks)]]
 	ix.scratch = dist
-	// A million rows take 25 ms on one core: with spread, a large index is
-	// scanned in parts, one per core, each counting its own distances (a
-	// search's lanes run beside BM25 on the other core: there it only
-	// slowed the search).
-	parts := 1
-	if spread && len(dist) >= parallelRows {
-		parts = min(runtime.GOMAXPROCS(0), 4, len(ix.chunks))
+	sc := &signScan{ix: ix, qw: qw, admit: admit, dist: dist, starts: starts, count: make([]int, 8*len(qb)+1)}
+	if offer != nil && len(dist) >= parallelRows {
+		offer(sc)
 	}
-	counts := make([][]int, parts)
-	var wg sync.WaitGroup
-	for p := range parts {
-		counts[p] = make([]int, 8*len(qb)+1)
-		lo, hi := p*len(ix.chunks)/parts, (p+1)*len(ix.chunks)/parts
-		if parts == 1 {
-			ix.distances(dist, starts, lo, hi, qw, admit, counts[p])
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ix.distances(dist, starts, lo, hi, qw, admit, counts[p])
-		}()
-	}
-	wg.Wait()
-	count := counts[0]
-	for _, c := range counts[1:] {
-		for d, n := range c {
-			count[d] += n
-		}
-	}
+	count := sc.run()
 	cut, nearer := 0, 0 // the k-th's distance, and how many lie nearer
 	for cut < len(count)-1 && nearer+count[cut] < k {
 		nearer += count[cut]

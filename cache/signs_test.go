@@ -75,7 +75,7 @@ func TestSignIndexMatchesSqliteVec(t *testing.T) {
 			if err != nil || len(ids) != 50 {
 				t.Fatalf("%s: %d candidates, %v", when, len(ids), err)
 			}
-			near := c.signs.hamming(sqlQB, 50, nil, false)
+			near := c.signs.hamming(sqlQB, 50, nil, nil)
 			slices.SortFunc(near, func(a, b signDist) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.id, b.id)) })
 			rows, err := c.db.QueryContext(ctx, `SELECT rowid, distance FROM vec_bits WHERE e MATCH vec_quantize_binary(?) AND k = 50`, encodeVec(q))
 			if err != nil {
@@ -198,7 +198,7 @@ func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids := c.signs.nearest(q, 5, admit, false)
+		ids := c.signs.nearest(q, 5, admit, nil)
 		if len(ids) != want {
 			t.Fatalf("the index scanned %d rows for 5 candidates among %d admitted", len(ids), want)
 		}
@@ -326,9 +326,10 @@ func coarseIDs(ctx context.Context, c *Cache, q []float32, k int, f Filter) ([]i
 	return ids, err
 }
 
-// A large index scanned in parts, one per core (spread), keeps the rows
-// one scan in order keeps: the nearest first, ties to the lower
-// rowid, rows without a vector and rows the filter rejects left out.
+// A large index scanned in parts by several goroutines (signScan) keeps
+// the rows one scan in order keeps, whoever joins it and when: the
+// nearest first, ties to the lower rowid, rows without a vector and rows
+// the filter rejects left out.
 func TestHammingInPartsKeepsWhatOneScanKeeps(t *testing.T) {
 	const perChunk, chunks = 1024, 2*parallelRows/1024 + 3
 	rng := rand.New(rand.NewSource(5))
@@ -395,11 +396,27 @@ func TestHammingInPartsKeepsWhatOneScanKeeps(t *testing.T) {
 		}
 	}
 	slices.SortFunc(rows, func(a, b row) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.id, b.id)) })
-	for _, spread := range []bool{false, true} {
+	joinLate := func(s *signScan) { // as a search waiting for its lanes
+		go func() {
+			time.Sleep(50 * time.Microsecond)
+			s.join()
+		}()
+	}
+	var after *signScan
+	joinAfter := func(s *signScan) { after = s } // when it is over
+	offers := map[string]func(*signScan){"alone": nil, "on every core": spreadScan, "joined late": joinLate, "joined after": joinAfter}
+	for name, offer := range offers {
 		// k at many points of the distances' distribution: a wrong count of
 		// the rows at a distance moves the cut at some of them
 		for _, k := range []int{1, 2, 5, 10, 20, 50, 100, 150, 200, 300, 500, 800, 1200, 1600, 2500, 4000, 8000, 16000, len(rows) + 5} {
-			got := ix.hamming(q, k, admit, spread)
+			got := ix.hamming(q, k, admit, offer)
+			if after != nil {
+				after.join()
+				if after.next.Load() < int64(len(ix.chunks)) || len(after.counts) != 0 {
+					t.Fatalf("a scan joined after its end: %d parts taken, %d workers", after.next.Load(), len(after.counts))
+				}
+				after = nil
+			}
 			ids := make([]int64, len(got))
 			for i, g := range got {
 				ids[i] = g.id
@@ -411,7 +428,7 @@ func TestHammingInPartsKeepsWhatOneScanKeeps(t *testing.T) {
 			}
 			slices.Sort(want)
 			if !slices.Equal(ids, want) {
-				t.Fatalf("spread %v, k=%d: %d rows kept, want %d (first difference among %v… and %v…)", spread, k, len(ids), len(want), ids[:min(5, len(ids))], want[:min(5, len(want))])
+				t.Fatalf("%s, k=%d: %d rows kept, want %d (first difference among %v… and %v…)", name, k, len(ids), len(want), ids[:min(5, len(ids))], want[:min(5, len(want))])
 			}
 		}
 	}
