@@ -303,6 +303,16 @@ func (c *Cache) heldWhole(ctx context.Context, ids []int64) (map[int64]Row, []in
 	return out, unknown, nil
 }
 
+// heldRow returns the row with rowid id if the cache holds it whole, as
+// it holds it (not to be changed).
+func (c *Cache) heldRow(id int64) (Row, bool) {
+	if c.rows == nil {
+		return Row{}, false
+	}
+	row, ok := c.rows.whole[id]
+	return row, ok
+}
+
 // keepWhole holds row (rowid id), first letting go of about a quarter of
 // the rows held (whatever map order gives) when they would take more than
 // heldWholeMax.

@@ -286,67 +286,15 @@ func (c *Cache) heldHits(ctx context.Context, best []lexHit, f Filter, lim int) 
 	if len(best) == 0 {
 		return nil, nil
 	}
-	w, args := f.where()
-	held, err := c.heldSetOf(ctx, f)
-	if err != nil {
-		return nil, err
-	}
 	// The window holds 4×lim matches in case the filter rejects some; the
 	// rows the filter admits are ranked on the columns the order needs,
 	// and only the best lim read whole (a prompt's lexical lane at 10k
-	// entries: 2.2 ms when all 200 were read whole). Rows held whole
-	// (heldWhole) of a filter whose set is held are ranked on theirs, the
-	// others asked of SQL.
-	type ranked struct {
-		i       int
-		key     float64 // BM25 × feedback: lower is better
-		created int64
-		id      string
+	// entries: 2.2 ms when all 200 were read whole).
+	admitted, err := c.lexAdmitted(ctx, best, f)
+	if err != nil {
+		return nil, err
 	}
-	var admitted []ranked
-	var ask []int // places in best
-	for i, b := range best {
-		if held == nil {
-			ask = append(ask, i)
-			continue
-		}
-		if !has(held, b.rowid) {
-			continue
-		}
-		if row, ok := c.rows.whole[b.rowid]; ok {
-			admitted = append(admitted, ranked{i, float64(b.rank * rank.Feedback(row.State)), row.Created.UnixNano(), row.ID})
-		} else {
-			ask = append(ask, i)
-		}
-	}
-	ids := make([]int64, len(ask))
-	for k, i := range ask {
-		ids[k] = best[i].rowid
-	}
-	if len(ids) > 0 {
-		idJSON, _ := json.Marshal(ids)
-		rows, err := c.db.QueryContext(ctx, `SELECT j.key, e.relevance, e.irrelevant, e.created, e.id FROM json_each(?) j CROSS JOIN entries e ON e.rowid = j.value WHERE `+w,
-			append([]any{string(idJSON)}, args...)...)
-		if err != nil {
-			return nil, fmt.Errorf("cache: search: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var r ranked
-			var st notes.State
-			if err := rows.Scan(&r.i, &st.Relevance, &st.Irrelevant, &r.created, &r.id); err != nil {
-				return nil, err
-			}
-			r.i = ask[r.i]
-			r.key = float64(best[r.i].rank * rank.Feedback(st))
-			admitted = append(admitted, r)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
-		rows.Close() // before rowsByRowid: the cache has one connection
-	}
-	slices.SortFunc(admitted, func(a, b ranked) int {
+	slices.SortFunc(admitted, func(a, b lexRanked) int {
 		switch {
 		case a.key < b.key:
 			return -1
@@ -378,6 +326,64 @@ func (c *Cache) heldHits(ctx context.Context, best []lexHit, f Filter, lim int) 
 		out = append(out, h)
 	}
 	return out, nil
+}
+
+// lexRanked is one of the lexicon's best rows (best[i]) that a filter
+// admits, with what Search's order needs of it.
+type lexRanked struct {
+	i       int
+	key     float64 // BM25 × feedback: lower is better
+	created int64
+	id      string
+}
+
+// lexAdmitted returns the rows of best the filter admits, each with what
+// the order needs: from the filter's set and the rows held whole when the
+// cache holds them (heldSetOf, heldRow), the others asked of SQL.
+func (c *Cache) lexAdmitted(ctx context.Context, best []lexHit, f Filter) ([]lexRanked, error) {
+	held, err := c.heldSetOf(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	var admitted []lexRanked
+	var ask []int // places in best
+	for i, b := range best {
+		switch row, ok := c.heldRow(b.rowid); {
+		case held == nil:
+			ask = append(ask, i)
+		case !has(held, b.rowid):
+		case ok:
+			admitted = append(admitted, lexRanked{i, float64(b.rank * rank.Feedback(row.State)), row.Created.UnixNano(), row.ID})
+		default:
+			ask = append(ask, i)
+		}
+	}
+	if len(ask) == 0 {
+		return admitted, nil
+	}
+	ids := make([]int64, len(ask))
+	for k, i := range ask {
+		ids[k] = best[i].rowid
+	}
+	idJSON, _ := json.Marshal(ids)
+	w, args := f.where()
+	rows, err := c.db.QueryContext(ctx, `SELECT j.key, e.relevance, e.irrelevant, e.created, e.id FROM json_each(?) j CROSS JOIN entries e ON e.rowid = j.value WHERE `+w,
+		append([]any{string(idJSON)}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("cache: search: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r lexRanked
+		var st notes.State
+		if err := rows.Scan(&r.i, &st.Relevance, &st.Irrelevant, &r.created, &r.id); err != nil {
+			return nil, err
+		}
+		r.i = ask[r.i]
+		r.key = float64(best[r.i].rank * rank.Feedback(st))
+		admitted = append(admitted, r)
+	}
+	return admitted, rows.Err()
 }
 
 // unsafeString views b as a string without copying; b must not change

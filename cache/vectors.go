@@ -449,7 +449,9 @@ func (c *Cache) vectorsByHash(ctx context.Context, keys []vecKey) (map[string][]
 	return out, nil
 }
 
-// rowsByRowid returns the rows of the given rowids, by rowid.
+// rowsByRowid returns the rows of the given rowids, by rowid: in a cache
+// that holds rows, those it holds whole (heldWhole), the others read and
+// then held.
 func (c *Cache) rowsByRowid(ctx context.Context, ids []int64) (map[int64]Row, error) {
 	out, ids, err := c.heldWhole(ctx, ids)
 	if err != nil || len(ids) == 0 {
