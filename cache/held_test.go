@@ -163,13 +163,7 @@ func TestHeldVectorsRankAsTheStore(t *testing.T) {
 // cosines as a cache that asks SQL.
 func TestHeldRowsFollowTheTable(t *testing.T) {
 	ctx := context.Background()
-	c, p := newCache(t)
-	h, _, err := Open(p, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	h.HoldVectors(1 << 20)
+	c, h := heldPair(t)
 	rng := rand.New(rand.NewSource(11))
 	var entries []notes.Entry
 	for i := range 300 {
@@ -344,13 +338,7 @@ func TestRowsHeldWholeStayBounded(t *testing.T) {
 // once held.
 func TestHeldSessionNeighboursAsSQL(t *testing.T) {
 	ctx := context.Background()
-	c, p := newCache(t)
-	h, _, err := Open(p, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	h.HoldVectors(1 << 20)
+	c, h := heldPair(t)
 	h.HoldLexicon()
 	var entries []notes.Entry
 	var archive []notes.Op
@@ -401,4 +389,18 @@ func TestHeldSessionNeighboursAsSQL(t *testing.T) {
 			t.Fatalf("%s: held %v, SQL %v", step, hitIDs(got), hitIDs(want))
 		}
 	}
+}
+
+// heldPair returns a cache and a second one on the same file that holds
+// vectors and rows, as a long-lived process's does.
+func heldPair(t *testing.T) (c, held *Cache) {
+	t.Helper()
+	c, p := newCache(t)
+	held, _, err := Open(p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { held.Close() })
+	held.HoldVectors(1 << 20)
+	return c, held
 }
