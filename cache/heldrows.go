@@ -56,28 +56,38 @@ type heldSet struct {
 const heldSetsMax = 8
 
 // heldAdmits returns the rows the filter (w, args) admits, current with
-// the table, in a cache that holds vectors; nil otherwise.
+// the table, in a cache that holds vectors, reading the set when it holds
+// none yet; nil otherwise.
 func (c *Cache) heldAdmits(ctx context.Context, w string, args []any) ([]uint64, error) {
+	bits, ok, err := c.heldSet(ctx, w, args)
+	if err != nil || ok || c.rows == nil {
+		return bits, err
+	}
+	if bits, err = readAdmitted(ctx, c.db, w, args); err != nil {
+		return nil, err
+	}
+	if len(c.rows.sets) >= heldSetsMax {
+		clear(c.rows.sets)
+	}
+	c.rows.sets[admitKey(w, args)] = &heldSet{w: w, args: args, bits: bits}
+	return bits, nil
+}
+
+// heldSet returns the rows the filter (w, args) admits, current with the
+// table, and true, if the cache holds that set; false otherwise.
+func (c *Cache) heldSet(ctx context.Context, w string, args []any) ([]uint64, bool, error) {
 	r := c.rows // set with c.held (HoldVectors)
 	if r == nil {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err := c.followRows(ctx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	key := admitKey(w, args)
-	if s := r.sets[key]; s != nil {
-		return s.bits, nil
+	s := r.sets[admitKey(w, args)]
+	if s == nil {
+		return nil, false, nil
 	}
-	bits, err := readAdmitted(ctx, c.db, w, args)
-	if err != nil {
-		return nil, err
-	}
-	if len(r.sets) >= heldSetsMax {
-		clear(r.sets)
-	}
-	r.sets[key] = &heldSet{w: w, args: args, bits: bits}
-	return bits, nil
+	return s.bits, true, nil
 }
 
 // followRows brings the held rows up to the table: the rows lex_log
@@ -260,24 +270,6 @@ func (c *Cache) rowVectors(ctx context.Context, h *heldVectors, rows []int64) (m
 		h.keyOf[f.rowid] = f.key
 	}
 	return out, nil
-}
-
-// heldSetOf returns the rows f admits when the cache holds that set
-// already (a hybrid search's vector lanes made it), current with the
-// table; nil otherwise: a set read for a BM25 search alone would cost it
-// a scan of the filter's rows (0.2 s at a million entries).
-func (c *Cache) heldSetOf(ctx context.Context, f Filter) ([]uint64, error) {
-	r := c.rows
-	if r == nil {
-		return nil, nil
-	}
-	if err := c.followRows(ctx); err != nil {
-		return nil, err
-	}
-	if s := r.sets[admitKey(f.admitting())]; s != nil {
-		return s.bits, nil
-	}
-	return nil, nil
 }
 
 // heldWhole returns the rows among ids the cache holds whole, current

@@ -339,9 +339,13 @@ type lexRanked struct {
 
 // lexAdmitted returns the rows of best the filter admits, each with what
 // the order needs: from the filter's set and the rows held whole when the
-// cache holds them (heldSetOf, heldRow), the others asked of SQL.
+// cache holds them (heldSet, heldRow), the others asked of SQL. The set is
+// not read for this: a hybrid search's vector lanes made it already, and
+// for a BM25 search alone it would cost a scan of the filter's rows (0.2
+// s at a million entries).
 func (c *Cache) lexAdmitted(ctx context.Context, best []lexHit, f Filter) ([]lexRanked, error) {
-	held, err := c.heldSetOf(ctx, f)
+	aw, aargs := f.admitting()
+	held, _, err := c.heldSet(ctx, aw, aargs)
 	if err != nil {
 		return nil, err
 	}
