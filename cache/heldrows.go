@@ -317,7 +317,8 @@ func (c *Cache) keepWhole(id int64, row Row) {
 		r.whole = map[int64]Row{}
 	}
 	r.forget(id)
-	if size := rowBytes(row); r.wholeBytes+size > heldWholeMax {
+	size := rowBytes(row)
+	if r.wholeBytes+size > heldWholeMax {
 		for k := range r.whole {
 			if r.forget(k); r.wholeBytes+size <= heldWholeMax*3/4 {
 				break
@@ -325,7 +326,7 @@ func (c *Cache) keepWhole(id int64, row Row) {
 		}
 	}
 	r.whole[id] = row.clone()
-	r.wholeBytes += rowBytes(row)
+	r.wholeBytes += size
 }
 
 // forget lets go of the row held whole with rowid id, if any.

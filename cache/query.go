@@ -205,10 +205,13 @@ type Brief struct {
 // 0.07 ms.
 func (c *Cache) ListBriefs(ctx context.Context, f Filter) ([]Brief, error) {
 	const cols = `e.id, e.type, e.session_id, e.private, e.tags, e.irrelevant, e.rowid`
-	q, args := listQuery(f, cols)
+	var q string
+	var args []any
 	if !f.Since.IsZero() && f.Limit > 0 {
 		w, wargs := f.where()
 		q, args = `SELECT `+cols+` FROM entries e INDEXED BY entries_created WHERE `+w+` ORDER BY e.created DESC, e.id LIMIT ?`, append(wargs, f.Limit)
+	} else {
+		q, args = listQuery(f, cols)
 	}
 	rows, err := c.db.QueryContext(ctx, q, args...)
 	if err != nil {

@@ -375,7 +375,8 @@ func (ix *signIndex) hamming(qb []byte, k int, admit []uint64, offer func(*signS
 	return append(out, tied...)
 }
 
-// parallelRows is the size of index from which hamming scans in parts.
+// parallelRows is the size of index from which hamming offers its scan
+// to other goroutines (signScan).
 const parallelRows = 100_000
 
 // skip is the distance of a row without a vector, or not admitted.
