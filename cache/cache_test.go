@@ -349,6 +349,65 @@ func TestRebuildWritesEntriesAfterAReset(t *testing.T) {
 	}
 }
 
+// A rebuild writes an entry as it is put and folds in operations read
+// after it on commit: an edited or pinned entry comes out the same
+// whether its operations were read before or after it, and an entry put
+// twice (found in two refs) is written once, as last put.
+func TestARebuildFoldsOperationsReadEitherSideOfTheirEntry(t *testing.T) {
+	c, _ := newCache(t)
+	ctx := context.Background()
+	at := time.Now().UTC()
+	opsFirst, opsAfter, twice := mk(notes.TypeDecision, "ops read first", time.Hour), mk(notes.TypeDecision, "ops read after", time.Hour), mk(notes.TypeInsight, "in two refs", time.Hour)
+	edit := func(e notes.Entry) []notes.Op {
+		text := e.Content + ", edited"
+		return []notes.Op{{V: 1, ID: notes.NewID(), Entry: e.ID, Kind: notes.OpEdit, Clock: 1, At: at, Content: &text},
+			{V: 1, ID: notes.NewID(), Entry: e.ID, Kind: notes.OpPin, Clock: 2, At: at}}
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := tx.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	putEntry := func(e notes.Entry, source string) {
+		doc, _ := notes.EncodeEntry(e)
+		if err := tx.PutEntry(e, source, false, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	putOps := func(ops []notes.Op) {
+		for _, o := range ops {
+			doc, _ := notes.EncodeOp(o)
+			if err := tx.PutOp(o, doc); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	putOps(edit(opsFirst))
+	putEntry(opsFirst, "refs/synaptic/memory")
+	putEntry(opsAfter, "refs/synaptic/memory")
+	putOps(edit(opsAfter))
+	putEntry(twice, "refs/synaptic/memory")
+	putEntry(twice, "refs/synaptic-local/memory")
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []notes.Entry{opsFirst, opsAfter} {
+		r, err := c.Get(ctx, e.ID)
+		if err != nil || r.Content != e.Content+", edited" || !r.Pinned || r.Edits != 1 {
+			t.Fatalf("%q after the rebuild: %q pinned=%v edits=%d (%v)", e.Content, r.Content, r.Pinned, r.Edits, err)
+		}
+	}
+	if r, err := c.Get(ctx, twice.ID); err != nil || r.Source != "refs/synaptic-local/memory" {
+		t.Fatalf("an entry in two refs: from %q, want the last put (%v)", r.Source, err)
+	}
+	if rows, err := c.List(ctx, Filter{}); err != nil || len(rows) != 3 {
+		t.Fatalf("%d rows after the rebuild, want 3 (%v)", len(rows), err)
+	}
+}
+
 // A transaction whose context ends is not committed.
 func TestCancelledTransactionCommitsNothing(t *testing.T) {
 	c, _ := newCache(t)

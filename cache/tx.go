@@ -32,6 +32,9 @@ type Tx struct {
 	wroteID map[string]bool
 	// pending holds entries put in this transaction, to fold without re-reading.
 	pending map[string]pendingEntry
+	// noProblems is set by a reset, which empties the problems, until a
+	// problem is recorded: clearing one is then nothing to do.
+	noProblems bool
 }
 
 type pendingEntry struct {
@@ -136,7 +139,7 @@ func (t *Tx) Reset() error {
 			return err
 		}
 	}
-	t.reset = true
+	t.reset, t.noProblems = true, true
 	return t.dropIndexes()
 }
 
@@ -174,8 +177,16 @@ func (t *Tx) dropIndexes() error {
 }
 
 // PutEntry indexes entry e found in ref source.
-// The row is written on Commit, once its operations are folded in.
+// The row is written on Commit, once its operations are folded in; in a
+// rebuild, an entry with no operations indexed yet is written at once
+// (operations read later fold it again on Commit): holding every entry
+// until Commit took gigabytes at a million entries.
 func (t *Tx) PutEntry(e notes.Entry, source string, private bool, doc []byte) error {
+	if t.reset && !t.withOps[e.ID] {
+		delete(t.pending, e.ID)
+		delete(t.dirty, e.ID)
+		return t.writeRow(notes.Fold(e, nil), e.Created.UnixNano(), e.Created.UnixNano(), source, private, "", doc)
+	}
 	t.pending[e.ID] = pendingEntry{e: e, source: source, private: private, doc: doc}
 	t.dirty[e.ID] = true
 	return nil
@@ -234,6 +245,7 @@ func (t *Tx) PutNote(sha, text, author string, created int64) error {
 
 // Problem records an object that could not be indexed.
 func (t *Tx) Problem(source, path, object, msg string) error {
+	t.noProblems = false
 	err := t.exec(`INSERT INTO problems(source, path, object, message) VALUES(?, ?, ?, ?)
 		ON CONFLICT(source, path) DO UPDATE SET object=excluded.object, message=excluded.message`, source, path, object, msg)
 	return err
@@ -241,6 +253,9 @@ func (t *Tx) Problem(source, path, object, msg string) error {
 
 // ClearProblem forgets a problem at path (the object was fixed or removed).
 func (t *Tx) ClearProblem(source, path string) error {
+	if t.noProblems {
+		return nil
+	}
 	err := t.exec(`DELETE FROM problems WHERE source=? AND path=?`, source, path)
 	return err
 }
@@ -250,6 +265,11 @@ func (t *Tx) ClearProblems(source string) error {
 	err := t.exec(`DELETE FROM problems WHERE source=?`, source)
 	return err
 }
+
+// Rebuilding reports whether the index was emptied in this transaction:
+// entries are then written as they are put, and Commit folds only those
+// with operations.
+func (t *Tx) Rebuilding() bool { return t.reset }
 
 // OnFold, if set, is told how far Commit's re-folding has got.
 func (t *Tx) OnFold(f func(done, total int)) { t.onFold = f }

@@ -112,6 +112,6 @@ func (s *core) rebuildMemory(ctx context.Context) error {
 		if err := tx.Reset(); err != nil {
 			return err
 		}
-		return s.apply(tx, map[string]string{}, local)
+		return s.apply(ctx, tx, map[string]string{}, local)
 	})
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -132,7 +134,7 @@ func (s *core) indexRefs(ctx context.Context, c *cache.Cache, local map[string]g
 		return err
 	}
 	if !sameTips(stored, local) {
-		if err := s.apply(tx, stored, local); err != nil {
+		if err := s.apply(ctx, tx, stored, local); err != nil {
 			return err
 		}
 	}
@@ -162,7 +164,7 @@ func sameTips(stored map[string]string, local map[string]gitstore.Hash) bool {
 // apply indexes the changes from the stored tips to the current ones. A
 // vanished ref, or an indexed tip whose objects are gone (history
 // rewritten), needs a full rebuild, as does an index built from no ref.
-func (s *core) apply(tx *cache.Tx, stored map[string]string, local map[string]gitstore.Hash) error {
+func (s *core) apply(ctx context.Context, tx *cache.Tx, stored map[string]string, local map[string]gitstore.Hash) error {
 	full := false
 	for ref, h := range stored {
 		old, err := parseHash(h)
@@ -181,7 +183,9 @@ func (s *core) apply(tx *cache.Tx, stored map[string]string, local map[string]gi
 		stored = map[string]string{}
 	}
 	var problems []string
-	for ref, tip := range local {
+	// refs in order, so that a rebuild writes rows in the same order
+	for _, ref := range slices.Sorted(maps.Keys(local)) {
+		tip := local[ref]
 		if stored[ref] == tip.String() {
 			continue
 		}
@@ -191,7 +195,7 @@ func (s *core) apply(tx *cache.Tx, stored map[string]string, local map[string]gi
 				old = gitstore.ZeroHash // the indexed tip was garbage: re-read everything
 			}
 		}
-		p, complete, err := s.applyRef(tx, ref, old, tip)
+		p, complete, err := s.applyRef(ctx, tx, ref, old, tip)
 		if err != nil {
 			return err
 		}
@@ -255,7 +259,7 @@ func parseHash(s string) (gitstore.Hash, error) {
 // applyRef indexes the changes on one ref and returns problem
 // descriptions. complete is false when an object was missing (it may come
 // back: git was repacking), so the ref's tip must not be taken as indexed.
-func (s *core) applyRef(tx *cache.Tx, ref string, old, tip gitstore.Hash) (problems []string, complete bool, err error) {
+func (s *core) applyRef(ctx context.Context, tx *cache.Tx, ref string, old, tip gitstore.Hash) (problems []string, complete bool, err error) {
 	complete = true
 	problem := func(path string, obj gitstore.Hash, err error) error {
 		if gitstore.IsMissing(err) {
@@ -281,20 +285,26 @@ func (s *core) applyRef(tx *cache.Tx, ref string, old, tip gitstore.Hash) (probl
 	}
 	private := strings.HasPrefix(ref, privatePrefix)
 	// Progress covers reading the changed files, then folding them into
-	// the index on commit (each about half the work).
+	// the index on commit (each about half the work; a rebuild writes
+	// what it reads, and folds on commit only entries with operations).
 	report := s.progress
 	if len(changes) < 2000 {
 		report = nil
 	}
-	total := len(changes)
-	if report != nil {
-		tx.OnFold(func(done, n int) { report(total/2+done*(total-total/2)/max(n, 1), total) })
+	total, read := len(changes), len(changes)/2
+	if tx.Rebuilding() {
+		read = total
 	}
+	if report != nil {
+		tx.OnFold(func(done, n int) { report(read+done*(total-read)/max(n, 1), total) })
+	}
+	reads, stop := s.readAhead(ctx, changes)
+	defer stop()
 	for i, ch := range changes {
 		if report != nil && i%1000 == 0 {
-			report(i/2, total)
+			report(i*read/total, total)
 		}
-		if err := s.applyChange(tx, ref, private, ch, problem); err != nil {
+		if err := s.applyChange(ctx, tx, ref, private, ch, reads, problem); err != nil {
 			return nil, false, err
 		}
 	}
@@ -303,39 +313,36 @@ func (s *core) applyRef(tx *cache.Tx, ref string, old, tip gitstore.Hash) (probl
 
 // applyChange indexes one changed file of ref. What cannot be read as
 // memory goes to problem; only cache failures are returned.
-func (s *core) applyChange(tx *cache.Tx, ref string, private bool, ch gitstore.Change, problem func(string, gitstore.Hash, error) error) error {
+func (s *core) applyChange(ctx context.Context, tx *cache.Tx, ref string, private bool, ch gitstore.Change, reads <-chan readChange, problem func(string, gitstore.Hash, error) error) error {
 	if err := tx.ClearProblem(ref, ch.Path); err != nil {
 		return err
 	}
 	kind, id := notes.PathKind(ch.Path)
-	switch {
-	case ch.Deleted && kind == "entry":
-		return tx.DeleteEntry(id)
-	case ch.Deleted && kind == "op":
-		return tx.DeleteOp(id)
-	case ch.Deleted, kind == "purged": // purges are applied to the history by sync and purge
-		return nil
-	case kind == "":
-		return problem(ch.Path, ch.Hash, errors.New("not part of the memory format (want entries/xx/<id>.json, ops/xx/<id>.json or purged/xx/<id>.json)"))
-	case !gitstore.RegularFile(ch.Mode):
-		return problem(ch.Path, ch.Hash, fmt.Errorf("not a regular file (mode %o)", ch.Mode))
-	}
-	data, err := s.log.ReadBlob(ch.Hash, notes.MaxDocumentBytes)
-	if err != nil {
-		return problem(ch.Path, ch.Hash, err)
-	}
-	if kind == "entry" {
-		e, err := notes.DecodeEntry(data, id)
-		if err != nil {
-			return problem(ch.Path, ch.Hash, err)
+	if !toRead(ch) {
+		switch {
+		case ch.Deleted && kind == "entry":
+			return tx.DeleteEntry(id)
+		case ch.Deleted && kind == "op":
+			return tx.DeleteOp(id)
+		case ch.Deleted, kind == "purged": // purges are applied to the history by sync and purge
+			return nil
+		case kind == "":
+			return problem(ch.Path, ch.Hash, errors.New("not part of the memory format (want entries/xx/<id>.json, ops/xx/<id>.json or purged/xx/<id>.json)"))
+		default:
+			return problem(ch.Path, ch.Hash, fmt.Errorf("not a regular file (mode %o)", ch.Mode))
 		}
-		return tx.PutEntry(e, ref, private, data)
 	}
-	o, err := notes.DecodeOp(data, id)
-	if err != nil {
-		return problem(ch.Path, ch.Hash, err)
+	r, ok := <-reads
+	switch {
+	case !ok:
+		return fmt.Errorf("reading memory stopped: %w", context.Cause(ctx))
+	case r.err != nil:
+		return problem(ch.Path, ch.Hash, r.err)
+	case kind == "entry":
+		return tx.PutEntry(r.entry, ref, private, r.data)
+	default:
+		return tx.PutOp(r.op, r.data)
 	}
-	return tx.PutOp(o, data)
 }
 
 func (s *core) applyNotes(tx *cache.Tx, tip gitstore.Hash, changes []gitstore.Change, problem func(string, gitstore.Hash, error) error) error {

@@ -1,0 +1,79 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/internal/memlog"
+	"github.com/git-synaptic/git-synaptic/notes"
+)
+
+// Reading ahead yields the memory files of a change list in order, each
+// decoded or with why it cannot be, and skips what is not to be read;
+// stopped before the end, with more read than the reader holds, it ends
+// its goroutine at once.
+func TestReadAheadYieldsInOrderAndStops(t *testing.T) {
+	ctx := context.Background()
+	log := memlog.NewMemory()
+	at := time.Now().UTC()
+	var files []gitstore.File
+	for i := range 600 {
+		e := notes.Entry{V: 1, ID: notes.NewID(), Type: notes.TypeInsight, Content: fmt.Sprintf("entry %d", i), Author: "Ann <ann@x>", Created: at}
+		doc, err := notes.EncodeEntry(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, gitstore.File{Path: notes.EntryPath(e.ID), Data: doc})
+	}
+	bad := notes.EntryPath(notes.NewID())
+	files = append(files, gitstore.File{Path: bad, Data: []byte("not json")}, gitstore.File{Path: "README", Data: []byte("not memory")})
+	tip, _, err := log.Append(ctx, SharedRef, files, gitstore.Signature{Name: "Ann", Email: "ann@x", When: at}, "memory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err := log.Diff(gitstore.ZeroHash, tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &core{log: log}
+
+	reads, stop := s.readAhead(ctx, changes)
+	var got []readChange
+	for r := range reads {
+		got = append(got, r)
+	}
+	stop()
+	var want []gitstore.Change
+	for _, ch := range changes {
+		if toRead(ch) {
+			want = append(want, ch)
+		}
+	}
+	if len(want) != 601 || len(got) != len(want) {
+		t.Fatalf("%d changes to read, %d read; want 601 of both", len(want), len(got))
+	}
+	for i, ch := range want {
+		_, id := notes.PathKind(ch.Path)
+		switch {
+		case ch.Path == bad && got[i].err == nil:
+			t.Fatalf("%s: read without an error", ch.Path)
+		case ch.Path != bad && (got[i].err != nil || got[i].entry.ID != id):
+			t.Fatalf("change %d (%s): read %s, %v", i, ch.Path, got[i].entry.ID, got[i].err)
+		}
+	}
+
+	reads, stop = s.readAhead(ctx, changes)
+	<-reads
+	done := make(chan struct{})
+	go func() { stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("stop did not end the reader holding more than it could give")
+	}
+	for range reads { // what it read before stopping, then closed
+	}
+}
