@@ -279,3 +279,87 @@ func TestVectorRowsNewestWithVectors(t *testing.T) {
 
 // all is a filter that admits every row.
 var all = Filter{IncludeArchived: true}
+
+// Restoring a rebuilt cache's vectors by one pass over the vector store
+// gives each waiting entry what a lookup per entry gives it: entries
+// sharing a text both get its vector, texts the store lacks stay
+// waiting, and another model's vectors of the same texts are left alone.
+func TestRestoringByScanTakesWhatLookupsTake(t *testing.T) {
+	ctx := context.Background()
+	defer func(n int) { restorePage = n }(restorePage)
+	restorePage = 7 // several pages
+	var entries []notes.Entry
+	for i := range 40 {
+		entries = append(entries, mk(notes.TypeInsight, fmt.Sprintf("entry %d", i%30), time.Hour))
+	}
+	vector := func(text string, model int) []float32 {
+		var n int
+		fmt.Sscanf(text, "entry %d", &n)
+		v := unit(n % 8)
+		v[(n/8+model)%8] += 0.1 * float32(n+1)
+		return v
+	}
+	c, path := newCache(t)
+	put(t, c, entries)
+	for model, name := range []string{"m@1", "other@2"} {
+		if err := c.UseModel(ctx, name, 8); err != nil {
+			t.Fatal(err)
+		}
+		pending, _, err := c.PendingVectors(ctx, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var items []PendingText
+		var vecs [][]float32
+		for _, p := range pending {
+			var n int
+			fmt.Sscanf(p.Text, "entry %d", &n)
+			if model == 1 || n < 25 {
+				items, vecs = append(items, p), append(vecs, vector(p.Text, model))
+			}
+		}
+		if err := c.StoreVectors(ctx, items, vecs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Close()
+	ids := make([]string, len(entries))
+	for i, e := range entries {
+		ids[i] = e.ID
+	}
+	restore := map[string]func(*Cache) (int, error){
+		"scan":    func(c *Cache) (int, error) { return c.restoreScanning(ctx) },
+		"lookups": func(c *Cache) (int, error) { _, n, err := c.pendingVectors(ctx, 0, true); return n, err },
+		"chosen":  func(c *Cache) (int, error) { return c.RestoreVectors(ctx) },
+	}
+	for _, way := range []string{"scan", "lookups", "chosen"} {
+		if err := Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		c, _, err := Open(path, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		put(t, c, entries)
+		if err := c.UseModel(ctx, "m@1", 8); err != nil {
+			t.Fatal(err)
+		}
+		restored, err := restore[way](c)
+		waiting, err2 := c.PendingCount(ctx)
+		got, err3 := c.VectorsOf(ctx, ids)
+		c.Close()
+		if err != nil || err2 != nil || err3 != nil {
+			t.Fatalf("%s: %v %v %v", way, err, err2, err3)
+		}
+		// entries 0..24 and 30..39 (texts 0..9) have m@1's vectors
+		if restored != 35 || waiting != 5 || len(got) != 35 {
+			t.Fatalf("%s: restored %d, %d waiting, %d with vectors; want 35, 5, 35", way, restored, waiting, len(got))
+		}
+		for i, e := range entries {
+			want := vector(e.Content, 0)
+			if v, ok := got[e.ID]; ok != (i%30 < 25) || ok && !slices.Equal(v, want) {
+				t.Fatalf("%s: %q has %v (%v), want m@1's %v", way, e.Content, v, ok, want)
+			}
+		}
+	}
+}
