@@ -147,11 +147,14 @@ const v17to18 = liveIndex
 // state changed (the triggers), later for one judged since.
 const decaySchema = `
 CREATE TABLE IF NOT EXISTS decay(rowid INTEGER PRIMARY KEY, next INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS decay_next ON decay(next);
+` + decayIndex + `
 CREATE TRIGGER IF NOT EXISTS entries_decay_insert AFTER INSERT ON entries BEGIN INSERT INTO decay(rowid, next) VALUES(new.rowid, 0) ON CONFLICT(rowid) DO UPDATE SET next = 0; END;
 CREATE TRIGGER IF NOT EXISTS entries_decay_delete AFTER DELETE ON entries BEGIN DELETE FROM decay WHERE rowid=old.rowid; END;
 CREATE TRIGGER IF NOT EXISTS entries_decay_update AFTER UPDATE OF type, created, updated, tier, tier_explicit, pinned, archived ON entries BEGIN INSERT INTO decay(rowid, next) VALUES(new.rowid, 0) ON CONFLICT(rowid) DO UPDATE SET next = 0; END;
 `
+
+// decayIndex finds the entries due for a decay verdict.
+const decayIndex = `CREATE INDEX IF NOT EXISTS decay_next ON decay(next);`
 
 // v16to17 adds the decay table, every entry due.
 const v16to17 = decaySchema + `INSERT OR REPLACE INTO decay(rowid, next) SELECT rowid, 0 FROM entries;`

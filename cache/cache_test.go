@@ -164,6 +164,15 @@ func TestUsesCountOncePerSession(t *testing.T) {
 // since, those whose Next has come; every entry after a v16 cache is
 // upgraded, after the usage store is lost, or when the clock goes back.
 func TestDecayPassJudgesWhatIsDue(t *testing.T) {
+	t.Run("indexes kept up", decayPassJudgesWhatIsDue)
+	t.Run("indexes made again", func(t *testing.T) {
+		defer func(n int) { bigPass = n }(bigPass)
+		bigPass = 1
+		decayPassJudgesWhatIsDue(t)
+	})
+}
+
+func decayPassJudgesWhatIsDue(t *testing.T) {
 	ctx := context.Background()
 	c, p := newCache(t)
 	a, b, old := mk(notes.TypeInsight, "alpha", time.Hour), mk(notes.TypeIssue, "beta", time.Hour), mk(notes.TypeHandoff, "gamma", time.Hour)
@@ -228,6 +237,22 @@ func TestDecayPassJudgesWhatIsDue(t *testing.T) {
 	defer c.Close()
 	want(pass(c, now, nil), "handoff", "insight", "issue")
 	want(pass(c, now, nil))
+
+	// a verdict that archives leaves the live entries' index without it
+	_, err = c.Maintain(ctx, DecayPass{Now: now, All: true, Judge: func(st Standing) Verdict {
+		return Verdict{Archived: st.ID == b.ID}
+	}})
+	var live int
+	if err == nil {
+		err = c.db.QueryRowContext(ctx, `SELECT count(*) FROM entries INDEXED BY entries_live WHERE `+strings.ReplaceAll(liveOnly, "e.", "")).Scan(&live)
+	}
+	var indexes int
+	if err == nil {
+		err = c.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('decay_next', 'entries_live')`).Scan(&indexes)
+	}
+	if err != nil || live != 2 || indexes != 2 {
+		t.Fatalf("after archiving one of three: %d live, %d of 2 indexes (%v)", live, indexes, err)
+	}
 }
 
 // Search orders BM25 matches as rank.Lexical scores them: relevance

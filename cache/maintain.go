@@ -67,6 +67,10 @@ func (c *Cache) RecordUse(ctx context.Context, u Use) error {
 	return tx.tx.Commit()
 }
 
+// bigPass is the number of verdicts from which a pass makes its indexes
+// again instead of keeping them up (Maintain).
+var bigPass = 100_000
+
 // Standing is an entry's authored state, usage and current maintenance
 // verdict.
 type Standing struct {
@@ -127,10 +131,22 @@ func (c *Cache) Maintain(ctx context.Context, p DecayPass) (int, error) {
 		}
 		return len(standings), nil
 	}
+	// A pass over most entries (the first after a rebuild) makes the
+	// indexes its verdicts move again once after, as a rebuild makes the
+	// entries' (dropIndexes): kept up verdict by verdict, they were a
+	// fifth of the pass at a million entries.
+	remake := len(standings) >= bigPass
+	if remake {
+		for _, q := range []string{`DROP INDEX IF EXISTS decay_next`, `DROP INDEX IF EXISTS entries_live`} {
+			if err := tx.exec(q); err != nil {
+				return 0, fmt.Errorf("cache: maintain: %w", err)
+			}
+		}
+	}
 	for _, st := range standings {
 		v := p.Judge(st)
 		if v.Tier != st.AutoTier || v.Archived != st.AutoArchived {
-			if err := tx.exec(`UPDATE entries SET auto_tier=?, auto_archived=? WHERE id=?`, string(v.Tier), v.Archived, st.ID); err != nil {
+			if err := tx.exec(`UPDATE entries SET auto_tier=?, auto_archived=? WHERE rowid=?`, string(v.Tier), v.Archived, st.rowid); err != nil {
 				return 0, fmt.Errorf("cache: maintain: %w", err)
 			}
 		}
@@ -148,6 +164,13 @@ func (c *Cache) Maintain(ctx context.Context, p DecayPass) (int, error) {
 	if err := tx.exec(`UPDATE decay SET next=? WHERE next <= ? AND EXISTS (SELECT 1 FROM entries e WHERE e.rowid = decay.rowid AND (e.archived != 0 OR e.type = ?))`,
 		int64(math.MaxInt64), due, string(notes.TypeNote)); err != nil {
 		return 0, fmt.Errorf("cache: maintain: %w", err)
+	}
+	if remake {
+		for _, q := range []string{decayIndex, liveIndex} {
+			if err := tx.exec(q); err != nil {
+				return 0, fmt.Errorf("cache: maintain: make an index again: %w", err)
+			}
+		}
 	}
 	if err := tx.SetMeta("decay_now", strconv.FormatInt(now, 10)); err != nil {
 		return 0, fmt.Errorf("cache: maintain: %w", err)
