@@ -245,7 +245,8 @@ func (s *scaleRun) timeOnce(dir, unit, name string, args ...string) {
 	s.report(time.Since(start).Seconds(), unit)
 }
 
-// saves times CLI saves, then saves through a running MCP server.
+// saves times CLI saves, then saves through a running MCP server: its
+// first on its own, the others after thinkTime, as searches are timed.
 func (s *scaleRun) saves(dir string) {
 	rng := rand.New(rand.NewSource(7))
 	var cli []time.Duration
@@ -256,6 +257,10 @@ func (s *scaleRun) saves(dir string) {
 	s.report(ms(median(cli)), "ms/save-cli-median")
 	srv := startMCP(s.b, dir, s.warm)
 	defer srv.close()
+	first := srv.call("tools/call", map[string]any{"name": "context_save",
+		"arguments": map[string]any{"content": s.corpus.note(rng), "type": "insight"}})
+	s.report(ms(first), "ms/save-mcp-first")
+	time.Sleep(thinkTime)
 	var viaMCP []time.Duration
 	for range 30 {
 		viaMCP = append(viaMCP, srv.call("tools/call", map[string]any{"name": "context_save",
