@@ -50,7 +50,11 @@ func (r *Repo) WriteBlob(data []byte) (Hash, error) {
 // fan-out directories, and one can vanish between the store creating it
 // and renaming the object into it: that is tried again.
 func (r *Repo) store(obj plumbing.EncodedObject, kind string) (Hash, error) {
-	h := obj.Hash()
+	return r.storeAs(obj, obj.Hash(), kind)
+}
+
+// storeAs is store for an object whose hash h the caller computed.
+func (r *Repo) storeAs(obj plumbing.EncodedObject, h Hash, kind string) (Hash, error) {
 	err := r.writeLoose(obj, h)
 	for try := 0; errors.Is(err, fs.ErrNotExist) && try < 3; try++ {
 		err = r.writeLoose(obj, h)

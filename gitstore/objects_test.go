@@ -82,7 +82,7 @@ func TestObjectsAreWrittenAsGitWritesThem(t *testing.T) {
 	}
 }
 
-// Trees are encoded byte for byte as go-git (and git) encode them, and a
+// Trees are encoded and hashed as go-git (and git) encode and hash them, and a
 // large one, written without compression, is read back by git and by this
 // package, and passes git fsck.
 func TestTreesAreWrittenAsGitReadsThem(t *testing.T) {
@@ -103,6 +103,9 @@ func TestTreesAreWrittenAsGitReadsThem(t *testing.T) {
 	got, err := encodeTree(entries)
 	if err != nil || !bytes.Equal(got, wantData) {
 		t.Fatalf("encodeTree:\n%q %v\nwant\n%q", got, err, wantData)
+	}
+	if h, want := treeHash(got), plumbing.ComputeHash(plumbing.TreeObject, wantData); h != want {
+		t.Fatalf("treeHash %s, go-git's hash %s", h, want)
 	}
 	for _, bad := range []string{"", "a\x00b"} {
 		if _, err := encodeTree([]object.TreeEntry{{Name: bad, Mode: filemode.Regular}}); err == nil {

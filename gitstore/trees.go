@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"crypto/sha1"
 	"fmt"
 	"slices"
 	"sort"
@@ -47,11 +48,26 @@ func (r *Repo) writeTree(entries []object.TreeEntry) (Hash, error) {
 	obj := &plumbing.MemoryObject{}
 	obj.SetType(plumbing.TreeObject)
 	obj.Write(data) // appends to memory: no error
-	h, err := r.store(obj, "tree")
+	h, err := r.storeAs(obj, treeHash(data), "tree")
 	if err == nil {
 		r.trees.put(h, entries)
 	}
 	return h, err
+}
+
+// treeHash is git's id of the tree object that holds data, by
+// crypto/sha1: go-git's SHA-1, which detects collision attacks, ran at a
+// tenth of its speed (1.6 ms of a save at a million entries, for the
+// directory of 3,900 entries it rewrites). Both give the same id but for
+// the blocks such an attack crafts, and a tree written here holds only
+// modes, the memory format's names and ids already computed with that
+// detection: no run of bytes an attacker chooses.
+func treeHash(data []byte) Hash {
+	h := sha1.New()
+	h.Write(strconv.AppendInt([]byte("tree "), int64(len(data)), 10))
+	h.Write([]byte{0})
+	h.Write(data)
+	return Hash(h.Sum(nil))
 }
 
 // encodeTree writes entries, in tree order, as git's tree object holds
@@ -132,19 +148,38 @@ func (r *Repo) putFiles(base Hash, files map[string]Hash) (Hash, error) {
 	if err != nil {
 		return ZeroHash, err
 	}
-	byName := map[string]int{}
-	for i, e := range entries {
-		byName[e.Name] = i
+	// entries by name: a scan for a few files, a map for more (making
+	// one of the 3,900 names of a directory at a million entries took
+	// 0.9 ms of a save, for the one file it puts)
+	var byName map[string]int
+	index := func(name string) (int, bool) {
+		if byName == nil && len(files) > 4 {
+			byName = make(map[string]int, len(entries))
+			for i, e := range entries {
+				byName[e.Name] = i
+			}
+		}
+		if byName != nil {
+			i, ok := byName[name]
+			return i, ok
+		}
+		i := slices.IndexFunc(entries, func(e object.TreeEntry) bool { return e.Name == name })
+		return i, i >= 0
+	}
+	add := func(e object.TreeEntry) {
+		if byName != nil {
+			byName[e.Name] = len(entries)
+		}
+		entries = append(entries, e)
 	}
 	sub := map[string]map[string]Hash{}
 	for p, h := range files {
 		name, rest, isDir := strings.Cut(p, "/")
 		if !isDir {
-			if i, ok := byName[name]; ok {
+			if i, ok := index(name); ok {
 				entries[i] = object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h}
 			} else {
-				byName[name] = len(entries)
-				entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h})
+				add(object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h})
 			}
 			continue
 		}
@@ -155,7 +190,7 @@ func (r *Repo) putFiles(base Hash, files map[string]Hash) (Hash, error) {
 	}
 	for name, fs := range sub {
 		var old Hash
-		i, ok := byName[name]
+		i, ok := index(name)
 		if ok && entries[i].Mode == filemode.Dir {
 			old = entries[i].Hash
 		}
@@ -166,8 +201,7 @@ func (r *Repo) putFiles(base Hash, files map[string]Hash) (Hash, error) {
 		if ok {
 			entries[i] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h}
 		} else {
-			byName[name] = len(entries)
-			entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
+			add(object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
 		}
 	}
 	return r.writeTree(entries)

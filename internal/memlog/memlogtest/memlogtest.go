@@ -98,6 +98,17 @@ func appendBuildsOnTheTip(t *testing.T, s memlog.Store) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("tree of the second commit %v, want %v", got, want)
 	}
+	// many files at once, some in place of others
+	var many []gitstore.File
+	for i := range 6 {
+		many = append(many, file(fmt.Sprintf("entries/aa/%d.json", i), fmt.Sprint(i)))
+	}
+	third, _ := mustAppend(t, s, ref, append(many, file("entries/bb/2.json", "two, edited"))...)
+	got = changes(t, s, gitstore.ZeroHash, third)
+	want = []string{"entries/aa/0.json=0", "entries/aa/1.json=1", "entries/aa/2.json=2", "entries/aa/3.json=3", "entries/aa/4.json=4", "entries/aa/5.json=5", "entries/bb/2.json=two, edited"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("tree of the third commit %v, want %v", got, want)
+	}
 }
 
 func diffTellsWhatChanged(t *testing.T, s memlog.Store) {
