@@ -57,11 +57,11 @@ func (r *Repo) writeTree(entries []object.TreeEntry) (Hash, error) {
 
 // treeHash is git's id of the tree object that holds data, by
 // crypto/sha1: go-git's SHA-1, which detects collision attacks, ran at a
-// tenth of its speed (1.6 ms of a save at a million entries, for the
-// directory of 3,900 entries it rewrites). Both give the same id but for
-// the blocks such an attack crafts, and a tree written here holds only
-// modes, the memory format's names and ids already computed with that
-// detection: no run of bytes an attacker chooses.
+// third of its speed on the directory of 3,900 entries a save rewrites
+// at a million entries (273 KB: 0.64 ms against 0.19). Both give the
+// same id but for the blocks such an attack crafts, and a tree written
+// here holds only modes, the memory format's names and ids already
+// computed with that detection: no run of bytes an attacker chooses.
 func treeHash(data []byte) Hash {
 	h := sha1.New()
 	h.Write(strconv.AppendInt([]byte("tree "), int64(len(data)), 10))
@@ -150,7 +150,7 @@ func (r *Repo) putFiles(base Hash, files map[string]Hash) (Hash, error) {
 	}
 	// entries by name: a scan for a few files, a map for more (making
 	// one of the 3,900 names of a directory at a million entries took
-	// 0.9 ms of a save, for the one file it puts)
+	// 0.9 ms of CPU a save in a profile, for the one file it puts)
 	var byName map[string]int
 	index := func(name string) (int, bool) {
 		if byName == nil && len(files) > 4 {
