@@ -107,6 +107,9 @@ func TestTreesAreWrittenAsGitReadsThem(t *testing.T) {
 	if h, want := treeHash(got), plumbing.ComputeHash(plumbing.TreeObject, wantData); h != want {
 		t.Fatalf("treeHash %s, go-git's hash %s", h, want)
 	}
+	if !plainNames(entries) || plainNames([]object.TreeEntry{{Name: "Not Plain"}}) || plainNames([]object.TreeEntry{{Name: "a\xffb"}}) {
+		t.Error("plainNames takes lowercase letters, digits and dots only")
+	}
 	for _, bad := range []string{"", "a\x00b"} {
 		if _, err := encodeTree([]object.TreeEntry{{Name: bad, Mode: filemode.Regular}}); err == nil {
 			t.Errorf("a tree entry named %q was encoded", bad)
@@ -116,7 +119,7 @@ func TestTreesAreWrittenAsGitReadsThem(t *testing.T) {
 	ctx := context.Background()
 	dir := testrepo.NewRepo(t)
 	r := open(t, dir)
-	var files []File
+	files := []File{{Path: "other/Not Plain", Data: []byte("a name outside the memory format")}}
 	for i := range 1000 {
 		files = append(files, File{Path: fmt.Sprintf("entries/aa/%032x.json", i), Data: []byte(strconv.Itoa(i))})
 	}
