@@ -62,36 +62,45 @@ func goldenRepo(t *testing.T) string {
 }
 
 // The CLI's output, as a person reads it, against golden files: each case
-// runs in a repository of its own and prints the command, its standard
-// output, its standard error and its exit code when not 0. go test -run
-// TestGoldenOutput -update rewrites them.
+// runs its commands in order in a repository of its own and prints each
+// command, its standard output, its standard error and its exit code
+// when not 0. go test -run TestGoldenOutput -update rewrites them.
 func TestGoldenOutput(t *testing.T) {
+	one := func(args ...string) [][]string { return [][]string{args} }
 	for _, tc := range []struct {
 		name string
-		args []string
+		runs [][]string
 	}{
-		{"list", []string{"list"}},
-		{"log-oneline", []string{"log", "--oneline"}},
-		{"log-two", []string{"log", "-n", "2"}},
-		{"log-since", []string{"log", "--oneline", "--since", "4d", "--type", "issue,insight"}},
-		{"show", []string{"show", "3f2a"}},
-		{"show-json", []string{"show", "7b1c", "--json"}},
-		{"search-bm25", []string{"search", "postgres backoff", "--mode", "bm25"}},
-		{"search-bm25-json", []string{"search", "retry", "--mode", "bm25", "--json", "-n", "2"}},
-		{"show-unknown", []string{"show", "ffff"}},
-		{"search-no-words", []string{"search", "!!!", "--mode", "bm25"}},
+		{"list", one("list")},
+		{"log-oneline", one("log", "--oneline")},
+		{"log-two", one("log", "-n", "2")},
+		{"log-since", one("log", "--oneline", "--since", "4d", "--type", "issue,insight")},
+		{"show", one("show", "3f2a")},
+		{"show-json", one("show", "7b1c", "--json")},
+		{"search-bm25", one("search", "postgres backoff", "--mode", "bm25")},
+		{"search-bm25-json", one("search", "retry", "--mode", "bm25", "--json", "-n", "2")},
+		{"show-unknown", one("show", "ffff")},
+		{"search-no-words", one("search", "!!!", "--mode", "bm25")},
+		{"pin-archive", [][]string{{"pin", "3f2a"}, {"archive", "7b1c", "c6f8"}, {"list"}, {"list", "--archived", "--json"}, {"unarchive", "c6f8"}, {"list", "--type", "reference"}}},
+		{"edit", [][]string{{"edit", "9d4e", "-m", "Retry with exponential backoff and jitter; cap at 20 s.", "--add-tag", "queue"}, {"show", "9d4e"}}},
+		{"export-jsonl", one("export", "-")},
+		{"bad-input", [][]string{{"search", "x", "--mode", "fuzzy"}, {"list", "--type", "nosuch"}, {"list", "--tier", "forever"},
+			{"save", "--type", "nosuch", "hello"}, {"save", ""}, {"pin", "ffff"}, {"pin", "3f2a", "ffff"}, {"show"}, {"log", "--since", "yesterday-ish"}, {"edit", "3f2a", "--tier", "forever"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := goldenRepo(t)
-			var out, errb bytes.Buffer
-			e := &env{ctx: context.Background(), io: IO{In: strings.NewReader(""), Out: &out, Err: &errb}, dir: ".", now: func() time.Time { return goldenNow }}
-			code := e.execute(append([]string{"-C", dir}, tc.args...))
-			got := fmt.Sprintf("$ git synaptic %s\n%s", strings.Join(tc.args, " "), out.String())
-			if errb.Len() > 0 {
-				got += "[stderr]\n" + errb.String()
-			}
-			if code != 0 {
-				got += fmt.Sprintf("[exit %d]\n", code)
+			var got string
+			for _, args := range tc.runs {
+				var out, errb bytes.Buffer
+				e := &env{ctx: context.Background(), io: IO{In: strings.NewReader(""), Out: &out, Err: &errb}, dir: ".", now: func() time.Time { return goldenNow }}
+				code := e.execute(append([]string{"-C", dir}, args...))
+				got += fmt.Sprintf("$ git synaptic %s\n%s", strings.Join(args, " "), out.String())
+				if errb.Len() > 0 {
+					got += "[stderr]\n" + errb.String()
+				}
+				if code != 0 {
+					got += fmt.Sprintf("[exit %d]\n", code)
+				}
 			}
 			got = strings.ReplaceAll(got, dir, "$REPO")
 			// scores to 6 digits: the last ones may differ where the

@@ -185,12 +185,16 @@ func runMark(e *env, o *markOptions) error {
 	})
 }
 
-// eachID applies f to every id, reporting each; it fails if any failed.
+// eachID applies f to every id, reporting each; it fails if any failed
+// (the error of one id alone is the command's, not told twice).
 func eachID(e *env, ids []string, f func(*app.Service, string) (notes.Op, error)) error {
 	return e.withService(func(s *app.Service) error {
 		var firstErr error
 		for _, id := range ids {
 			op, err := f(s, id)
+			if err != nil && len(ids) == 1 {
+				return err
+			}
 			if err != nil {
 				fmt.Fprintf(e.io.Err, "git-synaptic: %s: %v\n", id, err)
 				if firstErr == nil {
@@ -200,10 +204,10 @@ func eachID(e *env, ids []string, f func(*app.Service, string) (notes.Op, error)
 			}
 			fmt.Fprintf(e.io.Out, "%s %s\n", op.Kind, op.Entry)
 		}
-		if firstErr != nil && len(ids) > 1 {
+		if firstErr != nil {
 			return fmt.Errorf("some entries were not changed: %w", firstErr)
 		}
-		return firstErr
+		return nil
 	})
 }
 
