@@ -13,53 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
-	"github.com/git-synaptic/git-synaptic/notes"
 )
 
 var longFloat = regexp.MustCompile(`-?\d+\.\d{7,}`)
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
-
-// goldenNow is the clock of the golden runs: every age they print is
-// read against it.
-var goldenNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-
-// goldenRepo is an empty repository (no commits to index) holding five
-// entries of fixed ids and times.
-func goldenRepo(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "repo")
-	testrepo.Git(t, filepath.Dir(dir), "init", "-q", "-b", "main", dir)
-	entry := func(id string, typ notes.Type, age time.Duration, content string, tags ...string) notes.Entry {
-		return notes.Entry{V: 1, ID: id + strings.Repeat("0", 32-len(id)), Type: typ, Content: content, Tags: tags,
-			Author: "Ann Example <ann@example.com>", Created: goldenNow.Add(-age)}
-	}
-	var files []gitstore.File
-	for _, e := range []notes.Entry{
-		entry("3f2a", notes.TypeDecision, 40*24*time.Hour, "We chose postgres for billing: we need transactions across the ledger and the invoices.", "db", "billing"),
-		entry("7b1c", notes.TypeIssue, 3*24*time.Hour, "The billing worker retries without backoff and floods the queue when postgres restarts.", "billing"),
-		entry("9d4e", notes.TypeInsight, 26*time.Hour, "Retry with exponential backoff and jitter; cap at 30 s. The queue recovers within a minute."),
-		entry("a0b5", notes.TypeHandoff, 2*time.Hour, "Left off: the migration script runs, the rollback is untested."),
-		entry("c6f8", notes.TypeReference, 400*24*time.Hour, "Runbook for postgres failover: docs/runbooks/failover.md", "db", "ops"),
-	} {
-		doc, err := notes.EncodeEntry(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, gitstore.File{Path: notes.EntryPath(e.ID), Data: doc})
-	}
-	r, err := gitstore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	if _, _, err := r.Append(context.Background(), "refs/synaptic/memory", files, gitstore.Signature{Name: "Ann Example", Email: "ann@example.com", When: goldenNow}, "golden"); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 // The CLI's output, as a person reads it, against golden files: each case
 // runs its commands in order in a repository of its own and prints each
@@ -88,11 +47,11 @@ func TestGoldenOutput(t *testing.T) {
 			{"save", "--type", "nosuch", "hello"}, {"save", ""}, {"pin", "ffff"}, {"pin", "3f2a", "ffff"}, {"show"}, {"log", "--since", "yesterday-ish"}, {"edit", "3f2a", "--tier", "forever"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := goldenRepo(t)
+			dir := testrepo.GoldenRepo(t)
 			var got string
 			for _, args := range tc.runs {
 				var out, errb bytes.Buffer
-				e := &env{ctx: context.Background(), io: IO{In: strings.NewReader(""), Out: &out, Err: &errb}, dir: ".", now: func() time.Time { return goldenNow }}
+				e := &env{ctx: context.Background(), io: IO{In: strings.NewReader(""), Out: &out, Err: &errb}, dir: ".", now: func() time.Time { return testrepo.GoldenNow }}
 				code := e.execute(append([]string{"-C", dir}, args...))
 				got += fmt.Sprintf("$ git synaptic %s\n%s", strings.Join(args, " "), out.String())
 				if errb.Len() > 0 {

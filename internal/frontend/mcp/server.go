@@ -146,10 +146,27 @@ func checkArguments(t mcpgo.Tool, args map[string]any) error {
 			}
 		}
 		if !okType {
-			return fmt.Errorf("argument %q must be of type %s, got %T", name, want, v)
+			return fmt.Errorf("argument %q must be of type %s, got %s", name, want, jsonType(v))
 		}
 	}
 	return nil
+}
+
+// jsonType names the JSON type of a decoded argument value.
+func jsonType(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case float64:
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 func indent(s string) string {
