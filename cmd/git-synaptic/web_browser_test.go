@@ -1,3 +1,5 @@
+//go:build linux
+
 package main_test
 
 import (
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,8 +23,16 @@ import (
 
 // browserPath is Debian's headless Chromium (make test installs
 // chromium-headless-shell; CI fails on the skip when none is found). A
-// full chromium already installed serves as well.
+// full chromium already installed serves as well. Debian's
+// /usr/bin/chromium-headless-shell is a shell script that runs the
+// browser as its child: the browser itself is taken where it is there,
+// so that ending the test ends it (browserGroup covers other wrappers).
 func browserPath(t *testing.T) string {
+	for _, p := range []string{"/usr/lib/chromium/chromium-headless-shell", "/usr/lib/chromium/chromium"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
 	for _, name := range []string{"chromium-headless-shell", "chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
@@ -29,6 +40,14 @@ func browserPath(t *testing.T) string {
 	}
 	t.Skip("no chromium: 'make browser' (run by make test) installs Debian's chromium-headless-shell")
 	return ""
+}
+
+// browserGroup starts the browser in a process group of its own, ended
+// whole when the test ends it: a wrapper script's child would otherwise
+// outlive the test (every make test left a headless Chromium running).
+func browserGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 }
 
 // startWeb runs git synaptic web in dir and returns the URL it printed.
@@ -105,7 +124,7 @@ func TestWebInABrowser(t *testing.T) {
 	shots := os.Getenv("SCREENSHOTS")
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.WindowSize(1200, 900),
-		chromedp.Flag("disable-dev-shm-usage", true))
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.ModifyCmdFunc(browserGroup))
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx)
