@@ -1,7 +1,6 @@
 package notes
 
 import (
-	"fmt"
 	"path"
 	"strings"
 	"unicode/utf8"
@@ -34,20 +33,20 @@ func ValidPath(p string) bool {
 // without an anchor.
 func ValidateCode(anchor string, files map[string]string) error {
 	if anchor != "" && !ValidObjectID(anchor) {
-		return fmt.Errorf("%w: anchor %q is not a commit id", ErrInvalid, anchor)
+		return Invalidf("anchor %q is not a commit id", anchor)
 	}
 	if len(files) > 0 && anchor == "" {
-		return fmt.Errorf("%w: files recorded without an anchor", ErrInvalid)
+		return Invalidf("files recorded without an anchor")
 	}
 	if len(files) > MaxFiles {
-		return fmt.Errorf("%w: %d files recorded (at most %d)", ErrInvalid, len(files), MaxFiles)
+		return Invalidf("%d files recorded (at most %d)", len(files), MaxFiles)
 	}
 	for p, blob := range files {
 		if !ValidPath(p) {
-			return fmt.Errorf("%w: recorded file %q is not a relative path in a tree", ErrInvalid, p)
+			return Invalidf("recorded file %q is not a relative path in a tree", p)
 		}
 		if !ValidObjectID(blob) {
-			return fmt.Errorf("%w: recorded file %q has blob id %q", ErrInvalid, p, blob)
+			return Invalidf("recorded file %q has blob id %q", p, blob)
 		}
 	}
 	return nil

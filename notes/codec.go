@@ -41,17 +41,17 @@ type Tombstone struct {
 func DecodeTombstone(data []byte, id string) (Tombstone, error) {
 	var t Tombstone
 	if err := json.Unmarshal(data, &t); err != nil {
-		return t, fmt.Errorf("%w: tombstone: %v", ErrInvalid, err)
+		return t, Invalidf("tombstone: %v", err)
 	}
 	if t.V > FormatVersion {
 		return t, fmt.Errorf("%w: tombstone v%d", ErrUnsupportedVersion, t.V)
 	}
 	if t.ID != id {
-		return t, fmt.Errorf("%w: tombstone for %q stored as %q", ErrInvalid, t.ID, id)
+		return t, Invalidf("tombstone for %q stored as %q", t.ID, id)
 	}
 	for _, p := range t.Paths {
 		if k, _ := PathKind(p); k != "entry" && k != "op" {
-			return t, fmt.Errorf("%w: tombstone names %q", ErrInvalid, p)
+			return t, Invalidf("tombstone names %q", p)
 		}
 	}
 	return t, nil
@@ -115,21 +115,21 @@ func marshal(v any) ([]byte, error) {
 // before any other field is interpreted.
 func checkVersion(data []byte, what string) error {
 	if len(data) > MaxDocumentBytes {
-		return fmt.Errorf("%w: %s document is %d bytes (limit %d)", ErrInvalid, what, len(data), MaxDocumentBytes)
+		return Invalidf("%s document is %d bytes (limit %d)", what, len(data), MaxDocumentBytes)
 	}
 	var hdr struct {
 		V *int `json:"v"`
 	}
 	if err := json.Unmarshal(data, &hdr); err != nil {
-		return fmt.Errorf("%w: %s is not a JSON object: %v", ErrInvalid, what, err)
+		return Invalidf("%s is not a JSON object: %v", what, err)
 	}
 	switch {
 	case hdr.V == nil:
-		return fmt.Errorf("%w: %s has no format version field \"v\"", ErrInvalid, what)
+		return Invalidf("%s has no format version field \"v\"", what)
 	case *hdr.V > FormatVersion:
 		return fmt.Errorf("%w: %s uses format v%d, this git-synaptic reads up to v%d; upgrade git-synaptic to read it", ErrUnsupportedVersion, what, *hdr.V, FormatVersion)
 	case *hdr.V < 1:
-		return fmt.Errorf("%w: %s has format version %d", ErrInvalid, what, *hdr.V)
+		return Invalidf("%s has format version %d", what, *hdr.V)
 	}
 	return nil
 }
@@ -142,10 +142,10 @@ func DecodeEntry(data []byte, wantID string) (Entry, error) {
 		return e, err
 	}
 	if err := json.Unmarshal(data, &e); err != nil {
-		return e, fmt.Errorf("%w: entry: %v", ErrInvalid, err)
+		return e, Invalidf("entry: %v", err)
 	}
 	if wantID != "" && e.ID != wantID {
-		return e, fmt.Errorf("%w: entry file for %s holds id %q", ErrInvalid, wantID, e.ID)
+		return e, Invalidf("entry file for %s holds id %q", wantID, e.ID)
 	}
 	return e, e.Validate()
 }
@@ -157,10 +157,10 @@ func DecodeOp(data []byte, wantID string) (Op, error) {
 		return o, err
 	}
 	if err := json.Unmarshal(data, &o); err != nil {
-		return o, fmt.Errorf("%w: operation: %v", ErrInvalid, err)
+		return o, Invalidf("operation: %v", err)
 	}
 	if wantID != "" && o.ID != wantID {
-		return o, fmt.Errorf("%w: operation file for %s holds id %q", ErrInvalid, wantID, o.ID)
+		return o, Invalidf("operation file for %s holds id %q", wantID, o.ID)
 	}
 	return o, o.Validate()
 }

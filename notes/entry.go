@@ -39,6 +39,18 @@ const MaxTags = 32
 // ErrInvalid marks content or metadata refused by validation.
 var ErrInvalid = errors.New("invalid")
 
+// Invalidf returns an error that wraps ErrInvalid with the message format
+// and args give (%w wraps as in fmt.Errorf), without the sentinel's own
+// word in front of it: "unknown type ...", not "invalid: unknown type ...".
+func Invalidf(format string, args ...any) error {
+	return invalidError{fmt.Errorf(format, args...)}
+}
+
+type invalidError struct{ error }
+
+func (e invalidError) Unwrap() error        { return e.error }
+func (e invalidError) Is(target error) bool { return target == ErrInvalid }
+
 // ErrUnsupportedVersion marks a document written by a newer git-synaptic.
 var ErrUnsupportedVersion = errors.New("unsupported format version")
 
@@ -80,9 +92,9 @@ func ParseType(s string) (Type, error) {
 		}
 	}
 	if s == string(TypeGitCommit) || s == string(TypeNote) {
-		return "", fmt.Errorf("%w: type %q is reserved for indexing", ErrInvalid, s)
+		return "", Invalidf("type %q is reserved for indexing", s)
 	}
-	return "", fmt.Errorf("%w: unknown type %q (want one of %s)", ErrInvalid, s, joinTypes(SavableTypes))
+	return "", Invalidf("unknown type %q (want one of %s)", s, joinTypes(SavableTypes))
 }
 
 // KnownType reports whether t is any type the cache may hold, reserved ones included.
@@ -108,7 +120,7 @@ func ParseTier(s string) (Tier, error) {
 	case TierEphemeral, TierWorking, TierLongterm:
 		return Tier(s), nil
 	}
-	return "", fmt.Errorf("%w: unknown tier %q (want ephemeral, working or longterm)", ErrInvalid, s)
+	return "", Invalidf("unknown tier %q (want ephemeral, working or longterm)", s)
 }
 
 // DefaultTier is the tier an entry of type t gets unless one is set explicitly.
@@ -193,7 +205,7 @@ func NormalizeTags(tags []string) ([]string, error) {
 	for _, t := range tags {
 		t = strings.ToLower(strings.TrimSpace(t))
 		if !validTag(t) {
-			return nil, fmt.Errorf("%w: tag %q must start with a letter or digit and hold at most 64 letters, digits or ._:/+#-", ErrInvalid, t)
+			return nil, Invalidf("tag %q must start with a letter or digit and hold at most 64 letters, digits or ._:/+#-", t)
 		}
 		if !seen[t] {
 			seen[t] = true
@@ -201,7 +213,7 @@ func NormalizeTags(tags []string) ([]string, error) {
 		}
 	}
 	if len(out) > MaxTags {
-		return nil, fmt.Errorf("%w: %d tags (at most %d)", ErrInvalid, len(out), MaxTags)
+		return nil, Invalidf("%d tags (at most %d)", len(out), MaxTags)
 	}
 	return out, nil
 }
@@ -226,20 +238,20 @@ func ValidName(s string) bool {
 // MaxContentBytes, and free of control characters other than tab and newline.
 func ValidateContent(s string) error {
 	if !utf8.ValidString(s) {
-		return fmt.Errorf("%w: content is not valid UTF-8 (binary data cannot be saved as memory)", ErrInvalid)
+		return Invalidf("content is not valid UTF-8 (binary data cannot be saved as memory)")
 	}
 	if strings.TrimSpace(s) == "" {
-		return fmt.Errorf("%w: content is empty", ErrInvalid)
+		return Invalidf("content is empty")
 	}
 	if len(s) > MaxContentBytes {
-		return fmt.Errorf("%w: content is %d bytes, the limit is %d bytes (64 KiB); save a summary and a reference instead", ErrInvalid, len(s), MaxContentBytes)
+		return Invalidf("content is %d bytes, the limit is %d bytes (64 KiB); save a summary and a reference instead", len(s), MaxContentBytes)
 	}
 	for i, r := range s {
 		if r == '\n' || r == '\t' || r == '\r' {
 			continue
 		}
 		if unicode.IsControl(r) {
-			return fmt.Errorf("%w: content holds control character %U at byte %d", ErrInvalid, r, i)
+			return Invalidf("content holds control character %U at byte %d", r, i)
 		}
 	}
 	return nil
@@ -248,10 +260,10 @@ func ValidateContent(s string) error {
 // Validate checks every field of e.
 func (e *Entry) Validate() error {
 	if e.V != FormatVersion {
-		return fmt.Errorf("%w: entry version %d", ErrInvalid, e.V)
+		return Invalidf("entry version %d", e.V)
 	}
 	if !ValidID(e.ID) {
-		return fmt.Errorf("%w: entry id %q is not 32 lowercase hex digits", ErrInvalid, e.ID)
+		return Invalidf("entry id %q is not 32 lowercase hex digits", e.ID)
 	}
 	if _, err := ParseType(string(e.Type)); err != nil {
 		return err
@@ -268,14 +280,14 @@ func (e *Entry) Validate() error {
 		}
 	}
 	if e.Created.IsZero() {
-		return fmt.Errorf("%w: entry %s has no creation time", ErrInvalid, e.ID)
+		return Invalidf("entry %s has no creation time", e.ID)
 	}
 	if y := e.Created.Year(); y < MinYear || y > MaxYear {
-		return fmt.Errorf("%w: entry %s was created in the year %d; dates must lie between %d and %d", ErrInvalid, e.ID, y, MinYear, MaxYear)
+		return Invalidf("entry %s was created in the year %d; dates must lie between %d and %d", e.ID, y, MinYear, MaxYear)
 	}
 	for _, id := range e.RelatedIDs {
 		if !ValidID(id) {
-			return fmt.Errorf("%w: related id %q is not 32 lowercase hex digits", ErrInvalid, id)
+			return Invalidf("related id %q is not 32 lowercase hex digits", id)
 		}
 	}
 	if err := ValidateCode(e.Anchor, e.Files); err != nil {
@@ -283,7 +295,7 @@ func (e *Entry) Validate() error {
 	}
 	for _, f := range []struct{ name, v string }{{"author", e.Author}, {"project", e.Project}, {"branch", e.Branch}, {"session_id", e.SessionID}, {"agent_id", e.AgentID}} {
 		if len(f.v) > 256 || !utf8.ValidString(f.v) || strings.ContainsAny(f.v, "\x00\n") {
-			return fmt.Errorf("%w: field %s is not a short single line of UTF-8", ErrInvalid, f.name)
+			return Invalidf("field %s is not a short single line of UTF-8", f.name)
 		}
 	}
 	return nil

@@ -1,7 +1,6 @@
 package notes
 
 import (
-	"fmt"
 	"sort"
 	"time"
 )
@@ -50,13 +49,13 @@ type Op struct {
 // Validate checks every field of o.
 func (o *Op) Validate() error {
 	if o.V != FormatVersion {
-		return fmt.Errorf("%w: operation version %d", ErrInvalid, o.V)
+		return Invalidf("operation version %d", o.V)
 	}
 	if !ValidID(o.ID) || !ValidID(o.Entry) {
-		return fmt.Errorf("%w: operation %q on %q: ids must be 32 lowercase hex digits", ErrInvalid, o.ID, o.Entry)
+		return Invalidf("operation %q on %q: ids must be 32 lowercase hex digits", o.ID, o.Entry)
 	}
 	if o.At.IsZero() {
-		return fmt.Errorf("%w: operation %s has no time", ErrInvalid, o.ID)
+		return Invalidf("operation %s has no time", o.ID)
 	}
 	if err := ValidateCode(o.Anchor, o.Files); err != nil {
 		return err
@@ -69,11 +68,11 @@ func (o *Op) Validate() error {
 		}
 	case OpRelevant, OpIrrelevant:
 		if o.Kind == OpRelevant && (o.Score <= 0 || o.Score > 1) {
-			return fmt.Errorf("%w: relevance score %v must be above 0 and at most 1", ErrInvalid, o.Score)
+			return Invalidf("relevance score %v must be above 0 and at most 1", o.Score)
 		}
 		for _, f := range []string{o.Reason, o.Objective} {
 			if len(f) > 1024 {
-				return fmt.Errorf("%w: relevance reason or objective over 1024 bytes", ErrInvalid)
+				return Invalidf("relevance reason or objective over 1024 bytes")
 			}
 			if f != "" {
 				if err := ValidateContent(f); err != nil {
@@ -83,7 +82,7 @@ func (o *Op) Validate() error {
 		}
 	case OpEdit:
 		if o.Content == nil && o.Type == "" && len(o.AddTags) == 0 && len(o.RemoveTags) == 0 {
-			return fmt.Errorf("%w: edit %s changes nothing", ErrInvalid, o.ID)
+			return Invalidf("edit %s changes nothing", o.ID)
 		}
 		if o.Content != nil {
 			if err := ValidateContent(*o.Content); err != nil {
@@ -99,7 +98,7 @@ func (o *Op) Validate() error {
 			return err
 		}
 	default:
-		return fmt.Errorf("%w: unknown operation kind %q", ErrInvalid, o.Kind)
+		return Invalidf("unknown operation kind %q", o.Kind)
 	}
 	return nil
 }

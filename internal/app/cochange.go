@@ -256,7 +256,7 @@ func (s *Code) Suggest(ctx context.Context, req SuggestRequest) (query []string,
 	}
 	query = req.Files
 	if len(query) == 0 && s.repo.WorkTree() == "" {
-		return nil, nil, fmt.Errorf("%w: a bare repository has no changed files to suggest for; name the files (git synaptic suggest FILE...)", ErrInvalidRequest)
+		return nil, nil, Invalidf("a bare repository has no changed files to suggest for; name the files (git synaptic suggest FILE...)")
 	}
 	if len(query) == 0 {
 		if query, err = s.repo.ChangedFiles(ctx, req.Staged); err != nil {

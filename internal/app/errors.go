@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
@@ -43,6 +44,11 @@ func badRequest(err error) error {
 	}
 	return requestError{err}
 }
+
+// Invalidf is badRequest of the error format and args give (%w wraps as
+// in fmt.Errorf): a request the application cannot carry out, told
+// without the sentinel's word in front of it.
+func Invalidf(format string, args ...any) error { return badRequest(fmt.Errorf(format, args...)) }
 
 type requestError struct{ error }
 

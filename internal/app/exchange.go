@@ -225,11 +225,11 @@ func sameSet(a, b []string) bool {
 // edit check them.
 func (s *Memory) checkReturn(it ImportItem, edit EditRequest, cur Entry) error {
 	if !it.Updated.IsZero() && cur.Updated.After(it.Updated) {
-		return fmt.Errorf("%w: it changed here on %s, after it was exported; export again and redo the edit, or remove its id to save it as a new entry", notes.ErrInvalid, cur.Updated.Local().Format(time.DateTime))
+		return notes.Invalidf("it changed here on %s, after it was exported; export again and redo the edit, or remove its id to save it as a new entry", cur.Updated.Local().Format(time.DateTime))
 	}
 	if it.Private != cur.Private {
 		where := map[bool]string{true: "private", false: "shared"}
-		return fmt.Errorf("%w: the entry is %s and cannot become %s by import (archive it and save a %s copy)", notes.ErrInvalid, where[cur.Private], where[it.Private], where[it.Private])
+		return notes.Invalidf("the entry is %s and cannot become %s by import (archive it and save a %s copy)", where[cur.Private], where[it.Private], where[it.Private])
 	}
 	if err := notes.ValidateContent(it.Content); err != nil {
 		return err

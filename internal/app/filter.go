@@ -1,7 +1,6 @@
 package app
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -37,7 +36,7 @@ func ParseFilter(spec FilterSpec, now time.Time) (Filter, error) {
 	out := Filter{Tags: spec.Tags, Author: spec.Author, Project: spec.Project, Branch: spec.Branch, Session: spec.Session,
 		IncludeArchived: spec.IncludeArchived, OnlyArchived: spec.OnlyArchived, Limit: spec.Limit}
 	if spec.Limit < 0 {
-		return out, fmt.Errorf("%w: the entry limit must be 0 or more", ErrInvalidRequest)
+		return out, Invalidf("the entry limit must be 0 or more")
 	}
 	for _, t := range spec.Types {
 		if t == string(notes.TypeNote) || t == string(notes.TypeGitCommit) {
@@ -125,5 +124,5 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 			return now.AddDate(-n, 0, 0), nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("%w: cannot read time %q: use a date (2026-01-31), RFC 3339, or an age such as 3d, 2.weeks, 12h", ErrInvalidRequest, s)
+	return time.Time{}, Invalidf("cannot read time %q: use a date (2026-01-31), RFC 3339, or an age such as 3d, 2.weeks, 12h", s)
 }

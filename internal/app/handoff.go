@@ -60,7 +60,7 @@ var learningRE = sync.OnceValue(func() *regexp.Regexp {
 // wrote anything.
 func (s *Agent) SessionHandoff(ctx context.Context, sessionID string) (string, bool, error) {
 	if sessionID == "" {
-		return "", false, fmt.Errorf("%w: no session id (the agent passes one; else set GIT_SYNAPTIC_SESSION)", ErrInvalidRequest)
+		return "", false, Invalidf("no session id (the agent passes one; else set GIT_SYNAPTIC_SESSION)")
 	}
 	mine, err := s.recall().List(ctx, Filter{Session: sessionID, IncludeArchived: true})
 	if err != nil {

@@ -245,7 +245,7 @@ func (s *Code) InProject(name string) (*Code, error) {
 		return s, nil
 	}
 	if s.projects == "" {
-		return nil, fmt.Errorf("%w: no project list here, so no project %q (git synaptic projects)", ErrInvalidRequest, name)
+		return nil, Invalidf("no project list here, so no project %q (git synaptic projects)", name)
 	}
 	ps, err := registry.Open(s.projects).List()
 	if err != nil {
@@ -262,7 +262,7 @@ func (s *Code) InProject(name string) (*Code, error) {
 		}
 		names = append(names, pi.Name)
 	}
-	return nil, fmt.Errorf("%w: no registered project %q (known: %s)", ErrInvalidRequest, name, strings.Join(names, ", "))
+	return nil, Invalidf("no registered project %q (known: %s)", name, strings.Join(names, ", "))
 }
 
 func labelHits(hits []Hit, name, path string, here bool) []ProjectHit {

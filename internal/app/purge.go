@@ -60,7 +60,7 @@ func (s *Memory) Purge(ctx context.Context, idPrefixes []string) ([]notes.Tombst
 	for _, d := range details {
 		id, row, ops := d.ID, d.Entry, d.Ops
 		if row.Source != SharedRef && row.Source != PrivateRef {
-			return nil, fmt.Errorf("%w: %s is %s, not a memory entry (purge removes saved entries)", ErrInvalidRequest, ShortID(id), row.Source)
+			return nil, Invalidf("%s is %s, not a memory entry (purge removes saved entries)", ShortID(id), row.Source)
 		}
 		t := notes.Tombstone{V: notes.FormatVersion, ID: id, Paths: []string{notes.EntryPath(id)}, By: by, At: s.now().UTC()}
 		for _, o := range ops {

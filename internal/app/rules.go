@@ -27,7 +27,7 @@ func ruleTag(label string) (string, error) {
 	l := strings.ToLower(strings.Join(strings.Fields(label), "-"))
 	tags, err := notes.NormalizeTags([]string{ruleTagPrefix + l})
 	if err != nil || l == "" {
-		return "", fmt.Errorf("%w: label %q: use letters, digits and ._/+#- (at most 59 characters)", ErrInvalidRequest, label)
+		return "", Invalidf("label %q: use letters, digits and ._/+#- (at most 59 characters)", label)
 	}
 	return tags[0], nil
 }
@@ -127,7 +127,7 @@ func (s *Agent) DeleteRules(ctx context.Context, which string) ([]string, error)
 			return nil, fmt.Errorf("no rule labelled or identified by %q: %w", which, err)
 		}
 		if d.Type != notes.TypeRule {
-			return nil, fmt.Errorf("%w: %s is a %s, not a rule", ErrInvalidRequest, d.ID, d.Type)
+			return nil, Invalidf("%s is a %s, not a rule", d.ID, d.Type)
 		}
 		ids = []string{d.ID}
 	}

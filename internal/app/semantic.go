@@ -233,7 +233,7 @@ type SearchRequest struct {
 // does not raise the entry's rank (rank.Priors counts reads, not hits).
 func (s *Recall) Search(ctx context.Context, req SearchRequest) ([]ProjectHit, ProjectsInfo, error) {
 	if req.Scope != "" && !slices.Contains(Scopes, req.Scope) {
-		return nil, ProjectsInfo{}, fmt.Errorf("%w: unknown search scope %q (want project or all)", ErrInvalidRequest, req.Scope)
+		return nil, ProjectsInfo{}, Invalidf("unknown search scope %q (want project or all)", req.Scope)
 	}
 	hits, si, err := s.search(ctx, searchReq{query: req.Query, filter: req.Filter, mode: req.Mode, who: forReader})
 	if err != nil {
@@ -369,7 +369,7 @@ func (s *core) searchModel(mode string, info *SearchInfo) (Embedder, error) {
 		}
 	case "bm25":
 	default:
-		return nil, fmt.Errorf("%w: unknown search mode %q (want auto, hybrid, vector or bm25)", ErrInvalidRequest, mode)
+		return nil, Invalidf("unknown search mode %q (want auto, hybrid, vector or bm25)", mode)
 	}
 	return m, nil
 }

@@ -379,13 +379,13 @@ func projectName(repo *gitstore.Repo) string {
 func refFor(row Entry) (string, error) {
 	switch {
 	case row.Type == notes.TypeNote:
-		return "", fmt.Errorf("%w: %s is a commit note; change it with git notes --ref=synaptic", ErrInvalidRequest, short(row.ID))
+		return "", Invalidf("%s is a commit note; change it with git notes --ref=synaptic", short(row.ID))
 	case strings.HasPrefix(row.Source, sharedPrefix), strings.HasPrefix(row.Source, privatePrefix):
 		return row.Source, nil
 	case SubscriptionOf(row.Source) != "":
-		return "", fmt.Errorf("%w: entry %s comes from the subscription %q, which is read-only here: change it in that repository", ErrInvalidRequest, short(row.ID), SubscriptionOf(row.Source))
+		return "", Invalidf("entry %s comes from the subscription %q, which is read-only here: change it in that repository", short(row.ID), SubscriptionOf(row.Source))
 	}
-	return "", fmt.Errorf("%w: entry %s comes from %s, which git-synaptic does not write", ErrInvalidRequest, short(row.ID), row.Source)
+	return "", Invalidf("entry %s comes from %s, which git-synaptic does not write", short(row.ID), row.Source)
 }
 
 func short(id string) string {

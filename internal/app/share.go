@@ -126,7 +126,7 @@ func collectStrings(name string, v any, out *[]secrets.Field) {
 func (s *core) refusePrivateLinks(ctx context.Context, ids []string) error {
 	for _, id := range ids {
 		if s.isPrivate(ctx, id) {
-			return fmt.Errorf("%w: entry %s is private; shared memory cannot link to it (its id would be pushed): save this one with --private, or leave the link out", notes.ErrInvalid, short(id))
+			return notes.Invalidf("entry %s is private; shared memory cannot link to it (its id would be pushed): save this one with --private, or leave the link out", short(id))
 		}
 	}
 	return nil

@@ -129,14 +129,14 @@ func (s *core) subscription(ctx context.Context, name string) (Subscription, err
 // nothing behind.
 func (s *Sharing) Subscribe(ctx context.Context, name, url string) (Subscription, error) {
 	if !subNameRE.MatchString(name) {
-		return Subscription{}, fmt.Errorf("%w: subscription name %q: use letters, digits, - and _ (at most 64, starting with a letter or digit)", ErrInvalidRequest, name)
+		return Subscription{}, Invalidf("subscription name %q: use letters, digits, - and _ (at most 64, starting with a letter or digit)", name)
 	}
 	url, err := s.checkSubscriptionURL(ctx, url)
 	if err != nil {
 		return Subscription{}, err
 	}
 	if old, err := s.subscription(ctx, name); err == nil {
-		return old, fmt.Errorf("%w: already subscribed to %s as %q; 'git synaptic unsubscribe %s' first", ErrInvalidRequest, old.URL, name, name)
+		return old, Invalidf("already subscribed to %s as %q; 'git synaptic unsubscribe %s' first", old.URL, name, name)
 	} else if !errors.Is(err, ErrNoSubscription) {
 		return Subscription{}, err
 	}
@@ -166,7 +166,7 @@ func (s *Sharing) Subscribe(ctx context.Context, name, url string) (Subscription
 func (s *core) checkSubscriptionURL(ctx context.Context, url string) (string, error) {
 	url = strings.TrimSpace(url)
 	if url == "" || strings.HasPrefix(url, "-") || strings.ContainsAny(url, "\n\x00") {
-		return "", fmt.Errorf("%w: %q is not a repository URL or path", ErrInvalidRequest, url)
+		return "", Invalidf("%q is not a repository URL or path", url)
 	}
 	local, isFileURL := strings.CutPrefix(url, "file://")
 	if un, err := neturl.PathUnescape(local); isFileURL && err == nil {
@@ -181,7 +181,7 @@ func (s *core) checkSubscriptionURL(ctx context.Context, url string) (string, er
 			url = abs
 		}
 		if same(abs, s.repo.CommonDir()) || same(abs, s.repo.WorkTree()) {
-			return "", fmt.Errorf("%w: %s is this repository", ErrInvalidRequest, url)
+			return "", Invalidf("%s is this repository", url)
 		}
 	}
 	remotes, err := s.repo.Remotes(ctx)
@@ -194,7 +194,7 @@ func (s *core) checkSubscriptionURL(ctx context.Context, url string) (string, er
 			continue
 		}
 		if ru == url || same(ru, local) || canonicalURL(ru, s.repo.WorkTree()) == canonicalURL(url, s.repo.WorkTree()) {
-			return "", fmt.Errorf("%w: %s is this repository's remote %q, whose memory 'git synaptic sync %s' already shares", ErrInvalidRequest, url, r, r)
+			return "", Invalidf("%s is this repository's remote %q, whose memory 'git synaptic sync %s' already shares", url, r, r)
 		}
 	}
 	return url, nil
@@ -219,7 +219,7 @@ func (s *core) refuseOwnMemory(ctx context.Context, name, url string) error {
 		return err
 	}
 	if shared {
-		return fmt.Errorf("%w: %s holds this project's own memory (it shares its history), which 'git synaptic sync' already shares; subscribe to another project's or the org's memory", ErrInvalidRequest, url)
+		return Invalidf("%s holds this project's own memory (it shares its history), which 'git synaptic sync' already shares; subscribe to another project's or the org's memory", url)
 	}
 	return nil
 }
@@ -339,7 +339,7 @@ func (s *Sharing) SyncSubscriptions(ctx context.Context) ([]SubscriptionSync, er
 // it fetches and tries again.
 func (s *Memory) SaveTo(ctx context.Context, name string, req SaveRequest) (notes.Entry, error) {
 	if req.Private {
-		return notes.Entry{}, fmt.Errorf("%w: a subscription's memory is shared by definition; --private and --to do not go together", ErrInvalidRequest)
+		return notes.Entry{}, Invalidf("a subscription's memory is shared by definition; --private and --to do not go together")
 	}
 	sub, err := s.subscription(ctx, name)
 	if err != nil {

@@ -170,7 +170,7 @@ func (s *core) syncRemote(ctx context.Context, remote string) (string, error) {
 		}
 	}
 	if strings.HasPrefix(remote, "-") {
-		return "", fmt.Errorf("%w: %q is not a remote name", ErrInvalidRequest, remote)
+		return "", Invalidf("%q is not a remote name", remote)
 	}
 	remotes, err := s.repo.Remotes(ctx)
 	if err != nil {

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
@@ -108,7 +107,7 @@ func (s *Memory) Confirm(ctx context.Context, idPrefix string) (notes.Op, error)
 		return notes.Op{}, err
 	}
 	if d.Type == notes.TypeGitCommit || d.Type == notes.TypeNote {
-		return notes.Op{}, fmt.Errorf("%w: %s is %s, derived from git; only memory entries are confirmed", ErrInvalidRequest, ShortID(d.ID), d.Type)
+		return notes.Op{}, Invalidf("%s is %s, derived from git; only memory entries are confirmed", ShortID(d.ID), d.Type)
 	}
 	score := d.Relevance
 	if score <= 0 {
@@ -116,7 +115,7 @@ func (s *Memory) Confirm(ctx context.Context, idPrefix string) (notes.Op, error)
 	}
 	head, err := s.repo.Head()
 	if err != nil || head.IsZero() {
-		return notes.Op{}, fmt.Errorf("%w: there is no commit to confirm %s against", ErrInvalidRequest, ShortID(d.ID))
+		return notes.Op{}, Invalidf("there is no commit to confirm %s against", ShortID(d.ID))
 	}
 	return s.Feedback(ctx, d.ID, true, score, "confirmed against the code at "+head.String()[:12], "")
 }

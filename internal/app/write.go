@@ -140,7 +140,7 @@ func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, b
 	}
 	for _, f := range []struct{ name, v string }{{"session id", req.SessionID}, {"agent id", req.AgentID}} {
 		if !notes.ValidName(f.v) {
-			return notes.Entry{}, fmt.Errorf("%w: %s %q must be a line of at most 256 bytes without control characters", notes.ErrInvalid, f.name, f.v)
+			return notes.Entry{}, notes.Invalidf("%s %q must be a line of at most 256 bytes without control characters", f.name, f.v)
 		}
 	}
 	if !req.Private {
@@ -164,7 +164,7 @@ func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, b
 	}
 	for _, r := range req.Related {
 		if !notes.ValidID(r) {
-			return notes.Entry{}, fmt.Errorf("%w: related id %q must be a full 32-digit id", ErrInvalidRequest, r)
+			return notes.Entry{}, Invalidf("related id %q must be a full 32-digit id", r)
 		}
 		e.RelatedIDs = append(e.RelatedIDs, r)
 	}
@@ -175,7 +175,7 @@ func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, b
 	case req.Unanchored:
 	case req.Anchor != "":
 		if !notes.ValidObjectID(req.Anchor) {
-			return notes.Entry{}, fmt.Errorf("%w: anchor %q is not a full commit id", ErrInvalidRequest, req.Anchor)
+			return notes.Entry{}, Invalidf("anchor %q is not a full commit id", req.Anchor)
 		}
 		e.Anchor, e.Files = req.Anchor, s.filesAt(ctx, req.Anchor, e.Content, ts)
 	default:
@@ -372,14 +372,14 @@ func (s *Memory) Note(ctx context.Context, rev, text string, allowSecret bool) (
 	}
 	c, err := s.repo.ResolveCommit(ctx, rev)
 	if err != nil {
-		return c, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
+		return c, Invalidf("%v", err)
 	}
 	// Notes larger than the read limit would be skipped as garbage when
 	// indexed: refuse the append that would make one.
 	if n, err := s.repo.NoteSize(ctx, c); err != nil {
 		return c, err
 	} else if n+int64(len(text))+2 > notes.MaxDocumentBytes {
-		return c, fmt.Errorf("%w: the note of %s would grow to %d bytes, over the %d-byte limit of a note; attach a summary instead", notes.ErrInvalid, short(c.String()), n+int64(len(text))+2, notes.MaxDocumentBytes)
+		return c, notes.Invalidf("the note of %s would grow to %d bytes, over the %d-byte limit of a note; attach a summary instead", short(c.String()), n+int64(len(text))+2, notes.MaxDocumentBytes)
 	}
 	if err := s.repo.AppendNote(ctx, c, text); err != nil {
 		return c, err

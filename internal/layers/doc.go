@@ -4,7 +4,7 @@
 // back up.
 //
 //	4  programs and tools    cmd/*, internal/manpages, internal/bench,
-//	                         internal/eval/*, internal/testrepo, internal/evaldata,
+//	                         internal/eval/*, internal/testrepo(/golden), internal/evaldata,
 //	                         internal/memlog/memlogtest
 //	3  front ends            internal/frontend/{cli,mcp,web,agenthook}, and
 //	                         what they share: internal/config (environment,

@@ -24,7 +24,7 @@ var floors = map[string]int{
 	"internal/config": 3, "internal/daemon": 3, "internal/agentsetup": 3,
 
 	"cmd/git-synaptic": 4, "cmd/git-synaptic-mcp": 4, "internal/manpages": 4, "internal/bench": 4,
-	"internal/eval/cochange": 4, "internal/eval/locomo": 4, "internal/testrepo": 4, "internal/evaldata": 4, "internal/memlog/memlogtest": 4,
+	"internal/eval/cochange": 4, "internal/eval/locomo": 4, "internal/testrepo": 4, "internal/testrepo/golden": 4, "internal/evaldata": 4, "internal/memlog/memlogtest": 4,
 	"internal/layers": 4,
 }
 

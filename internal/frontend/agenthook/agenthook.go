@@ -118,7 +118,7 @@ func Run(ctx context.Context, a *app.Agent, req Request, out io.Writer) error {
 		return fmt.Errorf("unknown agent hook %q", req.Name)
 	}
 	if !notes.ValidName(in.SessionID) {
-		err := fmt.Errorf("%w: the hook's session_id %q must be a line of at most 256 bytes without control characters", notes.ErrInvalid, in.SessionID)
+		err := notes.Invalidf("the hook's session_id %q must be a line of at most 256 bytes without control characters", in.SessionID)
 		return errors.Join(err, write(out, req, event, "", ""))
 	}
 	switch event {

@@ -320,7 +320,7 @@ func itemOf(d memfile.Doc) (app.ImportItem, error) {
 	}
 	if d.Created != nil {
 		if d.Created.IsZero() {
-			return it, fmt.Errorf("%w: created %s is not a date an entry can have; leave the field out for now", notes.ErrInvalid, d.Created.Format(time.RFC3339))
+			return it, notes.Invalidf("created %s is not a date an entry can have; leave the field out for now", d.Created.Format(time.RFC3339))
 		}
 		it.Created = *d.Created
 	}
@@ -374,7 +374,7 @@ func readMarkdownFolder(dir string) ([]sourcedDoc, error) {
 			return nil // a link could lead anywhere
 		}
 		if len(docs) == maxImportLines {
-			return fmt.Errorf("%w: more than %d entries in one import; import the folders one at a time", notes.ErrInvalid, maxImportLines)
+			return notes.Invalidf("more than %d entries in one import; import the folders one at a time", maxImportLines)
 		}
 		doc, err := readMarkdownFile(p)
 		if err != nil {
@@ -403,11 +403,11 @@ func readMarkdownFile(path string) (sourcedDoc, error) {
 		return sourcedDoc{}, fmt.Errorf("read %s: %w", path, err)
 	}
 	if len(data) > notes.MaxDocumentBytes {
-		return sourcedDoc{}, fmt.Errorf("%w: %s is larger than %d bytes (one entry's content may be at most %d bytes)", notes.ErrInvalid, path, notes.MaxDocumentBytes, notes.MaxContentBytes)
+		return sourcedDoc{}, notes.Invalidf("%s is larger than %d bytes (one entry's content may be at most %d bytes)", path, notes.MaxDocumentBytes, notes.MaxContentBytes)
 	}
 	d, err := memfile.ParseMarkdown(data)
 	if err != nil {
-		return sourcedDoc{}, fmt.Errorf("%w: %s: %v", notes.ErrInvalid, path, err)
+		return sourcedDoc{}, notes.Invalidf("%s: %v", path, err)
 	}
 	return sourcedDoc{d, path}, nil
 }
@@ -426,16 +426,16 @@ func readJSONLines(r io.Reader, name string) ([]sourcedDoc, error) {
 			continue
 		}
 		if len(docs) == maxImportLines {
-			return nil, fmt.Errorf("%w: more than %d entries in one import; split the file (split -l %d) and import the parts", notes.ErrInvalid, maxImportLines, maxImportLines)
+			return nil, notes.Invalidf("more than %d entries in one import; split the file (split -l %d) and import the parts", maxImportLines, maxImportLines)
 		}
 		var d memfile.Doc
 		if err := json.Unmarshal(line, &d); err != nil {
-			return nil, fmt.Errorf("%w: line %d: %v", notes.ErrInvalid, n, err)
+			return nil, notes.Invalidf("line %d: %v", n, err)
 		}
 		docs = append(docs, sourcedDoc{d, fmt.Sprintf("line %d", n)})
 	}
 	if errors.Is(sc.Err(), bufio.ErrTooLong) {
-		return nil, fmt.Errorf("%w: line %d is longer than %d bytes (one entry's content may be at most %d bytes)", notes.ErrInvalid, n, notes.MaxDocumentBytes, notes.MaxContentBytes)
+		return nil, notes.Invalidf("line %d is longer than %d bytes (one entry's content may be at most %d bytes)", n, notes.MaxDocumentBytes, notes.MaxContentBytes)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)

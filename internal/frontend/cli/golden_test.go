@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+	"github.com/git-synaptic/git-synaptic/internal/testrepo/golden"
 )
 
 var longFloat = regexp.MustCompile(`-?\d+\.\d{7,}`)
@@ -47,11 +47,11 @@ func TestGoldenOutput(t *testing.T) {
 			{"save", "--type", "nosuch", "hello"}, {"save", ""}, {"pin", "ffff"}, {"pin", "3f2a", "ffff"}, {"show"}, {"log", "--since", "yesterday-ish"}, {"edit", "3f2a", "--tier", "forever"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := testrepo.GoldenRepo(t)
+			dir := golden.Repo(t)
 			var got string
 			for _, args := range tc.runs {
 				var out, errb bytes.Buffer
-				e := &env{ctx: context.Background(), io: IO{In: strings.NewReader(""), Out: &out, Err: &errb}, dir: ".", now: func() time.Time { return testrepo.GoldenNow }}
+				e := &env{ctx: context.Background(), io: IO{In: strings.NewReader(""), Out: &out, Err: &errb}, dir: ".", now: func() time.Time { return golden.Now }}
 				code := e.execute(append([]string{"-C", dir}, args...))
 				got += fmt.Sprintf("$ git synaptic %s\n%s", strings.Join(args, " "), out.String())
 				if errb.Len() > 0 {

@@ -100,7 +100,7 @@ func runInit(e *env, o *initOptions) error {
 			return err
 		}
 		if len(chosen) > 0 && setup.Root == "" {
-			return fmt.Errorf("%w: a bare repository has no working tree for agent settings", app.ErrInvalidRequest)
+			return app.Invalidf("a bare repository has no working tree for agent settings")
 		}
 		if !o.remove {
 			if rep.InitReport, err = s.Sharing().Init(ctx, app.InitOptions{NoPush: o.noPush, NoHooks: o.noHooks}); err != nil {

@@ -46,7 +46,7 @@ func readLimited(r io.Reader, name string) (string, error) {
 		return "", fmt.Errorf("read %s: %w", name, err)
 	}
 	if len(b) > notes.MaxContentBytes {
-		return "", fmt.Errorf("%w: content from %s is over the %d-byte (64 KiB) limit; save a summary and a reference instead", notes.ErrInvalid, name, notes.MaxContentBytes)
+		return "", notes.Invalidf("content from %s is over the %d-byte (64 KiB) limit; save a summary and a reference instead", name, notes.MaxContentBytes)
 	}
 	return string(b), nil
 }

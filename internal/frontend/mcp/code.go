@@ -14,13 +14,13 @@ import (
 
 func (h *request) gitIndex(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	if p := r.GetString("repo_path", ""); p != "" && !h.svc.IsRepository(p) {
-		return nil, fmt.Errorf("%w: repo_path %s is not this server's repository (%s); start a server in that repository", app.ErrInvalidRequest, p, h.svc.Root())
+		return nil, app.Invalidf("repo_path %s is not this server's repository (%s); start a server in that repository", p, h.svc.Root())
 	}
 	opt := app.IndexOptions{All: r.GetBool("all", false), Branch: r.GetString("branch", "")}
 	if d := r.GetFloat("days", 0); d > 0 {
 		opt.Since = h.svc.Now().Add(-time.Duration(d * float64(24*time.Hour)))
 	} else if d < 0 {
-		return nil, fmt.Errorf("%w: days must be positive", app.ErrInvalidRequest)
+		return nil, app.Invalidf("days must be positive")
 	}
 	rep, err := h.svc.Code().Index(ctx, opt)
 	if err != nil {
@@ -36,7 +36,7 @@ func (h *request) cochanges(ctx context.Context, r mcpgo.CallToolRequest) (*mcpg
 	}
 	limit := r.GetInt("limit", 10)
 	if limit < 1 || limit > maxCochanges {
-		return nil, fmt.Errorf("%w: limit %d: give 1 to %d", app.ErrInvalidRequest, limit, maxCochanges)
+		return nil, app.Invalidf("limit %d: give 1 to %d", limit, maxCochanges)
 	}
 	code, err := h.svc.Code().InProject(r.GetString("project", ""))
 	if err != nil {
@@ -73,7 +73,7 @@ func (h *request) cochanges(ctx context.Context, r mcpgo.CallToolRequest) (*mcpg
 func (h *request) suggest(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	limit := r.GetInt("limit", 10)
 	if limit < 1 || limit > maxCochanges {
-		return nil, fmt.Errorf("%w: limit %d: give 1 to %d", app.ErrInvalidRequest, limit, maxCochanges)
+		return nil, app.Invalidf("limit %d: give 1 to %d", limit, maxCochanges)
 	}
 	changed, list, err := h.svc.Code().Suggest(ctx, app.SuggestRequest{Files: r.GetStringSlice("files", nil), Staged: r.GetBool("staged", false), N: limit})
 	if err != nil {

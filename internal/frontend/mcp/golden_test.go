@@ -14,6 +14,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
+	"github.com/git-synaptic/git-synaptic/internal/testrepo/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -69,8 +70,8 @@ func TestGoldenTools(t *testing.T) {
 // and whether it is a tool error. go test -run TestGoldenCalls -update
 // rewrites it.
 func TestGoldenCalls(t *testing.T) {
-	dir := testrepo.GoldenRepo(t)
-	sess, err := app.OpenSession(dir, app.Options{Warn: os.Stderr, Session: "golden", Now: func() time.Time { return testrepo.GoldenNow }})
+	dir := golden.Repo(t)
+	sess, err := app.OpenSession(dir, app.Options{Warn: os.Stderr, Session: "golden", Now: func() time.Time { return golden.Now }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 func (h *request) session(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 	id := r.GetString("session_id", h.svc.Session())
 	if id == "" {
-		return nil, fmt.Errorf("%w: give session_id (this server has no $GIT_SYNAPTIC_SESSION)", app.ErrInvalidRequest)
+		return nil, app.Invalidf("give session_id (this server has no $GIT_SYNAPTIC_SESSION)")
 	}
 	f, err := h.filter(r)
 	if err != nil {
@@ -49,7 +49,7 @@ func (h *request) filter(r mcpgo.CallToolRequest) (app.Filter, error) {
 		spec.Types = append(spec.Types, t)
 	}
 	if spec.Limit <= 0 || spec.Limit > 200 {
-		return app.Filter{}, fmt.Errorf("%w: limit must be 1 to 200", app.ErrInvalidRequest)
+		return app.Filter{}, app.Invalidf("limit must be 1 to 200")
 	}
 	if d := r.GetFloat("days", 0); d > 0 {
 		spec.Within = time.Duration(d * float64(24*time.Hour))
@@ -222,7 +222,7 @@ func (h *request) verify(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.C
 	ids := r.GetStringSlice("ids", nil)
 	if r.GetBool("confirm", false) {
 		if len(ids) == 0 {
-			return nil, fmt.Errorf("%w: confirm needs the ids of the entries to confirm", app.ErrInvalidRequest)
+			return nil, app.Invalidf("confirm needs the ids of the entries to confirm")
 		}
 		var done []string
 		for _, id := range ids {

@@ -1,4 +1,7 @@
-package testrepo
+// Package golden holds the repository the front ends' golden tests run
+// on: five entries of fixed ids and times, and the clock they are read
+// against.
+package golden
 
 import (
 	"context"
@@ -8,22 +11,23 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
-// GoldenNow is the clock of the front ends' golden runs: every age they
+// Now is the clock of the front ends' golden runs: every age they
 // print is read against it.
-var GoldenNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+var Now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// GoldenRepo is an empty repository (no commits to index) holding five
+// Repo is an empty repository (no commits to index) holding five
 // entries of fixed ids and times, for the front ends' golden runs.
-func GoldenRepo(t testing.TB) string {
+func Repo(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
-	Git(t, filepath.Dir(dir), "init", "-q", "-b", "main", dir)
+	testrepo.Git(t, filepath.Dir(dir), "init", "-q", "-b", "main", dir)
 	entry := func(id string, typ notes.Type, age time.Duration, content string, tags ...string) notes.Entry {
 		return notes.Entry{V: 1, ID: id + strings.Repeat("0", 32-len(id)), Type: typ, Content: content, Tags: tags,
-			Author: "Ann Example <ann@example.com>", Created: GoldenNow.Add(-age)}
+			Author: "Ann Example <ann@example.com>", Created: Now.Add(-age)}
 	}
 	var files []gitstore.File
 	for _, e := range []notes.Entry{
@@ -44,7 +48,7 @@ func GoldenRepo(t testing.TB) string {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if _, _, err := r.Append(context.Background(), "refs/synaptic/memory", files, gitstore.Signature{Name: "Ann Example", Email: "ann@example.com", When: GoldenNow}, "golden"); err != nil {
+	if _, _, err := r.Append(context.Background(), "refs/synaptic/memory", files, gitstore.Signature{Name: "Ann Example", Email: "ann@example.com", When: Now}, "golden"); err != nil {
 		t.Fatal(err)
 	}
 	return dir
