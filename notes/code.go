@@ -46,7 +46,7 @@ func ValidateCode(anchor string, files map[string]string) error {
 			return Invalidf("recorded file %q is not a relative path in a tree", p)
 		}
 		if !ValidObjectID(blob) {
-			return Invalidf("recorded file %q has blob id %q", p, blob)
+			return Invalidf("recorded file %q has an invalid blob id %q", p, blob)
 		}
 	}
 	return nil

@@ -41,7 +41,7 @@ type Tombstone struct {
 func DecodeTombstone(data []byte, id string) (Tombstone, error) {
 	var t Tombstone
 	if err := json.Unmarshal(data, &t); err != nil {
-		return t, Invalidf("tombstone: %v", err)
+		return t, Invalidf("invalid tombstone: %v", err)
 	}
 	if t.V > FormatVersion {
 		return t, fmt.Errorf("%w: tombstone v%d", ErrUnsupportedVersion, t.V)
@@ -51,7 +51,7 @@ func DecodeTombstone(data []byte, id string) (Tombstone, error) {
 	}
 	for _, p := range t.Paths {
 		if k, _ := PathKind(p); k != "entry" && k != "op" {
-			return t, Invalidf("tombstone names %q", p)
+			return t, Invalidf("tombstone names %q, which is not an entry or operation file", p)
 		}
 	}
 	return t, nil
@@ -129,7 +129,7 @@ func checkVersion(data []byte, what string) error {
 	case *hdr.V > FormatVersion:
 		return fmt.Errorf("%w: %s uses format v%d, this git-synaptic reads up to v%d; upgrade git-synaptic to read it", ErrUnsupportedVersion, what, *hdr.V, FormatVersion)
 	case *hdr.V < 1:
-		return Invalidf("%s has format version %d", what, *hdr.V)
+		return Invalidf("%s has format version %d, below the first (1)", what, *hdr.V)
 	}
 	return nil
 }
@@ -142,7 +142,7 @@ func DecodeEntry(data []byte, wantID string) (Entry, error) {
 		return e, err
 	}
 	if err := json.Unmarshal(data, &e); err != nil {
-		return e, Invalidf("entry: %v", err)
+		return e, Invalidf("invalid entry: %v", err)
 	}
 	if wantID != "" && e.ID != wantID {
 		return e, Invalidf("entry file for %s holds id %q", wantID, e.ID)
@@ -157,7 +157,7 @@ func DecodeOp(data []byte, wantID string) (Op, error) {
 		return o, err
 	}
 	if err := json.Unmarshal(data, &o); err != nil {
-		return o, Invalidf("operation: %v", err)
+		return o, Invalidf("invalid operation: %v", err)
 	}
 	if wantID != "" && o.ID != wantID {
 		return o, Invalidf("operation file for %s holds id %q", wantID, o.ID)

@@ -260,7 +260,7 @@ func ValidateContent(s string) error {
 // Validate checks every field of e.
 func (e *Entry) Validate() error {
 	if e.V != FormatVersion {
-		return Invalidf("entry version %d", e.V)
+		return Invalidf("invalid entry version %d", e.V)
 	}
 	if !ValidID(e.ID) {
 		return Invalidf("entry id %q is not 32 lowercase hex digits", e.ID)

@@ -49,7 +49,7 @@ type Op struct {
 // Validate checks every field of o.
 func (o *Op) Validate() error {
 	if o.V != FormatVersion {
-		return Invalidf("operation version %d", o.V)
+		return Invalidf("invalid operation version %d", o.V)
 	}
 	if !ValidID(o.ID) || !ValidID(o.Entry) {
 		return Invalidf("operation %q on %q: ids must be 32 lowercase hex digits", o.ID, o.Entry)

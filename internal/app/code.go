@@ -51,7 +51,7 @@ func ParseBranches(s string) (Branches, error) {
 	case "this", "all":
 		return Branches(s), nil
 	}
-	return "", Invalidf("branches %q (want this or all)", s)
+	return "", Invalidf("unknown branches %q (want this or all)", s)
 }
 
 // StaleFile is a file an entry names that changed since the entry was
