@@ -17,10 +17,10 @@ type readChange struct {
 	err   error
 }
 
-// toRead reports whether a change is a memory file to read: an entry or
-// an operation, there and a regular file.
-func toRead(ch gitstore.Change) bool {
-	kind, _ := notes.PathKind(ch.Path)
+// toRead reports whether a change, of kind (notes.PathKind of its path),
+// is a memory file to read: an entry or an operation, there and a regular
+// file.
+func toRead(ch gitstore.Change, kind string) bool {
 	return !ch.Deleted && (kind == "entry" || kind == "op") && gitstore.RegularFile(ch.Mode)
 }
 
@@ -39,11 +39,12 @@ func (s *core) readAhead(ctx context.Context, changes []gitstore.Change) (reads 
 		defer wg.Done()
 		defer close(out)
 		for _, ch := range changes {
-			if !toRead(ch) {
+			kind, id := notes.PathKind(ch.Path)
+			if !toRead(ch, kind) {
 				continue
 			}
 			select {
-			case out <- s.readMemoryFile(ch):
+			case out <- s.readMemoryFile(ch, kind, id):
 			case <-ctx.Done():
 				return
 			}
@@ -52,14 +53,15 @@ func (s *core) readAhead(ctx context.Context, changes []gitstore.Change) (reads 
 	return out, func() { cancel(); wg.Wait() }
 }
 
-// readMemoryFile reads and decodes the entry or operation at ch.
-func (s *core) readMemoryFile(ch gitstore.Change) readChange {
+// readMemoryFile reads and decodes the entry or operation id (of kind)
+// at ch.
+func (s *core) readMemoryFile(ch gitstore.Change, kind, id string) readChange {
 	data, err := s.log.ReadBlob(ch.Hash, notes.MaxDocumentBytes)
 	if err != nil {
 		return readChange{err: err}
 	}
 	r := readChange{data: data}
-	switch kind, id := notes.PathKind(ch.Path); kind {
+	switch kind {
 	case "entry":
 		r.entry, r.err = notes.DecodeEntry(data, id)
 	default:

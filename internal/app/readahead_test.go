@@ -48,7 +48,7 @@ func TestReadAheadYieldsInOrderAndStops(t *testing.T) {
 	stop()
 	var want []gitstore.Change
 	for _, ch := range changes {
-		if toRead(ch) {
+		if kind, _ := notes.PathKind(ch.Path); toRead(ch, kind) {
 			want = append(want, ch)
 		}
 	}

@@ -318,7 +318,7 @@ func (s *core) applyChange(ctx context.Context, tx *cache.Tx, ref string, privat
 		return err
 	}
 	kind, id := notes.PathKind(ch.Path)
-	if !toRead(ch) {
+	if !toRead(ch, kind) {
 		switch {
 		case ch.Deleted && kind == "entry":
 			return tx.DeleteEntry(id)
