@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"syscall"
 
 	"github.com/git-synaptic/git-synaptic/embed"
@@ -32,13 +31,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// GIT_SYNAPTIC_CPUPROFILE=file writes a Go CPU profile, as the CLI does.
-	if p := os.Getenv("GIT_SYNAPTIC_CPUPROFILE"); p != "" {
-		if f, err := os.Create(p); err == nil {
-			pprof.StartCPUProfile(f)
-			defer func() { pprof.StopCPUProfile(); f.Close() }()
-		}
-	}
+	defer config.CPUProfile()()
 	// The session is $GIT_SYNAPTIC_SESSION, else the one the agent's
 	// hooks recorded for this worktree (Claude Code tells hooks its
 	// session id, not MCP servers), else one made for the server's

@@ -8,9 +8,25 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
 )
+
+// CPUProfile starts a Go CPU profile into $GIT_SYNAPTIC_CPUPROFILE, when
+// it names a file (for performance work), and returns what stops it.
+func CPUProfile() (stop func()) {
+	p := os.Getenv("GIT_SYNAPTIC_CPUPROFILE")
+	if p == "" {
+		return func() {}
+	}
+	f, err := os.Create(p)
+	if err != nil {
+		return func() {}
+	}
+	pprof.StartCPUProfile(f)
+	return func() { pprof.StopCPUProfile(); f.Close() }
+}
 
 // Version is set at build time with -ldflags "-X .../internal/config.Version=...".
 var Version = "dev"

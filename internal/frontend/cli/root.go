@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -97,13 +96,7 @@ func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer exitAfterSignal(signalGrace)()
-	// GIT_SYNAPTIC_CPUPROFILE=file writes a Go CPU profile (for performance work).
-	if p := os.Getenv("GIT_SYNAPTIC_CPUPROFILE"); p != "" {
-		if f, err := os.Create(p); err == nil {
-			pprof.StartCPUProfile(f)
-			defer func() { pprof.StopCPUProfile(); f.Close() }()
-		}
-	}
+	defer config.CPUProfile()()
 	stdio := IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, TTY: isTerminal(os.Stdout)}
 	code, done, in := viaDaemon(ctx, os.Args[1:], stdio)
 	if done {
