@@ -74,7 +74,7 @@ func (c *Cache) restoreScanning(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		if err := w.store(items, blobs); err != nil {
+		if err := w.store(ctx, items, blobs); err != nil {
 			return 0, err
 		}
 		restored += len(items)
@@ -146,7 +146,7 @@ func (c *Cache) storeBlobs(ctx context.Context, items []PendingText, blobs [][]b
 		return err
 	}
 	defer w.close()
-	if err := w.store(items, blobs); err != nil {
+	if err := w.store(ctx, items, blobs); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -154,13 +154,12 @@ func (c *Cache) storeBlobs(ctx context.Context, items []PendingText, blobs [][]b
 
 // blobWriter stores vectors in a transaction (storeBlobs).
 type blobWriter struct {
-	ctx   context.Context
 	model string
 	stmts []*sql.Stmt
 }
 
 func (c *Cache) blobWriter(ctx context.Context, tx *sql.Tx) (*blobWriter, error) {
-	w := &blobWriter{ctx: ctx, model: c.vecModel}
+	w := &blobWriter{model: c.vecModel}
 	for _, q := range []string{
 		`INSERT OR REPLACE INTO vs.vectors(model, hash, vec) VALUES(?, ?, ?)`,
 		`INSERT OR REPLACE INTO vec_state(rowid, hash) VALUES(?, ?)`,
@@ -190,14 +189,14 @@ func (w *blobWriter) close() {
 
 // store writes the vectors of items (blobs[i] is items[i]'s), each to
 // the vector store unless it has it already, and to the index.
-func (w *blobWriter) store(items []PendingText, blobs [][]byte) error {
+func (w *blobWriter) store(ctx context.Context, items []PendingText, blobs [][]byte) error {
 	for i, p := range items {
 		blob := blobs[i]
 		for j, args := range [][]any{{w.model, p.hash, blob}, {p.RowID, p.hash}, {p.RowID}, {p.RowID}, {p.RowID, blob}} {
 			if j == 0 && p.saved {
 				continue
 			}
-			if _, err := w.stmts[j].ExecContext(w.ctx, args...); err != nil {
+			if _, err := w.stmts[j].ExecContext(ctx, args...); err != nil {
 				return fmt.Errorf("cache: store vector: %w", err)
 			}
 		}
