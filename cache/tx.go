@@ -27,6 +27,8 @@ type Tx struct {
 	// made again on Commit (CREATE statements).
 	indexes []string
 	onFold  func(done, total int)
+	// withOps holds the entries that got ops in this transaction: after a
+	// reset, the others are written as they are put (PutEntry).
 	withOps map[string]bool
 	// wroteID holds the entries written since the reset.
 	wroteID map[string]bool
@@ -342,9 +344,6 @@ func (t *Tx) refold(id string) error {
 		}
 	}
 	var ops []notes.Op
-	if t.reset && !t.withOps[id] {
-		return t.writeRow(notes.Fold(p.e, nil), p.e.Created.UnixNano(), p.e.Created.UnixNano(), p.source, p.private, "", p.doc)
-	}
 	q, err := t.stmt(`SELECT doc FROM ops WHERE entry=?`)
 	if err != nil {
 		return err
