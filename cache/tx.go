@@ -59,6 +59,20 @@ func (c *Cache) Begin(ctx context.Context) (*Tx, error) {
 	return &Tx{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, dirty: map[string]bool{}, withOps: map[string]bool{}, wroteID: map[string]bool{}, pending: map[string]pendingEntry{}}, nil
 }
 
+// Update runs f in one write transaction (Begin), committing what it
+// wrote when it returns nil and abandoning it otherwise.
+func (c *Cache) Update(ctx context.Context, f func(*Tx) error) error {
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := f(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
 // noCancel runs single statements: the driver watches a cancellable
 // context with a goroutine per statement, which cost more than the
 // statements themselves when indexing thousands of rows. The transaction

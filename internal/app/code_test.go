@@ -358,7 +358,7 @@ func TestHeadFilesFromTheIndexAreGits(t *testing.T) {
 		t.Fatal("HEAD indexed before any command asked")
 	}
 	fromGit := s.headFiles(ctx)
-	if _, err := s.model(ctx, 1000, nil); err != nil || !indexed() {
+	if _, err := s.Code().Index(ctx, IndexOptions{Max: 1000}); err != nil || !indexed() {
 		t.Fatalf("HEAD not indexed: %v", err)
 	}
 	fromIndex := s.headFiles(ctx)

@@ -308,7 +308,7 @@ func (w *contextWriter) predictive(changed []string) ([]string, []line) {
 	}
 	var lines []line
 	var partners []string
-	if _, sugg, err := s.code().Suggest(ctx, SuggestRequest{Files: files, N: 5, MaxNew: 1000}); err == nil {
+	if _, sugg, err := s.hist.Suggest(ctx, SuggestRequest{Files: files, N: 5, MaxNew: 1000}); err == nil {
 		var names []string
 		for _, x := range sugg {
 			// "Usually" needs support: a pair seen once or twice is

@@ -7,6 +7,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/internal/history"
 	"github.com/git-synaptic/git-synaptic/internal/secrets"
 )
 
@@ -19,6 +20,11 @@ var (
 	ErrNoWords   = cache.ErrNoWords    // a search with no word to look for
 	ErrNoModel   = embed.ErrNoModel    // no embedding model installed
 	ErrSecret    = secrets.ErrSecret   // content that looks like a credential
+	// ErrNoCommits: the repository has no commits to work on.
+	ErrNoCommits = history.ErrNoCommits
+	// ErrNoWorkTree: changed files asked of a bare repository (a usage
+	// error, exit 2).
+	ErrNoWorkTree = history.ErrNoWorkTree
 )
 
 // ErrInvalidRequest marks a request the application cannot carry out as

@@ -85,7 +85,7 @@ func (s *Sharing) Init(ctx context.Context, opts InitOptions) (InitReport, error
 		return rep, err
 	}
 	if !opts.NoHooks {
-		h, err := s.code().InstallHooks(ctx)
+		h, err := s.hist.InstallHooks(ctx)
 		if err != nil {
 			return rep, err
 		}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/internal/history"
 )
 
 // Memory writes memory and keeps it in shape: save, edit, pin, archive,
@@ -20,8 +21,10 @@ type Recall struct{ *core }
 type Agent struct{ *core }
 
 // Code knows the code's history: the commit index, co-change and the git
-// hooks that keep them current.
-type Code struct{ *core }
+// hooks that keep them current. It is a component of its own
+// (internal/history) that the Service builds over its repository and
+// cache.
+type Code = history.Code
 
 // Sharing sets a repository up and moves memory between clones: init,
 // pre-push and sync.
@@ -37,7 +40,7 @@ func (s *Service) Recall() *Recall { return s.recall() }
 func (s *Service) Agent() *Agent { return s.agent() }
 
 // Code returns the part that indexes commits and mines co-change.
-func (s *Service) Code() *Code { return s.code() }
+func (s *Service) Code() *Code { return s.hist }
 
 // Sharing returns the part that sets up and syncs memory with remotes.
 func (s *Service) Sharing() *Sharing { return s.sharing() }
@@ -45,7 +48,6 @@ func (s *Service) Sharing() *Sharing { return s.sharing() }
 func (c *core) memory() *Memory   { return &Memory{c} }
 func (c *core) recall() *Recall   { return &Recall{c} }
 func (c *core) agent() *Agent     { return &Agent{c} }
-func (c *core) code() *Code       { return &Code{c} }
 func (c *core) sharing() *Sharing { return &Sharing{c} }
 
 // CachePath is where the cache lives: inside the git common dir, so it is

@@ -235,14 +235,14 @@ func (s *Recall) addProjects(ctx context.Context, req SearchRequest, out []Proje
 	return out, info, nil
 }
 
-// InProject is the Code of the registered project named name (its
+// CodeOf is the Code of the registered project named name (its
 // repository name, as search results label it, or its folder's name),
 // opened as cross-project search opens it; this project's own for its own
 // name or "".
-func (s *Code) InProject(name string) (*Code, error) {
+func (s *Service) CodeOf(name string) (*Code, error) {
 	here := homePath(s.repo)
 	if name == "" || name == s.project(context.Background()) || name == filepath.Base(here) {
-		return s, nil
+		return s.hist, nil
 	}
 	if s.projects == "" {
 		return nil, Invalidf("no project list here, so no project %q (git synaptic projects)", name)
@@ -258,7 +258,7 @@ func (s *Code) InProject(name string) (*Code, error) {
 		}
 		o, pi := s.other(p)
 		if o != nil && (pi.Name == name || filepath.Base(p.Path) == name) {
-			return &Code{o}, nil
+			return o.hist, nil
 		}
 		names = append(names, pi.Name)
 	}

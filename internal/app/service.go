@@ -22,6 +22,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/internal/history"
 	"github.com/git-synaptic/git-synaptic/internal/memlog"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
@@ -102,7 +103,8 @@ type Service struct {
 // the embedder and the configuration.
 type core struct {
 	repo              *gitstore.Repo
-	log               memlog.Store // the repository as memory's log: refs, appends, diffs
+	hist              *history.Code // the commit index and co-change over repo and cache
+	log               memlog.Store  // the repository as memory's log: refs, appends, diffs
 	cache             *cache.Cache
 	now               func() time.Time
 	asOf              time.Time // Options.AsOf
@@ -156,6 +158,18 @@ func newService(repo *gitstore.Repo, opts Options) *Service {
 	if s.warn == nil {
 		s.warn = os.Stderr
 	}
+	s.hist = history.New(history.Options{
+		Repo: repo,
+		Cache: func() (history.Cache, error) {
+			c, err := s.openCache()
+			if err != nil {
+				return nil, err // not a nil *cache.Cache in the interface
+			}
+			return c, nil
+		},
+		Refresh:  func(ctx context.Context) error { _, err := s.ready(ctx); return err },
+		Snapshot: filepath.Join(filepath.Dir(s.cachePath()), snapshotFile),
+	})
 	return &Service{s}
 }
 
@@ -172,6 +186,20 @@ func (s *Service) Close() error {
 		}
 	}
 	return err
+}
+
+// snapshotFile holds the co-change model beside the cache, so that a
+// command loads it instead of learning the whole history again; it is as
+// disposable as the cache.
+const snapshotFile = "cochange.model"
+
+// inTx runs f in one cache transaction.
+func (s *core) inTx(ctx context.Context, f func(*cache.Tx) error) error {
+	c, err := s.openCache()
+	if err != nil {
+		return err
+	}
+	return c.Update(ctx, f)
 }
 
 // cachePath is where the cache lives: inside the git common dir, so it is
@@ -238,7 +266,7 @@ func (s *core) cacheReplaced() bool {
 //     teammate's purge cuts history here too), so that fetched memory is
 //     visible without a sync.
 //  2. indexRefs brings the cache up to the memory refs (cache only).
-//  3. catchUp indexes the commits made since the last command (cache only).
+//  3. Code.CatchUp indexes the commits made since the last command (cache only).
 func (s *core) ready(ctx context.Context) (*cache.Cache, error) {
 	c, err := s.openCache()
 	if err != nil {
@@ -277,7 +305,7 @@ func (s *core) ready(ctx context.Context) (*cache.Cache, error) {
 	}
 	// Commits made since the last command; history is derived data, so a
 	// failure here is told and the command goes on.
-	if err := s.catchUp(ctx); err != nil && ctx.Err() == nil {
+	if err := s.hist.CatchUp(ctx); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(s.warn, "warning: indexing new commits: %v\n", err)
 	}
 	s.fresh = true

@@ -150,10 +150,10 @@ func (s *Service) Status(ctx context.Context) (Status, error) {
 	if st.Problems, err = c.Problems(ctx); err != nil {
 		return st, err
 	}
-	if h, err := s.code().HooksStatus(ctx); err == nil {
+	if h, err := s.hist.HooksStatus(ctx); err == nil {
 		st.Hooks = h.Actions
 	}
-	if st.Cochange, err = s.tuning(ctx); err != nil {
+	if st.Cochange, err = s.hist.Tuning(ctx); err != nil {
 		return st, err
 	}
 	if st.ActivePatterns, err = s.activePatterns(ctx, c); err != nil {

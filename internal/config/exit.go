@@ -28,7 +28,7 @@ func ExitCode(err error, usage bool) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case usage, errors.Is(err, app.ErrInvalidRequest), errors.Is(err, app.ErrNoWords):
+	case usage, errors.Is(err, app.ErrInvalidRequest), errors.Is(err, app.ErrNoWords), errors.Is(err, app.ErrNoWorkTree):
 		return ExitUsage
 	case errors.Is(err, app.ErrNotRepo):
 		return ExitNotRepo

@@ -3,16 +3,20 @@
 // imports only floors below it, front ends also each other; nothing points
 // back up.
 //
-//	4  programs and tools    cmd/*, internal/manpages, internal/bench,
+//	5  programs and tools    cmd/*, internal/manpages, internal/bench,
 //	                         internal/eval/*, internal/testrepo(/golden), internal/evaldata,
 //	                         internal/memlog/memlogtest
-//	3  front ends            internal/frontend/{cli,mcp,web,agenthook}, and
+//	4  front ends            internal/frontend/{cli,mcp,web,agenthook}, and
 //	                         what they share: internal/config (environment,
 //	                         version, exit codes), internal/daemon (the warm
 //	                         process's socket), internal/agentsetup (agents'
 //	                         configuration files)
-//	2  the application       internal/app, and the storage its memory log
-//	                         needs: internal/memlog
+//	3  the application       internal/app: one Service per repository, the
+//	                         parts the front ends call, built on the
+//	                         components below
+//	2  its components        internal/memlog (memory's log as refs of
+//	                         commits), internal/history (the commit index,
+//	                         co-change and the git hooks)
 //	1  storage and engines   gitstore, cache, rank, embed, hooks, registry,
 //	                         internal/secrets
 //	0  pure packages         notes (the domain model), cochange, timeexpr,
@@ -21,6 +25,7 @@
 //	                         helpers: internal/regular, internal/atomicfile,
 //	                         internal/lockfile
 //
-// So a front end reaches storage only through the application, and a new
-// package must be given its floor here and in the test.
+// So a front end reaches storage and the components only through the
+// application, and a new package must be given its floor here and in the
+// test.
 package layers

@@ -38,7 +38,7 @@ func (h *request) cochanges(ctx context.Context, r mcpgo.CallToolRequest) (*mcpg
 	if limit < 1 || limit > maxCochanges {
 		return nil, app.Invalidf("limit %d: give 1 to %d", limit, maxCochanges)
 	}
-	code, err := h.svc.Code().InProject(r.GetString("project", ""))
+	code, err := h.svc.CodeOf(r.GetString("project", ""))
 	if err != nil {
 		return nil, err
 	}

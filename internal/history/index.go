@@ -1,8 +1,7 @@
-package app
+package history
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,9 +11,6 @@ import (
 	"github.com/git-synaptic/git-synaptic/cochange"
 	"github.com/git-synaptic/git-synaptic/gitstore"
 )
-
-// ErrNoCommits is returned when the repository has no commits to work on.
-var ErrNoCommits = errors.New("this repository has no commits yet")
 
 const historyTipsKey = "history:tips"
 
@@ -26,7 +22,7 @@ type IndexOptions struct {
 	Max      int       // at most this many commits (0: no limit)
 	Progress func(done, total int)
 	// Tune re-tunes the co-change ranking on this repository's own recent
-	// commits when new commits came (see Service.tune).
+	// commits when new commits came (see Code.tune).
 	Tune bool
 }
 
@@ -49,14 +45,14 @@ type IndexReport struct {
 // co-change mining. Commits already indexed are skipped, and the tips of
 // earlier complete walks bound the walk, so a run with nothing new costs no
 // git call at all.
-func (s *Code) Index(ctx context.Context, opt IndexOptions) (IndexReport, error) {
+func (h *Code) Index(ctx context.Context, opt IndexOptions) (IndexReport, error) {
 	start := time.Now()
 	rep := IndexReport{}
-	c, err := s.openCache()
+	c, err := h.cache()
 	if err != nil {
 		return rep, err
 	}
-	tips, err := s.indexTips(ctx, opt)
+	tips, err := h.indexTips(ctx, opt)
 	if err != nil {
 		return rep, err
 	}
@@ -81,18 +77,18 @@ func (s *Code) Index(ctx context.Context, opt IndexOptions) (IndexReport, error)
 	lo := gitstore.LogOptions{Revs: tips.ids, Exclude: exclude, Since: opt.Since, Max: opt.Max}
 	total := 0
 	if opt.Progress != nil {
-		if total, err = s.repo.CountCommits(ctx, lo); err != nil {
+		if total, err = h.repo.CountCommits(ctx, lo); err != nil {
 			return rep, err
 		}
 		opt.Progress(0, total)
 	}
-	branch := s.repo.CurrentBranch()
+	branch := h.repo.CurrentBranch()
 	if opt.Branch != "" {
 		branch = opt.Branch
 	}
-	err = s.inTx(ctx, func(tx *cache.Tx) error {
+	err = h.update(ctx, func(tx *cache.Tx) error {
 		var err error
-		rep.Seen, rep.Indexed, rep.ExactRenamesOnly, err = s.logInto(ctx, tx, lo, branch, func(seen int) {
+		rep.Seen, rep.Indexed, rep.ExactRenamesOnly, err = h.logInto(ctx, tx, lo, branch, func(seen int) {
 			if opt.Progress != nil && seen%500 == 0 {
 				opt.Progress(seen, total)
 			}
@@ -110,7 +106,7 @@ func (s *Code) Index(ctx context.Context, opt IndexOptions) (IndexReport, error)
 		opt.Progress(rep.Seen, max(total, rep.Seen))
 	}
 	if opt.Tune && rep.Indexed > 0 {
-		if rep.Tuning, err = s.tune(ctx); err != nil {
+		if rep.Tuning, err = h.tune(ctx); err != nil {
 			return rep, err
 		}
 	}
@@ -123,11 +119,11 @@ type walkTips struct{ names, ids []string }
 
 // indexTips resolves what opt walks: HEAD and branches are read from
 // git's files, anything else through git.
-func (s *core) indexTips(ctx context.Context, opt IndexOptions) (walkTips, error) {
+func (h *Code) indexTips(ctx context.Context, opt IndexOptions) (walkTips, error) {
 	var t walkTips
 	switch {
 	case opt.All:
-		refs, err := s.log.Refs("refs/heads/")
+		refs, err := h.repo.Refs("refs/heads/")
 		if err != nil {
 			return t, err
 		}
@@ -136,7 +132,7 @@ func (s *core) indexTips(ctx context.Context, opt IndexOptions) (walkTips, error
 			t.ids = append(t.ids, h.String())
 		}
 	case opt.Branch != "":
-		h, err := s.repo.ResolveCommit(ctx, opt.Branch)
+		h, err := h.repo.ResolveCommit(ctx, opt.Branch)
 		if ctx.Err() != nil {
 			return t, ctx.Err() // cancelled: say so, not "no commits"
 		}
@@ -145,7 +141,7 @@ func (s *core) indexTips(ctx context.Context, opt IndexOptions) (walkTips, error
 		}
 		t.names, t.ids = []string{opt.Branch}, []string{h.String()}
 	default:
-		h, err := s.repo.Head()
+		h, err := h.repo.Head()
 		if err != nil || h.IsZero() {
 			return t, ErrNoCommits
 		}
@@ -184,28 +180,11 @@ func mergeTips(a, b []string) string {
 	return strings.Join(out, " ")
 }
 
-// inTx runs f in one cache transaction.
-func (s *core) inTx(ctx context.Context, f func(*cache.Tx) error) error {
-	c, err := s.openCache()
-	if err != nil {
-		return err
-	}
-	tx, err := c.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := f(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
 // logInto indexes the commits lo selects into tx; it reports how many it
 // walked, how many were new and how many had their renames followed only
 // where content was unchanged. each, if set, sees the running count.
-func (s *core) logInto(ctx context.Context, tx *cache.Tx, lo gitstore.LogOptions, branch string, each func(seen int)) (seen, added, exactRenames int, err error) {
-	exactRenames, err = s.repo.History(ctx, lo, func(gc gitstore.Commit) error {
+func (h *Code) logInto(ctx context.Context, tx *cache.Tx, lo gitstore.LogOptions, branch string, each func(seen int)) (seen, added, exactRenames int, err error) {
+	exactRenames, err = h.repo.History(ctx, lo, func(gc gitstore.Commit) error {
 		seen++
 		if each != nil {
 			each(seen)

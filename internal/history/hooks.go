@@ -1,4 +1,4 @@
-package app
+package history
 
 import (
 	"context"
@@ -13,18 +13,17 @@ import (
 // Hook runs the work of git hook name (pre-push aside: its front end asks
 // PushDue and runs a sync); it never fails git: callers report errors and
 // exit 0.
-func (s *Code) Hook(ctx context.Context, name string, args []string, stdin string) error {
-	if what := s.repo.InProgress(); what != "" && name != "post-rewrite" {
+func (h *Code) Hook(ctx context.Context, name string, args []string, stdin string) error {
+	if what := h.repo.InProgress(); what != "" && name != "post-rewrite" {
 		return nil // the sequence's end (post-rewrite) indexes the result
 	}
 	switch name {
 	case "post-commit", "post-checkout":
 		// (post-checkout: a hook of earlier versions)
-		return s.catchUp(ctx)
+		return h.CatchUp(ctx)
 	case "post-merge":
 		// memory a pull fetched is merged, and the commits indexed
-		_, err := s.ready(ctx)
-		return err
+		return h.refresh(ctx)
 	case "post-rewrite":
 		var olds, news []string
 		for _, line := range strings.Split(stdin, "\n") {
@@ -36,13 +35,13 @@ func (s *Code) Hook(ctx context.Context, name string, args []string, stdin strin
 		if len(news) == 0 {
 			return nil
 		}
-		err := s.inTx(ctx, func(tx *cache.Tx) error {
+		err := h.update(ctx, func(tx *cache.Tx) error {
 			for _, o := range olds {
 				if err := tx.DeleteCommit(o); err != nil {
 					return err
 				}
 			}
-			_, _, _, err := s.logInto(ctx, tx, gitstore.LogOptions{Revs: news, NoWalk: true}, s.repo.CurrentBranch(), nil)
+			_, _, _, err := h.logInto(ctx, tx, gitstore.LogOptions{Revs: news, NoWalk: true}, h.repo.CurrentBranch(), nil)
 			return err
 		})
 		if err != nil {
@@ -54,12 +53,11 @@ func (s *Code) Hook(ctx context.Context, name string, args []string, stdin strin
 			if i == 200 {
 				break
 			}
-			if _, err := s.repo.DropStaleNote(ctx, o); err != nil {
+			if _, err := h.repo.DropStaleNote(ctx, o); err != nil {
 				return err
 			}
 		}
-		_, err = s.ready(ctx)
-		return err
+		return h.refresh(ctx)
 	}
 	return fmt.Errorf("unknown hook %q (want one of %s)", name, strings.Join(hooks.Names, ", "))
 }
@@ -68,23 +66,23 @@ func (s *Code) Hook(ctx context.Context, name string, args []string, stdin strin
 // stretch of new history waits for git synaptic index.
 const catchUpWalk = 1000
 
-// catchUp indexes the commits HEAD gained since the last complete walk,
+// CatchUp indexes the commits HEAD gained since the last complete walk,
 // so that commits made, merged or checked out since are searchable
 // without a git hook on git's hot path. It costs nothing when HEAD has
 // not moved, and nothing where history was never indexed (git synaptic
 // index starts that).
-func (s *core) catchUp(ctx context.Context) error {
-	if s.repo.Unborn() {
+func (h *Code) CatchUp(ctx context.Context) error {
+	if h.repo.Unborn() {
 		return nil
 	}
-	c, err := s.openCache()
+	c, err := h.cache()
 	if err != nil {
 		return err
 	}
 	if known, err := c.Meta(ctx, historyTipsKey); err != nil || known == "" {
 		return err
 	}
-	_, err = s.code().Index(ctx, IndexOptions{Max: catchUpWalk})
+	_, err = h.Index(ctx, IndexOptions{Max: catchUpWalk})
 	return err
 }
 
@@ -100,23 +98,23 @@ type HooksReport struct {
 }
 
 // InstallHooks installs the git hooks (see package hooks).
-func (s *Code) InstallHooks(ctx context.Context) (HooksReport, error) {
-	return s.onHooks(ctx, hooks.Install)
+func (h *Code) InstallHooks(ctx context.Context) (HooksReport, error) {
+	return h.onHooks(ctx, hooks.Install)
 }
 
 // UninstallHooks removes the git hooks, restoring chained ones.
-func (s *Code) UninstallHooks(ctx context.Context) (HooksReport, error) {
-	return s.onHooks(ctx, hooks.Uninstall)
+func (h *Code) UninstallHooks(ctx context.Context) (HooksReport, error) {
+	return h.onHooks(ctx, hooks.Uninstall)
 }
 
 // HooksStatus describes the installed hooks.
-func (s *Code) HooksStatus(ctx context.Context) (HooksReport, error) {
-	return s.onHooks(ctx, func(dir string) (hooks.Report, error) { return hooks.Report{Dir: dir, Actions: hooks.Status(dir)}, nil })
+func (h *Code) HooksStatus(ctx context.Context) (HooksReport, error) {
+	return h.onHooks(ctx, func(dir string) (hooks.Report, error) { return hooks.Report{Dir: dir, Actions: hooks.Status(dir)}, nil })
 }
 
 // onHooks runs f on the repository's hooks directory.
-func (s *Code) onHooks(ctx context.Context, f func(dir string) (hooks.Report, error)) (HooksReport, error) {
-	dir, err := s.repo.HooksDir(ctx)
+func (h *Code) onHooks(ctx context.Context, f func(dir string) (hooks.Report, error)) (HooksReport, error) {
+	dir, err := h.repo.HooksDir(ctx)
 	if err != nil {
 		return HooksReport{}, err
 	}

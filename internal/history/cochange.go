@@ -1,4 +1,4 @@
-package app
+package history
 
 import (
 	"bytes"
@@ -12,30 +12,23 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/cochange"
-	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/internal/atomicfile"
-
 	"github.com/git-synaptic/git-synaptic/internal/regular"
 )
-
-// snapshotFile holds the co-change model beside the cache, so that a
-// command loads it instead of learning the whole history again; it is as
-// disposable as the cache.
-const snapshotFile = "cochange.model"
 
 // model returns the co-change model of the indexed history, first
 // indexing new commits of HEAD (at most maxNew of them when maxNew > 0, so
 // an agent's session start never waits on a huge unindexed history). It
 // loads the model snapshot and learns only the commits indexed since.
-func (s *core) model(ctx context.Context, maxNew int, progress func(done, total int)) (*cochange.Model, error) {
-	if _, err := s.code().Index(ctx, IndexOptions{Max: maxNew, Progress: progress}); err != nil {
+func (h *Code) model(ctx context.Context, maxNew int, progress func(done, total int)) (*cochange.Model, error) {
+	if _, err := h.Index(ctx, IndexOptions{Max: maxNew, Progress: progress}); err != nil {
 		return nil, err
 	}
-	c, err := s.openCache()
+	c, err := h.cache()
 	if err != nil {
 		return nil, err
 	}
-	opt, err := s.cochangeOptions(ctx)
+	opt, err := h.cochangeOptions(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +36,7 @@ func (s *core) model(ctx context.Context, maxNew int, progress func(done, total 
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(filepath.Dir(s.cachePath()), snapshotFile)
+	path := h.snapshot
 	key := snapshotKey(opt)
 	m, from := loadSnapshot(path, key)
 	if m != nil {
@@ -143,8 +136,8 @@ const tuneHoldout = 200
 
 // cochangeOptions are the co-change model's options for this repository:
 // what self-tuning chose, or the defaults.
-func (s *core) cochangeOptions(ctx context.Context) (cochange.Options, error) {
-	t, err := s.tuning(ctx)
+func (h *Code) cochangeOptions(ctx context.Context) (cochange.Options, error) {
+	t, err := h.Tuning(ctx)
 	if err != nil || t == nil {
 		return cochange.Options{}, err
 	}
@@ -153,9 +146,9 @@ func (s *core) cochangeOptions(ctx context.Context) (cochange.Options, error) {
 	return opt, nil
 }
 
-// tuning is the last self-tuning of this repository, or nil.
-func (s *core) tuning(ctx context.Context) (*cochange.Tuning, error) {
-	c, err := s.openCache()
+// Tuning is the last self-tuning of this repository, or nil.
+func (h *Code) Tuning(ctx context.Context) (*cochange.Tuning, error) {
+	c, err := h.cache()
 	if err != nil {
 		return nil, err
 	}
@@ -174,12 +167,12 @@ func (s *core) tuning(ctx context.Context) (*cochange.Tuning, error) {
 // own recent commits (see cochange.Tune), when there are enough of them
 // and the history grew by a quarter since the last tuning; nil when it did
 // not tune.
-func (s *core) tune(ctx context.Context) (*cochange.Tuning, error) {
-	old, err := s.tuning(ctx)
+func (h *Code) tune(ctx context.Context) (*cochange.Tuning, error) {
+	old, err := h.Tuning(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.openCache()
+	c, err := h.cache()
 	if err != nil {
 		return nil, err
 	}
@@ -199,13 +192,13 @@ func (s *core) tune(ctx context.Context) (*cochange.Tuning, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &t, s.inTx(ctx, func(tx *cache.Tx) error { return tx.SetMeta(tuningKey, string(b)) })
+	return &t, h.update(ctx, func(tx *cache.Tx) error { return tx.SetMeta(tuningKey, string(b)) })
 }
 
 // Cochanges lists the files that usually change with file, ranked by
 // method (default: the weighted recommender suggest uses).
-func (s *Code) Cochanges(ctx context.Context, file string, method cochange.Method, n int, progress func(done, total int)) ([]cochange.Suggestion, int, error) {
-	m, err := s.model(ctx, 0, progress)
+func (h *Code) Cochanges(ctx context.Context, file string, method cochange.Method, n int, progress func(done, total int)) ([]cochange.Suggestion, int, error) {
+	m, err := h.model(ctx, 0, progress)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -219,15 +212,16 @@ func (s *Code) Cochanges(ctx context.Context, file string, method cochange.Metho
 // from touched, has no co-changes: every indexed commit that touched it
 // was too large to learn pairs from (more than cochange.DefaultMaxFiles
 // files), or none did.
-func (s *Code) NoCochanges(ctx context.Context, file string) (string, error) {
+func (h *Code) NoCochanges(ctx context.Context, file string) (string, error) {
 	swept := 0
-	err := s.withCache(ctx, func(c *cache.Cache) error {
-		swept = 0
-		return c.EachCommit(ctx, func(_ string, _ time.Time, files []cache.FileRecord) {
-			if len(files) > cochange.DefaultMaxFiles && slices.ContainsFunc(files, func(f cache.FileRecord) bool { return f.Path == file }) {
-				swept++
-			}
-		})
+	c, err := h.cache()
+	if err != nil {
+		return "", err
+	}
+	err = c.EachCommit(ctx, func(_ string, _ time.Time, files []cache.FileRecord) {
+		if len(files) > cochange.DefaultMaxFiles && slices.ContainsFunc(files, func(f cache.FileRecord) bool { return f.Path == file }) {
+			swept++
+		}
 	})
 	if err != nil {
 		return "", err
@@ -235,7 +229,7 @@ func (s *Code) NoCochanges(ctx context.Context, file string) (string, error) {
 	if swept == 0 {
 		return file + ": no indexed commit touches it (is the path relative to the repository root?)", nil
 	}
-	return fmt.Sprintf("%s changed only in %s of more than %d files, which are ignored for pairs (sweeping changes couple everything)", file, Plural(swept, "commit"), cochange.DefaultMaxFiles), nil
+	return fmt.Sprintf("%s changed only in %s of more than %d files, which are ignored for pairs (sweeping changes couple everything)", file, commits(swept), cochange.DefaultMaxFiles), nil
 }
 
 // SuggestRequest asks what else usually changes with some files.
@@ -250,23 +244,23 @@ type SuggestRequest struct {
 
 // Suggest ranks files that usually change with the given (or currently
 // changed) files but are not among them.
-func (s *Code) Suggest(ctx context.Context, req SuggestRequest) (query []string, out []cochange.Suggestion, err error) {
-	if s.repo.Unborn() {
+func (h *Code) Suggest(ctx context.Context, req SuggestRequest) (query []string, out []cochange.Suggestion, err error) {
+	if h.repo.Unborn() {
 		return nil, nil, ErrNoCommits
 	}
 	query = req.Files
-	if len(query) == 0 && s.repo.WorkTree() == "" {
-		return nil, nil, Invalidf("a bare repository has no changed files to suggest for; name the files (git synaptic suggest FILE...)")
+	if len(query) == 0 && h.repo.WorkTree() == "" {
+		return nil, nil, ErrNoWorkTree
 	}
 	if len(query) == 0 {
-		if query, err = s.repo.ChangedFiles(ctx, req.Staged); err != nil {
+		if query, err = h.repo.ChangedFiles(ctx, req.Staged); err != nil {
 			return nil, nil, err
 		}
 	}
 	if len(query) == 0 {
 		return nil, nil, nil
 	}
-	m, err := s.model(ctx, req.MaxNew, req.Progress)
+	m, err := h.model(ctx, req.MaxNew, req.Progress)
 	if err != nil {
 		return query, nil, err
 	}
@@ -276,30 +270,10 @@ func (s *Code) Suggest(ctx context.Context, req SuggestRequest) (query []string,
 	return query, m.Suggest(query, req.Method, req.N), nil
 }
 
-// headFiles are the files of the last commit: from the cache when it is
-// indexed (a git log less), else from git.
-func (s *core) headFiles(ctx context.Context) []string {
-	var files []string
-	if head, err := s.repo.Head(); err == nil {
-		var indexed bool
-		_ = s.withCache(ctx, func(c *cache.Cache) error {
-			recs, ok, err := c.CommitFiles(ctx, head.String())
-			for _, f := range recs {
-				files = append(files, f.Path)
-			}
-			indexed = ok
-			return err
-		})
-		if indexed {
-			return files
-		}
+// commits counts n commits in words.
+func commits(n int) string {
+	if n == 1 {
+		return "1 commit"
 	}
-	files = nil
-	_, _ = s.repo.History(ctx, gitstore.LogOptions{Revs: []string{"HEAD"}, Max: 1}, func(c gitstore.Commit) error {
-		for _, f := range c.Files {
-			files = append(files, f.Path)
-		}
-		return nil
-	})
-	return files
+	return fmt.Sprintf("%d commits", n)
 }

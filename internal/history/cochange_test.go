@@ -1,4 +1,4 @@
-package app
+package history
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 // A snapshot write removes what killed writers left behind, and only that.
 func TestWriteSnapshotRemovesStaleTemporaries(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, snapshotFile)
+	path := filepath.Join(dir, "cochange.model")
 	stale, fresh := path+".123.tmp", path+".456.tmp"
 	for _, f := range []string{stale, fresh} {
 		if err := os.WriteFile(f, []byte("partial"), 0o644); err != nil {
