@@ -33,7 +33,7 @@ func TestCaptureExchange(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	buf, _ := s.captureFile("s1")
+	buf, _ := s.capture.Path("s1")
 	b, err := os.ReadFile(buf)
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +96,7 @@ func TestCaptureOff(t *testing.T) {
 	}
 	a.CapturePrompt(ctx, "s1", "after the switch")
 	a.CaptureTool(ctx, "s1", ToolUse{Tool: "Edit", Files: []string{"a.go"}})
-	buf, _ := s.captureFile("s1")
+	buf, _ := s.capture.Path("s1")
 	if b, _ := os.ReadFile(buf); strings.Contains(string(b), "after") || strings.Contains(string(b), "a.go") {
 		t.Errorf("captured while off:\n%s", b)
 	}
@@ -140,7 +140,7 @@ func TestPruneCaptures(t *testing.T) {
 	now := time.Now()
 	s := openTest(t, Options{Now: func() time.Time { return now }})
 	s.Agent().CapturePrompt(ctx, "gone", "an exchange that never stopped")
-	buf, _ := s.captureFile("gone")
+	buf, _ := s.capture.Path("gone")
 	now = now.Add(8 * 24 * time.Hour)
 	if _, err := s.Agent().StartSession(ctx, "next", 0); err != nil {
 		t.Fatal(err)
@@ -161,7 +161,7 @@ func TestCaptureFoldsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	buf, _ := s.captureFile("s1")
+	buf, _ := s.capture.Path("s1")
 	killed := buf + ".fold-1"
 	os.MkdirAll(filepath.Dir(buf), 0o700)
 	os.WriteFile(killed, []byte(`{"prompt":"an exchange a killed hook was folding"}`+"\n"), 0o600)
@@ -181,7 +181,7 @@ func TestCaptureFoldsOnce(t *testing.T) {
 		t.Fatalf("captures: %+v", caps)
 	}
 	now = now.Add(8 * 24 * time.Hour)
-	s.pruneCaptures()
+	s.capture.Prune()
 	if _, err := os.Stat(killed); !os.IsNotExist(err) {
 		t.Errorf("a killed fold kept: %v", err)
 	}

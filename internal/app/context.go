@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/internal/excerpt"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
@@ -420,7 +421,7 @@ func (b *budgeted) item(s string) bool {
 		return false
 	}
 	if len(digest)+1 > left {
-		digest = digest[:runeCut(digest, left-4)] + "…"
+		digest = digest[:excerpt.RuneCut(digest, left-4)] + "…"
 	}
 	b.sb.WriteString(digest + "\n")
 	return true

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/internal/excerpt"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
@@ -59,18 +60,9 @@ func ShortID(id string) string {
 	return id
 }
 
-// FirstLine is the first non-blank line of s, cut to n characters.
-func FirstLine(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// FirstLine is the first line of s, trimmed, cut to n runes
+// (excerpt.FirstLine).
+func FirstLine(s string, n int) string { return excerpt.FirstLine(s, n) }
 
 // Origin says where a memory comes from as seen by identity me: "you",
 // "teammate", "git history" for indexed commits, or "subscription NAME"

@@ -23,8 +23,8 @@ const (
 // activity summary), and returns its context (see sessionContext). What
 // the context shows counts as a use of each entry, once per session.
 func (s *Agent) StartSession(ctx context.Context, sessionID string, budget int) (string, error) {
-	s.recordAgentSession(sessionID)
-	s.pruneCaptures()
+	s.capture.RecordSession(sessionID)
+	s.capture.Prune()
 	if sessionID != "" {
 		if c, err := s.openCache(); err == nil {
 			if old, _ := c.Meta(ctx, sessionStartKey+sessionID); old == "" {

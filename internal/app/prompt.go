@@ -8,9 +8,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/git-synaptic/git-synaptic/cache"
+	"github.com/git-synaptic/git-synaptic/internal/excerpt"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
@@ -71,7 +71,7 @@ func (s *Agent) PromptContext(ctx context.Context, sessionID, prompt string, bud
 			}
 		}
 	}
-	s.recordAgentSession(sessionID) // also when hooks came in mid-session
+	s.capture.RecordSession(sessionID) // also when hooks came in mid-session
 	if budget <= 0 {
 		budget = s.configInt(ctx, "synaptic.promptBudget", DefaultPromptBudget)
 	}
@@ -144,16 +144,7 @@ func (s *Agent) withRecentPrompts(ctx context.Context, sessionID, prompt string)
 	if sessionID == "" || len(contentWords(prompt)) > shortPrompt {
 		return prompt
 	}
-	var before []string // newest first
-	if path, ok := s.captureFile(sessionID); ok {
-		lines, _ := readCapture(path)
-		current := s.capturedPrompt(prompt) // the hook captured it already
-		for i := len(lines) - 1; i >= 0 && len(before) < 2; i-- {
-			if p := lines[i].Prompt; p != "" && p != current {
-				before = append(before, p)
-			}
-		}
-	}
+	before := s.capture.Prompts(sessionID, prompt, 2) // newest first
 	if len(before) < 2 {
 		caps, _ := s.recall().List(ctx, Filter{Types: []notes.Type{notes.TypeProgress}, Tags: []string{CaptureTag}, Session: sessionID, Limit: 2 - len(before)})
 		for _, c := range caps {
@@ -295,57 +286,13 @@ func clip(text string, n int, id string) string {
 	if len(text) <= n {
 		return text
 	}
-	cut := wordCut(text, n)
+	cut := excerpt.WordCut(text, n)
 	return strings.TrimSpace(text[:cut]) + fmt.Sprintf("… (%d more characters: git synaptic show %s)", len(text)-cut, ShortID(id))
 }
 
-// sentenceEnd ends a sentence: . ! or ? before a space or the end.
-var sentenceEnd = regexp.MustCompile(`[.!?](\s|$)`)
-
 // Digest is the first sentence of text, with the second when the first
-// is short, on one line: at most about 200 characters, except that a
-// first sentence is never cut in the middle below 400 (it is the point of
-// the entry); text with no sentence end that short is cut at a word.
-func Digest(text string) string {
-	text = strings.Join(strings.Fields(text), " ")
-	const most, longest = 200, 400
-	end := 0
-	for _, m := range sentenceEnd.FindAllStringIndex(text, 2) {
-		if end > 0 && m[0]+1 > most || end == 0 && m[0]+1 > longest || end >= 80 {
-			break
-		}
-		end = m[0] + 1
-	}
-	if end == 0 {
-		if len(text) <= most {
-			return text
-		}
-		return text[:wordCut(text, most)] + "…"
-	}
-	if end < len(text) {
-		return text[:end] + " …"
-	}
-	return text
-}
-
-// wordCut is where to cut text, longer than n bytes, to at most n bytes:
-// at its last space, tab or newline if that leaves at least half, else at
-// the start of the rune byte n falls in.
-func wordCut(text string, n int) int {
-	if cut := strings.LastIndexAny(text[:n], " \n\t"); cut >= n/2 {
-		return cut
-	}
-	return runeCut(text, n)
-}
-
-// runeCut moves byte index i of s back to the start of its rune, so that
-// s[:i] is whole UTF-8.
-func runeCut(s string, i int) int {
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return i
-}
+// is short, on one line (excerpt.Digest).
+func Digest(text string) string { return excerpt.Digest(text) }
 
 // contentWords are the distinct words of a text that are not stopwords.
 func contentWords(text string) map[string]bool {

@@ -116,25 +116,6 @@ func TestPromptInjectionIsBounded(t *testing.T) {
 	}
 }
 
-func TestDigestIsWholeSentences(t *testing.T) {
-	for in, want := range map[string]string{
-		"We chose Postgres. It has transactions. And JSON.":                                                                        "We chose Postgres. It has transactions. …",
-		"We chose Postgres for billing because we need transactions across the ledger and the invoices tables. Redis was dropped.": "We chose Postgres for billing because we need transactions across the ledger and the invoices tables. …",
-		"no sentence end here":      "no sentence end here",
-		"one line\nsplit   across":  "one line split across",
-		strings.Repeat("word ", 60): strings.TrimSpace(strings.Repeat("word ", 40)) + "…",
-		strings.Repeat("€", 100):    strings.Repeat("€", 66) + "…", // cut at a rune start
-		// a long first sentence stays whole; a second one is left out
-		strings.Repeat("long ", 50) + "end. Next.": strings.Repeat("long ", 50) + "end. …",
-		// past 400 characters it is cut at a word
-		strings.Repeat("long ", 90) + "end.": strings.TrimSpace(strings.Repeat("long ", 40)) + "…",
-	} {
-		if got := Digest(in); got != want {
-			t.Errorf("Digest(%.40q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // Marking an entry relevant shows it in full again in a session where it
 // had decayed to a stub.
 func TestRelevantResetsTheViewDecay(t *testing.T) {

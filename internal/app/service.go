@@ -22,6 +22,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/internal/capture"
 	"github.com/git-synaptic/git-synaptic/internal/history"
 	"github.com/git-synaptic/git-synaptic/internal/memlog"
 	"github.com/git-synaptic/git-synaptic/notes"
@@ -103,8 +104,9 @@ type Service struct {
 // the embedder and the configuration.
 type core struct {
 	repo              *gitstore.Repo
-	hist              *history.Code // the commit index and co-change over repo and cache
-	log               memlog.Store  // the repository as memory's log: refs, appends, diffs
+	hist              *history.Code    // the commit index and co-change over repo and cache
+	capture           *capture.Buffers // the agent's exchanges as they happen, and its session
+	log               memlog.Store     // the repository as memory's log: refs, appends, diffs
 	cache             *cache.Cache
 	now               func() time.Time
 	asOf              time.Time // Options.AsOf
@@ -158,6 +160,7 @@ func newService(repo *gitstore.Repo, opts Options) *Service {
 	if s.warn == nil {
 		s.warn = os.Stderr
 	}
+	s.capture = capture.New(capture.Options{GitDir: repo.GitDir(), WorkTree: repo.WorkTree(), On: s.captureOn, Now: s.now, Warn: s.warnf})
 	s.hist = history.New(history.Options{
 		Repo: repo,
 		Cache: func() (history.Cache, error) {

@@ -16,14 +16,15 @@
 //	                         components below
 //	2  its components        internal/memlog (memory's log as refs of
 //	                         commits), internal/history (the commit index,
-//	                         co-change and the git hooks)
+//	                         co-change and the git hooks), internal/capture
+//	                         (agent exchanges as they happen)
 //	1  storage and engines   gitstore, cache, rank, embed, hooks, registry,
 //	                         internal/secrets
 //	0  pure packages         notes (the domain model), cochange, timeexpr,
 //	                         internal/memfile, internal/agents,
 //	                         internal/directive, and small
 //	                         helpers: internal/regular, internal/atomicfile,
-//	                         internal/lockfile
+//	                         internal/lockfile, internal/excerpt
 //
 // So a front end reaches storage and the components only through the
 // application, and a new package must be given its floor here and in the
