@@ -265,6 +265,20 @@ func TestSecretsAreRefusedForSharedMemory(t *testing.T) {
 func TestNotesAttachIndexAndShowInGitLog(t *testing.T) {
 	dir := testrepo.NewRepo(t)
 	ok(t, dir, "init")
+	// Git stays git: an amend before any commit note says nothing more
+	// (notes.rewriteRef naming a ref that does not exist made git warn).
+	if out := gitCombined(t, dir, "commit", "--amend", "-q", "--no-edit"); out != "" {
+		t.Fatalf("an amend after init said:\n%s", out)
+	}
+	// An init of an earlier version set the plain name: init replaces it.
+	testrepo.Git(t, dir, "config", "--unset-all", "notes.rewriteRef")
+	testrepo.Git(t, dir, "config", "--add", "notes.rewriteRef", "refs/notes/synaptic")
+	if out := ok(t, dir, "init"); !strings.Contains(out, "notes.rewriteRef -= refs/notes/synaptic") {
+		t.Fatalf("init over an earlier one:\n%s", out)
+	}
+	if got := testrepo.Git(t, dir, "config", "--get-all", "notes.rewriteRef"); got != "refs/notes/synapti[c]" {
+		t.Fatalf("notes.rewriteRef after init: %q", got)
+	}
 	head := testrepo.Git(t, dir, "rev-parse", "HEAD")
 	printed := ok(t, dir, "note", "HEAD", "why: the retry loop papers over a race in the connection pool")
 	if again := ok(t, dir, "note", head[:7], "second thought: fix the pool instead"); again != printed {
@@ -519,4 +533,17 @@ func TestRulesWhenThereAreNone(t *testing.T) {
 	if out := strings.TrimSpace(ok(t, dir, "rules", "--json")); out != "[]" {
 		t.Errorf("rules --json with none: %q", out)
 	}
+}
+
+// gitCombined runs git in dir and returns what it printed on both
+// streams, failing the test when git fails.
+func gitCombined(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -81,7 +81,7 @@ func (s *Sharing) Init(ctx context.Context, opts InitOptions) (InitReport, error
 			rep.Changes = append(rep.Changes, "config "+AutoPushKey+" = false")
 		}
 	}
-	if err := add("notes.rewriteRef", gitstore.NotesRef); err != nil {
+	if err := s.rewriteNotes(ctx, &rep, add); err != nil {
 		return rep, err
 	}
 	if !opts.NoHooks {
@@ -124,6 +124,30 @@ func (s *Sharing) Init(ctx context.Context, opts InitOptions) (InitReport, error
 // initRemotes adds memory's fetch refspecs to every remote (with add) and
 // takes out the push refspecs older versions set, and returns the remotes
 // set up now, whose memory Init fetches.
+// notesRewriteRef names the notes ref for notes.rewriteRef as a glob that
+// matches it alone: git reads a plain name even when the ref does not
+// exist, and then says "notes ref refs/notes/synaptic is invalid" on
+// every amend and rebase until the first note is written; a glob only
+// matches refs that exist.
+const notesRewriteRef = "refs/notes/synapti[c]"
+
+// rewriteNotes sets notes.rewriteRef so that commit notes follow amend
+// and rebase, replacing the plain name earlier versions set.
+func (s *Sharing) rewriteNotes(ctx context.Context, rep *InitReport, add func(key, val string) error) error {
+	if err := add("notes.rewriteRef", notesRewriteRef); err != nil {
+		return err
+	}
+	vals, err := s.repo.ConfigGetAll(ctx, "notes.rewriteRef")
+	if err != nil || !slices.Contains(vals, gitstore.NotesRef) {
+		return err
+	}
+	if err := s.repo.ConfigUnsetValue(ctx, "notes.rewriteRef", gitstore.NotesRef); err != nil {
+		return err
+	}
+	rep.Changes = append(rep.Changes, "config notes.rewriteRef -= "+gitstore.NotesRef)
+	return nil
+}
+
 func (s *Sharing) initRemotes(ctx context.Context, rep *InitReport, add func(key, val string) error) (fresh []string, err error) {
 	remotes, err := s.repo.Remotes(ctx)
 	if err != nil {

@@ -21,7 +21,7 @@ var ErrNoCommits = errors.New("this repository has no commits yet")
 
 // ErrNoWorkTree is returned when a suggestion for the changed files is
 // asked of a bare repository, which has none.
-var ErrNoWorkTree = errors.New("a bare repository has no changed files to suggest for; name the files (git synaptic suggest FILE...)")
+var ErrNoWorkTree = errors.New("a bare repository has no changed files to suggest for; name the files (git synaptic suggest --files FILE,...)")
 
 // Repo is the git repository as this component reads it.
 type Repo interface {
