@@ -33,16 +33,9 @@ func Age(now, t time.Time) string {
 	return fmt.Sprintf("%dy ago", int(d.Hours()/24/365))
 }
 
-// Plural is "1 commit" or "n commits" ("1 entry", "n entries").
-func Plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	if stem, ok := strings.CutSuffix(noun, "y"); ok {
-		return fmt.Sprintf("%d %sies", n, stem)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+// Plural is "1 commit" or "n commits" ("1 entry", "n entries";
+// excerpt.Plural).
+func Plural(n int, noun string) string { return excerpt.Plural(n, noun) }
 
 // AuthorName is the name part of "Name <email>".
 func AuthorName(a string) string {

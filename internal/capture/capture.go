@@ -34,7 +34,8 @@ import (
 )
 
 // changingTools are the agent tools that change the project: an exchange
-// that used one matters more.
+// that used one matters more (the app tags it; the three-tier seed's
+// importance 0.8).
 var changingTools = map[string]bool{"Write": true, "Edit": true, "MultiEdit": true, "NotebookEdit": true, "Bash": true}
 
 // Capture limits: what one buffer line and one summary may hold.

@@ -1,12 +1,25 @@
 // Package excerpt cuts text for display: a first line, a first sentence
-// or two, a clip at a word boundary, never in the middle of a rune.
+// or two, a clip at a word boundary, never in the middle of a rune; and
+// counts things in words.
 package excerpt
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"unicode/utf8"
 )
+
+// Plural is "1 commit" or "n commits" ("1 entry", "n entries").
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if stem, ok := strings.CutSuffix(noun, "y"); ok {
+		return fmt.Sprintf("%d %sies", n, stem)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
 
 // FirstLine is the first non-blank line of s, cut to n characters.
 func FirstLine(s string, n int) string {

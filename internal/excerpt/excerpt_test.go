@@ -41,3 +41,14 @@ func TestClipAndFirstLine(t *testing.T) {
 		t.Errorf("FirstLine cut = %q", got)
 	}
 }
+
+func TestPlural(t *testing.T) {
+	for _, c := range []struct {
+		n          int
+		noun, want string
+	}{{1, "entry", "1 entry"}, {2, "entry", "2 entries"}, {0, "commit", "0 commits"}, {1, "commit", "1 commit"}} {
+		if got := Plural(c.n, c.noun); got != c.want {
+			t.Errorf("Plural(%d, %q) = %q, want %q", c.n, c.noun, got, c.want)
+		}
+	}
+}

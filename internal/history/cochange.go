@@ -13,6 +13,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/cochange"
 	"github.com/git-synaptic/git-synaptic/internal/atomicfile"
+	"github.com/git-synaptic/git-synaptic/internal/excerpt"
 	"github.com/git-synaptic/git-synaptic/internal/regular"
 )
 
@@ -229,7 +230,7 @@ func (h *Code) NoCochanges(ctx context.Context, file string) (string, error) {
 	if swept == 0 {
 		return file + ": no indexed commit touches it (is the path relative to the repository root?)", nil
 	}
-	return fmt.Sprintf("%s changed only in %s of more than %d files, which are ignored for pairs (sweeping changes couple everything)", file, commits(swept), cochange.DefaultMaxFiles), nil
+	return fmt.Sprintf("%s changed only in %s of more than %d files, which are ignored for pairs (sweeping changes couple everything)", file, excerpt.Plural(swept, "commit"), cochange.DefaultMaxFiles), nil
 }
 
 // SuggestRequest asks what else usually changes with some files.
@@ -268,12 +269,4 @@ func (h *Code) Suggest(ctx context.Context, req SuggestRequest) (query []string,
 		req.Method = cochange.Weighted
 	}
 	return query, m.Suggest(query, req.Method, req.N), nil
-}
-
-// commits counts n commits in words.
-func commits(n int) string {
-	if n == 1 {
-		return "1 commit"
-	}
-	return fmt.Sprintf("%d commits", n)
 }
