@@ -39,10 +39,10 @@ func (s *core) checkIndex(ctx context.Context, c *cache.Cache) ([]string, error)
 	var out []string
 	ops, wantOps := counts.Ops, 0
 	for ref, tip := range tips {
-		h, err := parseHash(tip)
-		if err != nil {
+		if len(tip) != 40 {
 			continue
 		}
+		h := gitstore.NewHash(tip)
 		dirs := []string{notes.EntriesDir, notes.OpsDir}
 		if ref == gitstore.NotesRef {
 			dirs = []string{""} // every file is a note, under fan-out directories
@@ -112,6 +112,6 @@ func (s *core) rebuildMemory(ctx context.Context) error {
 		if err := tx.Reset(); err != nil {
 			return err
 		}
-		return s.apply(ctx, tx, map[string]string{}, local)
+		return s.index().Apply(ctx, tx, map[string]string{}, local)
 	})
 }

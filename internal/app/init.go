@@ -103,7 +103,7 @@ func (s *Sharing) Init(ctx context.Context, opts InitOptions) (InitReport, error
 		for _, r := range fresh {
 			rep.Fetched = append(rep.Fetched, s.initFetch(ctx, r))
 		}
-		s.fresh = false // the refs moved under this request
+		s.conn.refsMoved() // the refs moved under this request
 		if after, err := s.count(ctx); err == nil && after > before {
 			rep.Changes = append(rep.Changes, fmt.Sprintf("memory fetched: %d new entries", after-before))
 		}

@@ -51,7 +51,7 @@ func OpenSession(dir string, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc.longLived = true
+	svc.longLived, svc.conn.hold = true, true
 	return &Session{turn: make(chan struct{}, 1), svc: svc, def: opts.Per()}, nil
 }
 
@@ -119,7 +119,7 @@ func (o Options) Per() Per {
 // setPer makes per the Service's per-request values.
 func (s *core) setPer(per Per) {
 	s.warn, s.progress, s.asOf, s.session, s.agentID = per.Warn, per.Progress, per.AsOf, per.Session, per.Agent
-	s.busy = per.BusyTimeout // (applied as the cache is next asked for: openCache)
+	s.conn.busy = per.BusyTimeout // (applied as the cache is next asked for: openCache)
 	if s.warn == nil {
 		s.warn = os.Stderr
 	}

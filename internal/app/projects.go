@@ -304,9 +304,9 @@ func (s *core) other(p registry.Project) (*core, ProjectInfo) {
 		return nil, info
 	}
 	info.Name = projectName(repo)
-	o := newService(repo, Options{Now: s.now, AsOf: s.asOf, Warn: io.Discard, BusyTimeout: s.busy, RawScores: s.rawScores,
+	o := newService(repo, Options{Now: s.now, AsOf: s.asOf, Warn: io.Discard, BusyTimeout: s.conn.busy, RawScores: s.rawScores,
 		Model: s.embModel, EmbedBackend: s.backend, Embedder: emb})
-	o.longLived = s.longLived // kept open as long as this one
+	o.longLived, o.conn.hold = s.longLived, s.longLived // kept open as long as this one
 	if s.others == nil {
 		s.others = map[string]*Service{}
 	}

@@ -95,7 +95,7 @@ func (s *Memory) Purge(ctx context.Context, idPrefixes []string) ([]notes.Tombst
 		}
 		out = append(out, byRef[ref]...)
 	}
-	s.fresh = false
+	s.conn.refsMoved()
 	_, err = s.ready(ctx) // re-index now: the entries leave the cache
 	return out, err
 }

@@ -2,19 +2,14 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"maps"
 	"os"
-	"slices"
-	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/gitstore"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/internal/memlog"
 )
 
 // memoryRefs are the refs whose memory the cache indexes, by tip.
@@ -112,33 +107,105 @@ func (s *core) mergeRef(ctx context.Context, local string, h gitstore.Hash) (git
 	return res, err
 }
 
-// indexRefs brings the cache up to the local memory refs, writing nothing
-// else: for each ref whose tip moved, only the files that changed between
-// the indexed tip and the new one are read. Anything unreadable is
-// recorded as a problem, warned about once, and skipped: the rest of
-// memory stays usable.
-func (s *core) indexRefs(ctx context.Context, c *cache.Cache, local map[string]gitstore.Hash) error {
-	stored, err := c.Tips(ctx)
+// ready returns an up-to-date cache, rebuilding it once if it turns out
+// to be corrupt. Every command, reads included, goes through it, and it
+// may write memory refs:
+//
+//  1. mergeFetched merges memory that a plain `git fetch` brought into the
+//     remote-tracking refs into the local memory refs (merge commits; a
+//     teammate's purge cuts history here too), so that fetched memory is
+//     visible without a sync.
+//  2. the memory log's Index brings the cache up to the memory refs
+//     (cache only).
+//  3. Code.CatchUp indexes the commits made since the last command (cache only).
+func (s *core) ready(ctx context.Context) (*cache.Cache, error) {
+	c, err := s.openCache()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if sameTips(stored, local) {
-		return nil
+	if s.conn.fresh {
+		return c, nil
 	}
-	tx, err := c.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if stored, err = tx.Tips(); err != nil { // another process may have indexed meanwhile
-		return err
-	}
-	if !sameTips(stored, local) {
-		if err := s.apply(ctx, tx, stored, local); err != nil {
+	s.removeStaleLocks()
+	refresh := func() error {
+		local, tracking, err := s.memoryRefs()
+		if err != nil {
 			return err
 		}
+		moved, err := s.mergeFetched(ctx, c, tracking)
+		if err != nil {
+			return err
+		}
+		if moved {
+			if local, _, err = s.memoryRefs(); err != nil {
+				return err
+			}
+		}
+		return s.index().Update(ctx, c, local)
 	}
-	return tx.Commit()
+	if err := refresh(); err != nil {
+		if !cache.IsCorrupt(err) {
+			return nil, err
+		}
+		if c, err = s.conn.recreate(); err != nil {
+			return nil, err
+		}
+		if err := refresh(); err != nil {
+			return nil, err
+		}
+	}
+	// Commits made since the last command; history is derived data, so a
+	// failure here is told and the command goes on.
+	if err := s.hist.CatchUp(ctx); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(s.warn, "warning: indexing new commits: %v\n", err)
+	}
+	s.conn.fresh = true
+	return c, nil
+}
+
+// withCache runs f against a fresh cache; if the cache turns out corrupt
+// midway, it is rebuilt and f runs once more.
+func (s *core) withCache(ctx context.Context, f func(*cache.Cache) error) error {
+	c, err := s.ready(ctx)
+	if err != nil {
+		return err
+	}
+	err = f(c)
+	if !cache.IsCorrupt(err) {
+		return err
+	}
+	if _, err := s.conn.recreate(); err != nil {
+		return err
+	}
+	if c, err = s.ready(ctx); err != nil {
+		return err
+	}
+	return f(c)
+}
+
+// stale makes the next read refresh the cache from the refs, here and in
+// the other projects this Service read; a Session calls it before each
+// request, since other processes and git fetch move the refs meanwhile.
+func (s *core) stale() {
+	s.conn.refsMoved()
+	if s.conn.dropIfReplaced() {
+		s.recent = nil
+	}
+	for _, o := range s.others {
+		o.stale()
+	}
+}
+
+// index is what brings the cache up to the memory refs, with this
+// request's warnings and progress.
+func (s *core) index() *memlog.Index {
+	return &memlog.Index{
+		Log:       s.repo,
+		Warnf:     s.warnf,
+		Progress:  s.progress,
+		Droppable: func(ref string) bool { return SubscriptionOf(ref) != "" },
+		Private:   func(ref string) bool { return strings.HasPrefix(ref, privatePrefix) },
+	}
 }
 
 // removeStaleLocks deletes the lock files of memory refs that a killed
@@ -149,258 +216,12 @@ func (s *core) removeStaleLocks() {
 	}
 }
 
-func sameTips(stored map[string]string, local map[string]gitstore.Hash) bool {
-	if len(stored) != len(local) {
-		return false
-	}
-	for ref, h := range local {
-		if stored[ref] != h.String() {
-			return false
-		}
-	}
-	return true
-}
-
-// apply indexes the changes from the stored tips to the current ones. A
-// vanished ref, or an indexed tip whose objects are gone (history
-// rewritten), needs a full rebuild, as does an index built from no ref.
-func (s *core) apply(ctx context.Context, tx *cache.Tx, stored map[string]string, local map[string]gitstore.Hash) error {
-	full := false
-	for ref, h := range stored {
-		old, err := parseHash(h)
-		if err != nil || !s.repo.HasObject(old) {
-			full = true
-		} else if _, ok := local[ref]; !ok && !s.dropRef(tx, ref, old) {
-			full = true
-		}
-	}
-	// An index holding nothing from the refs yet (a new cache, a clone's
-	// first command) is built as a full rebuild: every entry is new.
-	if full || len(stored) == 0 {
-		if err := tx.Reset(); err != nil {
-			return err
-		}
-		stored = map[string]string{}
-	}
-	var problems []string
-	// refs in order, so that a rebuild writes rows in the same order
-	for _, ref := range slices.Sorted(maps.Keys(local)) {
-		tip := local[ref]
-		if stored[ref] == tip.String() {
-			continue
-		}
-		old, _ := parseHash(stored[ref])
-		if old != gitstore.ZeroHash {
-			if _, err := s.repo.CommitTree(old); err != nil {
-				old = gitstore.ZeroHash // the indexed tip was garbage: re-read everything
-			}
-		}
-		p, complete, err := s.applyRef(ctx, tx, ref, old, tip)
-		if err != nil {
-			return err
-		}
-		problems = append(problems, p...)
-		// The stored tip says "everything up to here is indexed": a read
-		// that failed for want of an object (a repack in flight) leaves it
-		// where it was, so the next command reads those changes again.
-		if !complete {
-			continue
-		}
-		if err := tx.SetTip(ref, tip.String()); err != nil {
-			return err
-		}
-	}
-	sort.Strings(problems)
-	const shown = 10
-	for i, p := range problems {
-		if i == shown {
-			s.warnf("... and %d more unreadable memory objects (see git synaptic status)", len(problems)-shown)
-			break
-		}
-		s.warnf("%s", p)
-	}
-	return nil
-}
-
-// dropRef takes the entries of a vanished subscription ref out of the
-// index, reading its last indexed tip; false when that is not possible and
-// the index needs a rebuild. Other refs always rebuild: their entries may
-// live on in another ref.
-func (s *core) dropRef(tx *cache.Tx, ref string, old gitstore.Hash) bool {
-	if SubscriptionOf(ref) == "" {
-		return false
-	}
-	changes, err := s.log.Diff(old, gitstore.ZeroHash)
-	if err != nil {
-		return false
-	}
-	for _, ch := range changes {
-		kind, id := notes.PathKind(ch.Path)
-		switch kind {
-		case "entry":
-			err = tx.DeleteEntry(id)
-		case "op":
-			err = tx.DeleteOp(id)
-		}
-		if err != nil {
-			return false
-		}
-	}
-	return tx.ClearProblems(ref) == nil && tx.SetTip(ref, "") == nil
-}
-
-func parseHash(s string) (gitstore.Hash, error) {
-	if len(s) != 40 {
-		return gitstore.ZeroHash, errors.New("bad hash")
-	}
-	return gitstore.NewHash(s), nil
-}
-
-// applyRef indexes the changes on one ref and returns problem
-// descriptions. complete is false when an object was missing (it may come
-// back: git was repacking), so the ref's tip must not be taken as indexed.
-func (s *core) applyRef(ctx context.Context, tx *cache.Tx, ref string, old, tip gitstore.Hash) (problems []string, complete bool, err error) {
-	complete = true
-	problem := func(path string, obj gitstore.Hash, err error) error {
-		if gitstore.IsMissing(err) {
-			complete = false
-		}
-		problems = append(problems, fmt.Sprintf("%s: %s (object %s): %v", ref, path, short(obj.String()), err))
-		return tx.Problem(ref, path, obj.String(), err.Error())
-	}
-	changes, err := s.log.Diff(old, tip)
-	if err != nil {
-		if err := tx.ClearProblems(ref); err != nil {
-			return nil, false, err
-		}
-		err = problem("(ref)", tip, fmt.Errorf("not readable as memory: %w", err))
-		return problems, complete, err
-	}
-	if err := tx.ClearProblem(ref, "(ref)"); err != nil {
-		return nil, false, err
-	}
-	if ref == gitstore.NotesRef {
-		err := s.applyNotes(tx, tip, changes, problem)
-		return problems, complete, err
-	}
-	private := strings.HasPrefix(ref, privatePrefix)
-	// Progress covers reading the changed files, then folding them into
-	// the index on commit (each about half the work; a rebuild writes
-	// what it reads, and folds on commit only entries with operations).
-	report := s.progress
-	if len(changes) < 2000 {
-		report = nil
-	}
-	total, read := len(changes), len(changes)/2
-	if tx.Rebuilding() {
-		read = total
-	}
-	if report != nil {
-		tx.OnFold(func(done, n int) { report(read+done*(total-read)/max(n, 1), total) })
-	}
-	reads, stop := s.readAhead(ctx, changes)
-	defer stop()
-	for i, ch := range changes {
-		if report != nil && i%1000 == 0 {
-			report(i*read/total, total)
-		}
-		if err := s.applyChange(ctx, tx, ref, private, ch, reads, problem); err != nil {
-			return nil, false, err
-		}
-	}
-	return problems, complete, nil
-}
-
-// applyChange indexes one changed file of ref. What cannot be read as
-// memory goes to problem; only cache failures are returned.
-func (s *core) applyChange(ctx context.Context, tx *cache.Tx, ref string, private bool, ch gitstore.Change, reads <-chan readChange, problem func(string, gitstore.Hash, error) error) error {
-	if err := tx.ClearProblem(ref, ch.Path); err != nil {
-		return err
-	}
-	kind, id := notes.PathKind(ch.Path)
-	if !toRead(ch, kind) {
-		switch {
-		case ch.Deleted && kind == "entry":
-			return tx.DeleteEntry(id)
-		case ch.Deleted && kind == "op":
-			return tx.DeleteOp(id)
-		case ch.Deleted, kind == "purged": // purges are applied to the history by sync and purge
-			return nil
-		case kind == "":
-			return problem(ch.Path, ch.Hash, errors.New("not part of the memory format (want entries/xx/<id>.json, ops/xx/<id>.json or purged/xx/<id>.json)"))
-		default:
-			return problem(ch.Path, ch.Hash, fmt.Errorf("not a regular file (mode %o)", ch.Mode))
-		}
-	}
-	r, ok := <-reads
-	switch {
-	case !ok:
-		return fmt.Errorf("reading memory stopped: %w", context.Cause(ctx))
-	case r.err != nil:
-		return problem(ch.Path, ch.Hash, r.err)
-	case kind == "entry":
-		return tx.PutEntry(r.entry, ref, private, r.data)
-	default:
-		return tx.PutOp(r.op, r.data)
-	}
-}
-
-func (s *core) applyNotes(tx *cache.Tx, tip gitstore.Hash, changes []gitstore.Change, problem func(string, gitstore.Hash, error) error) error {
-	author, when, err := s.repo.CommitInfo(tip)
-	if err != nil {
-		return problem("(ref)", tip, err)
-	}
-	for _, ch := range changes {
-		if err := tx.ClearProblem(gitstore.NotesRef, ch.Path); err != nil {
-			return err
-		}
-		sha := strings.ReplaceAll(ch.Path, "/", "")
-		if len(sha) != 40 || strings.Trim(sha, "0123456789abcdef") != "" {
-			if err := problem(ch.Path, ch.Hash, errors.New("not a note (path is not a commit id)")); err != nil {
-				return err
-			}
-			continue
-		}
-		if ch.Deleted {
-			if err := tx.DeleteEntry(notes.NoteID(sha)); err != nil {
-				return err
-			}
-			continue
-		}
-		data, err := s.log.ReadBlob(ch.Hash, notes.MaxDocumentBytes)
-		if err == nil && !utf8.Valid(data) {
-			err = errors.New("note is not valid UTF-8")
-		}
-		if err != nil {
-			// The note was replaced by one that cannot be read (over the
-			// size limit, not UTF-8): the old text must not stay
-			// searchable as if it were still the note.
-			if err := tx.DeleteEntry(notes.NoteID(sha)); err != nil {
-				return err
-			}
-			if err := problem(ch.Path, ch.Hash, err); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := tx.PutNote(sha, strings.TrimSpace(string(data)), author, when.UnixNano()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Reindex deletes the cache and rebuilds it from the refs. The usage
 // store outlives it, and decay's verdicts are computed from it again at
 // once, so that what decay had archived stays archived; so does the
 // vector store, whose vectors the entries take back.
 func (s *Recall) Reindex(ctx context.Context) error {
-	if s.cache != nil {
-		s.cache.Close()
-		s.cache = nil
-	}
-	s.fresh = false
-	if err := cache.Remove(s.cachePath()); err != nil {
+	if err := s.conn.remove(); err != nil {
 		return err
 	}
 	if _, err := s.ready(ctx); err != nil {

@@ -163,7 +163,7 @@ func (s *Memory) repair(ctx context.Context, damage []Damage) ([]RefRepair, erro
 		out = append(out, r)
 	}
 	if len(out) > 0 { // index the mended refs afresh, and forget what the damage made unreadable
-		s.fresh = false
+		s.conn.refsMoved()
 		if err := s.rebuildMemory(ctx); err != nil {
 			s.warnf("repaired, but the cache could not be rebuilt (the next command retries): %v", err)
 		}

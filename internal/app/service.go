@@ -107,14 +107,12 @@ type core struct {
 	hist              *history.Code    // the commit index and co-change over repo and cache
 	capture           *capture.Buffers // the agent's exchanges as they happen, and its session
 	log               memlog.Store     // the repository as memory's log: refs, appends, diffs
-	cache             *cache.Cache
+	conn              cacheConn        // the cache, opened on first use (cacheconn.go)
 	now               func() time.Time
 	asOf              time.Time // Options.AsOf
 	warn              io.Writer
-	busy              time.Duration
 	progress          func(done, total int)
 	transfersOut      io.Writer // Options.Transfers
-	fresh             bool
 	session, agentID  string
 	followAgent       bool
 	defaultSession    string
@@ -128,7 +126,6 @@ type core struct {
 	noCodeChecks bool                  // Options.NoCodeChecks
 	longLived    bool                  // held by a Session
 	recent       map[string]*recentSet // recentVectors' answers, when longLived
-	cacheFile    os.FileInfo           // the cache file opened, to notice it replaced
 	projects     string                // Options.Projects
 	others       map[string]*Service   // other projects read, kept open until Close (projects.go)
 	memo         *queryMemo            // this Service's model as the others use it
@@ -149,7 +146,7 @@ func Open(dir string, opts Options) (*Service, error) {
 
 // newService is Open for a repository already opened.
 func newService(repo *gitstore.Repo, opts Options) *Service {
-	s := &core{repo: repo, log: repo, now: opts.Now, asOf: opts.AsOf, warn: opts.Warn, busy: opts.BusyTimeout, progress: opts.Progress, transfersOut: opts.Transfers, rawScores: opts.RawScores, noCodeChecks: opts.NoCodeChecks,
+	s := &core{repo: repo, log: repo, now: opts.Now, asOf: opts.AsOf, warn: opts.Warn, progress: opts.Progress, transfersOut: opts.Transfers, rawScores: opts.RawScores, noCodeChecks: opts.NoCodeChecks,
 		session: opts.Session, agentID: opts.Agent, followAgent: opts.FollowAgentSession, defaultSession: opts.DefaultSession, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder, loadEmb: opts.LoadEmbedder, projects: opts.Projects}
 	if s.embModel == "" {
 		s.embModel = embed.DefaultModel
@@ -160,6 +157,7 @@ func newService(repo *gitstore.Repo, opts Options) *Service {
 	if s.warn == nil {
 		s.warn = os.Stderr
 	}
+	s.conn = cacheConn{path: filepath.Join(repo.CommonDir(), "synaptic", "cache.db"), busy: opts.BusyTimeout, warnf: s.warnf}
 	s.capture = capture.New(capture.Options{GitDir: repo.GitDir(), WorkTree: repo.WorkTree(), On: s.captureOn, Now: s.now, Warn: s.warnf})
 	s.hist = history.New(history.Options{
 		Repo: repo,
@@ -183,10 +181,8 @@ func (s *Service) Close() error {
 	if c, ok := s.emb.(io.Closer); ok && s.ownEmb {
 		err = errors.Join(err, c.Close())
 	}
-	if s.cache != nil {
-		if cerr := s.cache.Close(); err == nil {
-			err = cerr
-		}
+	if cerr := s.conn.close(); err == nil {
+		err = cerr
 	}
 	return err
 }
@@ -207,160 +203,14 @@ func (s *core) inTx(ctx context.Context, f func(*cache.Tx) error) error {
 
 // cachePath is where the cache lives: inside the git common dir, so it is
 // never committed and is shared by every worktree.
-func (s *core) cachePath() string {
-	return filepath.Join(s.repo.CommonDir(), "synaptic", "cache.db")
-}
+func (s *core) cachePath() string { return s.conn.path }
 
 func (s *core) warnf(format string, args ...any) {
 	fmt.Fprintf(s.warn, "warning: "+format+"\n", args...)
 }
 
-// openCache opens the cache once per Service; a damaged or outdated cache
-// is replaced by an empty one that indexRefs then fills.
-func (s *core) openCache() (*cache.Cache, error) {
-	if s.cache != nil {
-		// a long-lived process's requests wait as long as each asks
-		if err := s.cache.SetBusyTimeout(s.busy); err != nil {
-			return nil, err
-		}
-		return s.cache, nil
-	}
-	c, rebuilt, err := cache.Open(s.cachePath(), s.busy)
-	if cache.IsBusy(err) {
-		return nil, fmt.Errorf("open cache %s: %w (another git-synaptic is writing it; try again)", s.cachePath(), err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open cache %s: %w (cache.db is derived from the refs: deleting it loses nothing, the next command rebuilds it)", s.cachePath(), err)
-	}
-	if rebuilt {
-		s.warnf("the cache at %s was unreadable or of another version; rebuilding it from the memory refs", s.cachePath())
-	}
-	if s.longLived {
-		c.HoldVectors(heldVectorBytes)
-		c.HoldLexicon()
-	}
-	s.cache = c
-	s.cacheFile, _ = os.Stat(s.cachePath())
-	return c, nil
-}
-
-// heldVectorBytes bounds the float vectors a long-lived process keeps in
-// memory for its searches' exact scoring (cache.HoldVectors): 32k vectors
-// of the default model, every one of a memory of 10k entries. At 10k
-// entries it took a hybrid search in a Session from 8.4 to 7.4 ms, at
-// 100k from 11.8 to 10.3 ms (medians of 90).
-const heldVectorBytes = 64 << 20
-
-// cacheReplaced reports whether the cache file open here was deleted or
-// replaced since (by reindex, or a user: deleting it loses nothing), so
-// that a long-lived process opens the new one instead of writing to the
-// old.
-func (s *core) cacheReplaced() bool {
-	fi, err := os.Stat(s.cachePath())
-	return err != nil || s.cacheFile == nil || !os.SameFile(fi, s.cacheFile)
-}
-
-// ready returns an up-to-date cache, rebuilding it once if it turns out
-// to be corrupt. Every command, reads included, goes through it, and it
-// may write memory refs:
-//
-//  1. mergeFetched merges memory that a plain `git fetch` brought into the
-//     remote-tracking refs into the local memory refs (merge commits; a
-//     teammate's purge cuts history here too), so that fetched memory is
-//     visible without a sync.
-//  2. indexRefs brings the cache up to the memory refs (cache only).
-//  3. Code.CatchUp indexes the commits made since the last command (cache only).
-func (s *core) ready(ctx context.Context) (*cache.Cache, error) {
-	c, err := s.openCache()
-	if err != nil {
-		return nil, err
-	}
-	if s.fresh {
-		return c, nil
-	}
-	s.removeStaleLocks()
-	refresh := func() error {
-		local, tracking, err := s.memoryRefs()
-		if err != nil {
-			return err
-		}
-		moved, err := s.mergeFetched(ctx, c, tracking)
-		if err != nil {
-			return err
-		}
-		if moved {
-			if local, _, err = s.memoryRefs(); err != nil {
-				return err
-			}
-		}
-		return s.indexRefs(ctx, c, local)
-	}
-	if err := refresh(); err != nil {
-		if !cache.IsCorrupt(err) {
-			return nil, err
-		}
-		if c, err = s.recreateCache(); err != nil {
-			return nil, err
-		}
-		if err := refresh(); err != nil {
-			return nil, err
-		}
-	}
-	// Commits made since the last command; history is derived data, so a
-	// failure here is told and the command goes on.
-	if err := s.hist.CatchUp(ctx); err != nil && ctx.Err() == nil {
-		fmt.Fprintf(s.warn, "warning: indexing new commits: %v\n", err)
-	}
-	s.fresh = true
-	return c, nil
-}
-
-// withCache runs f against a fresh cache; if the cache turns out corrupt
-// midway, it is rebuilt and f runs once more.
-func (s *core) withCache(ctx context.Context, f func(*cache.Cache) error) error {
-	c, err := s.ready(ctx)
-	if err != nil {
-		return err
-	}
-	err = f(c)
-	if !cache.IsCorrupt(err) {
-		return err
-	}
-	if _, err := s.recreateCache(); err != nil {
-		return err
-	}
-	if c, err = s.ready(ctx); err != nil {
-		return err
-	}
-	return f(c)
-}
-
-func (s *core) recreateCache() (*cache.Cache, error) {
-	s.warnf("the cache at %s is corrupt; rebuilding it from the memory refs", s.cachePath())
-	if s.cache != nil {
-		s.cache.Close()
-		s.cache = nil
-	}
-	s.fresh = false
-	if err := cache.Remove(s.cachePath()); err != nil {
-		return nil, err
-	}
-	return s.openCache()
-}
-
-// stale makes the next read refresh the cache from the refs, here and in
-// the other projects this Service read; a Session calls it before each
-// request, since other processes and git fetch move the refs meanwhile.
-func (s *core) stale() {
-	s.fresh = false
-	if s.cache != nil && s.cacheReplaced() {
-		s.cache.Close()
-		s.cache, s.recent = nil, nil
-	}
-	for _, o := range s.others {
-		o.stale()
-	}
-}
+// openCache returns the cache, opened on first use.
+func (s *core) openCache() (*cache.Cache, error) { return s.conn.open() }
 
 // identity is the git identity new memory would be written under ("" when
 // none is configured).

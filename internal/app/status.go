@@ -134,7 +134,10 @@ func (s *Service) Status(ctx context.Context) (Status, error) {
 			return st, err
 		}
 	}
-	c := s.cache
+	c, err := s.openCache()
+	if err != nil {
+		return st, err
+	}
 	tips, err := c.Tips(ctx)
 	if err != nil {
 		return st, err

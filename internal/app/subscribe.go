@@ -156,7 +156,7 @@ func (s *Sharing) Subscribe(ctx context.Context, name, url string) (Subscription
 	if s.readFetched(&sub); sub.Tip == "" {
 		s.warnf("%s has no memory yet (no refs/synaptic/*); sync fetches it once it has", url)
 	}
-	s.fresh = false
+	s.conn.refsMoved()
 	return sub, nil
 }
 
@@ -288,7 +288,7 @@ func (s *Sharing) Unsubscribe(ctx context.Context, name string) (Subscription, e
 	if err := s.repo.ConfigRemoveSection(ctx, subSection+"."+name); err != nil {
 		return sub, err
 	}
-	s.fresh = false
+	s.conn.refsMoved()
 	return sub, s.dropSubscriptionRefs(ctx, name)
 }
 
@@ -325,7 +325,7 @@ func (s *Sharing) SyncSubscriptions(ctx context.Context) ([]SubscriptionSync, er
 			r.Error = err.Error()
 		} else if after, _ := s.log.Tip(subMemoryRef(sub.Name)); after != before {
 			r.Moved = true
-			s.fresh = false
+			s.conn.refsMoved()
 		}
 		out = append(out, r)
 	}
@@ -416,5 +416,5 @@ func (s *core) followSaved(ctx context.Context, name string, base, commit gitsto
 		s.indexWritten(ctx, mirror, base, commit, func(tx *cache.Tx) error { return tx.PutEntry(e, mirror, false, doc) })
 		return
 	}
-	s.fresh = false
+	s.conn.refsMoved()
 }

@@ -151,7 +151,7 @@ func (s *Sharing) Sync(ctx context.Context, remote string) (SyncReport, error) {
 		}
 		break
 	}
-	s.fresh = false
+	s.conn.refsMoved()
 	n, err := s.count(ctx)
 	if err != nil {
 		return rep, err
@@ -269,8 +269,8 @@ func (s *core) recordPushed(ctx context.Context, remote string, push []string, r
 			continue
 		}
 		tr := trackingRef(remote, local)
-		if err := s.repo.SetRef(ctx, tr, h); err == nil && s.cache != nil {
-			s.cache.SetMeta(ctx, mergedKey+tr, h.String())
+		if err := s.repo.SetRef(ctx, tr, h); err == nil && s.conn.opened() != nil {
+			s.conn.opened().SetMeta(ctx, mergedKey+tr, h.String())
 		}
 		if rewrote {
 			if err := s.expireReflogs(ctx, local); err != nil {

@@ -2,13 +2,13 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/gitstore"
+	"github.com/git-synaptic/git-synaptic/internal/memlog"
 	"github.com/git-synaptic/git-synaptic/internal/secrets"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
@@ -320,41 +320,19 @@ func (s *Memory) writeBatch(ctx context.Context, ref string, b *importBatch, aut
 // back to a full refresh. The ref already holds the data, so a cache
 // failure only warns.
 func (s *core) indexWritten(ctx context.Context, ref string, parent, commit gitstore.Hash, put func(*cache.Tx) error) {
-	err := s.inTx(ctx, func(tx *cache.Tx) error {
-		tips, err := tx.Tips()
-		if err != nil {
-			return err
-		}
-		if tips[ref] != hashOrEmpty(parent) {
-			return errCacheMoved
-		}
-		if err := put(tx); err != nil {
-			return err
-		}
-		return tx.SetTip(ref, commit.String())
-	})
+	err := s.inTx(ctx, func(tx *cache.Tx) error { return memlog.Appended(tx, ref, parent, commit, put) })
 	if err == nil {
-		s.fresh = false
+		s.conn.refsMoved()
 		return
 	}
 	s.afterWrite(ctx)
-}
-
-// errCacheMoved: the cache is not at the parent of what was written.
-var errCacheMoved = errors.New("the cache moved meanwhile")
-
-func hashOrEmpty(h gitstore.Hash) string {
-	if h.IsZero() {
-		return ""
-	}
-	return h.String()
 }
 
 // afterWrite indexes what was just written by refreshing from the refs;
 // the ref already holds it, so a cache failure only warns (the next
 // command retries).
 func (s *core) afterWrite(ctx context.Context) {
-	s.fresh = false
+	s.conn.refsMoved()
 	if _, err := s.ready(ctx); err != nil {
 		s.warnf("saved, but the cache could not be updated (it will catch up on the next command): %v", err)
 	}

@@ -15,7 +15,7 @@
 //	                         parts the front ends call, built on the
 //	                         components below
 //	2  its components        internal/memlog (memory's log as refs of
-//	                         commits), internal/history (the commit index,
+//	                         commits, and its index in the cache), internal/history (the commit index,
 //	                         co-change and the git hooks), internal/capture
 //	                         (agent exchanges as they happen)
 //	1  storage and engines   gitstore, cache, rank, embed, hooks, registry,

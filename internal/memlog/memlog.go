@@ -4,7 +4,9 @@
 // application's memory log needs; gitstore.Repo is the real one, Memory
 // an in-memory one, and memlogtest the behaviour both show (run against
 // each by this package's tests), as go-git's storage/test and git-bug's
-// RepoTest pin theirs.
+// RepoTest pin theirs. Index brings the cache up to the log: the
+// entries, operations and commit notes of each ref, read by what changed
+// since the tips the cache indexed.
 package memlog
 
 import (
@@ -38,4 +40,7 @@ type Store interface {
 	CompareAndSwap(ctx context.Context, ref string, newHash, old gitstore.Hash) error
 }
 
-var _ Store = (*gitstore.Repo)(nil)
+var (
+	_ Store  = (*gitstore.Repo)(nil)
+	_ Source = (*Memory)(nil)
+)

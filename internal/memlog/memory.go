@@ -8,23 +8,25 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/git-synaptic/git-synaptic/gitstore"
 )
 
-// Memory is a Store held in memory, for tests that need memory's log
+// Memory is a Store (and a Source) held in memory, for tests that need memory's log
 // without git. Blobs are named as git names them; commits by a hash of
 // their parent, tree and message. It is safe for concurrent use.
 type Memory struct {
 	mu      sync.Mutex
 	refs    map[string]gitstore.Hash
 	commits map[gitstore.Hash]map[string]gitstore.Hash // commit → path → blob
+	authors map[gitstore.Hash]gitstore.Signature
 	blobs   map[gitstore.Hash][]byte
 }
 
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory {
-	return &Memory{refs: map[string]gitstore.Hash{}, commits: map[gitstore.Hash]map[string]gitstore.Hash{}, blobs: map[gitstore.Hash][]byte{}}
+	return &Memory{refs: map[string]gitstore.Hash{}, commits: map[gitstore.Hash]map[string]gitstore.Hash{}, authors: map[gitstore.Hash]gitstore.Signature{}, blobs: map[gitstore.Hash][]byte{}}
 }
 
 // regularFile is the mode of every file Memory holds (git's 100644).
@@ -76,6 +78,7 @@ func (m *Memory) Append(ctx context.Context, ref string, files []gitstore.File, 
 	}
 	commit = gitstore.Hash(h.Sum(nil))
 	m.commits[commit] = tree
+	m.authors[commit] = sig
 	m.refs[ref] = commit
 	return commit, parent, nil
 }
@@ -147,4 +150,35 @@ func (m *Memory) CompareAndSwap(ctx context.Context, ref string, newHash, old gi
 	}
 	m.refs[ref] = newHash
 	return nil
+}
+
+// HasObject implements Source.
+func (m *Memory) HasObject(h gitstore.Hash) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, commit := m.commits[h]
+	_, blob := m.blobs[h]
+	return commit || blob
+}
+
+// CommitTree implements Source. Memory names no trees: a commit's tree is
+// named as the commit is.
+func (m *Memory) CommitTree(c gitstore.Hash) (gitstore.Hash, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.commits[c]; !ok {
+		return gitstore.ZeroHash, fmt.Errorf("memlog: no commit %s", c)
+	}
+	return c, nil
+}
+
+// CommitInfo implements Source.
+func (m *Memory) CommitInfo(c gitstore.Hash) (string, time.Time, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sig, ok := m.authors[c]
+	if !ok {
+		return "", time.Time{}, fmt.Errorf("memlog: no commit %s", c)
+	}
+	return fmt.Sprintf("%s <%s>", sig.Name, sig.Email), sig.When, nil
 }

@@ -1,4 +1,4 @@
-package app
+package memlog
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/gitstore"
-	"github.com/git-synaptic/git-synaptic/internal/memlog"
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
@@ -17,7 +16,7 @@ import (
 // its goroutine at once.
 func TestReadAheadYieldsInOrderAndStops(t *testing.T) {
 	ctx := context.Background()
-	log := memlog.NewMemory()
+	log := NewMemory()
 	at := time.Now().UTC()
 	var files []gitstore.File
 	for i := range 600 {
@@ -30,7 +29,7 @@ func TestReadAheadYieldsInOrderAndStops(t *testing.T) {
 	}
 	bad := notes.EntryPath(notes.NewID())
 	files = append(files, gitstore.File{Path: bad, Data: []byte("not json")}, gitstore.File{Path: "README", Data: []byte("not memory")})
-	tip, _, err := log.Append(ctx, SharedRef, files, gitstore.Signature{Name: "Ann", Email: "ann@x", When: at}, "memory")
+	tip, _, err := log.Append(ctx, "refs/synaptic/memory", files, gitstore.Signature{Name: "Ann", Email: "ann@x", When: at}, "memory")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,9 +37,9 @@ func TestReadAheadYieldsInOrderAndStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &core{log: log}
+	ix := &Index{Log: log}
 
-	reads, stop := s.readAhead(ctx, changes)
+	reads, stop := ix.readAhead(ctx, changes)
 	var got []readChange
 	for r := range reads {
 		got = append(got, r)
@@ -65,7 +64,7 @@ func TestReadAheadYieldsInOrderAndStops(t *testing.T) {
 		}
 	}
 
-	reads, stop = s.readAhead(ctx, changes)
+	reads, stop = ix.readAhead(ctx, changes)
 	<-reads
 	done := make(chan struct{})
 	go func() { stop(); close(done) }()

@@ -1,4 +1,4 @@
-package app
+package memlog
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func toRead(ch gitstore.Change, kind string) bool {
 // a rebuild that did them between the writes. The goroutine alone reads
 // the repository meanwhile. The channel closes after the last change, or
 // early once ctx ends; stop ends the goroutine and waits for it.
-func (s *core) readAhead(ctx context.Context, changes []gitstore.Change) (reads <-chan readChange, stop func()) {
+func (ix *Index) readAhead(ctx context.Context, changes []gitstore.Change) (reads <-chan readChange, stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	out := make(chan readChange, 256)
 	var wg sync.WaitGroup
@@ -44,7 +44,7 @@ func (s *core) readAhead(ctx context.Context, changes []gitstore.Change) (reads 
 				continue
 			}
 			select {
-			case out <- s.readMemoryFile(ch, kind, id):
+			case out <- ix.readMemoryFile(ch, kind, id):
 			case <-ctx.Done():
 				return
 			}
@@ -55,8 +55,8 @@ func (s *core) readAhead(ctx context.Context, changes []gitstore.Change) (reads 
 
 // readMemoryFile reads and decodes the entry or operation id (of kind)
 // at ch.
-func (s *core) readMemoryFile(ch gitstore.Change, kind, id string) readChange {
-	data, err := s.log.ReadBlob(ch.Hash, notes.MaxDocumentBytes)
+func (ix *Index) readMemoryFile(ch gitstore.Change, kind, id string) readChange {
+	data, err := ix.Log.ReadBlob(ch.Hash, notes.MaxDocumentBytes)
 	if err != nil {
 		return readChange{err: err}
 	}
