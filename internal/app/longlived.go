@@ -100,14 +100,11 @@ func (s *Session) Close() error {
 // directives by meaning) is the same either way. A model the Service
 // loaded itself stays, as in the MCP server.
 func (s *core) forgetLentModel() {
-	if s.loadEmb == nil || s.ownEmb {
+	if s.model.lend == nil || !s.model.forgetLent() {
 		return
 	}
-	s.emb, s.embErr, s.memo = nil, nil, nil
 	for _, o := range s.others {
-		if !o.ownEmb { // this one's, shared
-			o.emb, o.embErr = nil, nil
-		}
+		o.model.forgetLent() // this one's, shared
 	}
 }
 
@@ -118,13 +115,13 @@ func (o Options) Per() Per {
 
 // setPer makes per the Service's per-request values.
 func (s *core) setPer(per Per) {
-	s.warn, s.progress, s.asOf, s.session, s.agentID = per.Warn, per.Progress, per.AsOf, per.Session, per.Agent
-	s.conn.busy = per.BusyTimeout // (applied as the cache is next asked for: openCache)
-	if s.warn == nil {
-		s.warn = os.Stderr
+	if per.Warn == nil {
+		per.Warn = os.Stderr
 	}
-	for _, o := range s.others { // opened with this one's settings (projects.go)
-		o.asOf = per.AsOf
+	s.per = per
+	s.conn.busy = per.BusyTimeout // (applied as the cache is next asked for: openCache)
+	for _, o := range s.others {  // opened with this one's settings (projects.go)
+		o.per.AsOf = per.AsOf
 	}
 }
 

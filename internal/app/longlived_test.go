@@ -99,14 +99,14 @@ func TestSessionRequestsAreAlikeAndAlone(t *testing.T) {
 	var w1 bytes.Buffer
 	asOf := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
 	sess.DoAs(ctx, Per{Warn: &w1, AsOf: asOf, Session: "req-1"}, func(s *Service) error {
-		if s.asOf != asOf || s.sessionID() != "req-1" || s.warn != &w1 {
-			t.Errorf("request values not applied: %v %q", s.asOf, s.sessionID())
+		if s.per.AsOf != asOf || s.sessionID() != "req-1" || s.per.Warn != &w1 {
+			t.Errorf("request values not applied: %v %q", s.per.AsOf, s.sessionID())
 		}
 		return nil
 	})
 	sess.Do(ctx, func(s *Service) error {
-		if !s.asOf.IsZero() || s.session != "" || s.warn != io.Discard {
-			t.Errorf("request values outlived their request: %v %q", s.asOf, s.session)
+		if !s.per.AsOf.IsZero() || s.per.Session != "" || s.per.Warn != io.Discard {
+			t.Errorf("request values outlived their request: %v %q", s.per.AsOf, s.per.Session)
 		}
 		return nil
 	})

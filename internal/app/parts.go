@@ -68,7 +68,7 @@ func (s *Service) Session() string { return s.sessionID() }
 
 // AgentID is the agent id saves get when they name none (Options.Agent;
 // "" when unset).
-func (s *Service) AgentID() string { return s.agentID }
+func (s *Service) AgentID() string { return s.per.Agent }
 
 // Root is the repository's working tree, or its git dir when bare.
 func (s *Service) Root() string {

@@ -204,8 +204,8 @@ func TestSaveReportsTheJoinedPattern(t *testing.T) {
 	}
 	defer bare.Close()
 	st, err := bare.Status(ctx)
-	if err != nil || st.ActivePatterns == nil || *st.ActivePatterns != 1 || bare.emb != nil {
-		t.Fatalf("status: %v patterns, %v (embedder %v)", st.ActivePatterns, err, bare.emb)
+	if err != nil || st.ActivePatterns == nil || *st.ActivePatterns != 1 || bare.model.loaded() != nil {
+		t.Fatalf("status: %v patterns, %v (embedder %v)", st.ActivePatterns, err, bare.model.loaded())
 	}
 }
 

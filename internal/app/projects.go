@@ -280,21 +280,13 @@ func labelHits(hits []Hit, name, path string, here bool) []ProjectHit {
 // reported by the caller.
 func (s *core) other(p registry.Project) (*core, ProjectInfo) {
 	info := ProjectInfo{Name: filepath.Base(p.Path), Path: p.Path, Added: p.Added}
-	var emb Embedder
-	if s.emb != nil {
-		if s.memo == nil {
-			s.memo = &queryMemo{Embedder: s.emb}
-		}
-		emb = s.memo
-	}
+	emb := s.model.shared()
 	if o := s.others[p.Path]; o != nil {
 		if _, err := os.Stat(p.Path); errors.Is(err, fs.ErrNotExist) {
 			info.Problem = "moved or deleted"
 			return nil, info
 		}
-		if o.emb == nil && emb != nil { // opened by a search without the model
-			o.emb, o.embErr = emb, nil
-		}
+		o.model.adopt(emb) // opened by a search without the model
 		info.Name = projectName(o.repo)
 		return o.core, info
 	}
@@ -304,8 +296,8 @@ func (s *core) other(p registry.Project) (*core, ProjectInfo) {
 		return nil, info
 	}
 	info.Name = projectName(repo)
-	o := newService(repo, Options{Now: s.now, AsOf: s.asOf, Warn: io.Discard, BusyTimeout: s.conn.busy, RawScores: s.rawScores,
-		Model: s.embModel, EmbedBackend: s.backend, Embedder: emb})
+	o := newService(repo, Options{Now: s.now, AsOf: s.per.AsOf, Warn: io.Discard, BusyTimeout: s.conn.busy, RawScores: s.rawScores,
+		Model: s.model.name, EmbedBackend: s.model.backend, Embedder: emb})
 	o.longLived, o.conn.hold = s.longLived, s.longLived // kept open as long as this one
 	if s.others == nil {
 		s.others = map[string]*Service{}

@@ -157,7 +157,7 @@ func (s *core) ready(ctx context.Context) (*cache.Cache, error) {
 	// Commits made since the last command; history is derived data, so a
 	// failure here is told and the command goes on.
 	if err := s.hist.CatchUp(ctx); err != nil && ctx.Err() == nil {
-		fmt.Fprintf(s.warn, "warning: indexing new commits: %v\n", err)
+		fmt.Fprintf(s.per.Warn, "warning: indexing new commits: %v\n", err)
 	}
 	s.conn.fresh = true
 	return c, nil
@@ -202,7 +202,7 @@ func (s *core) index() *memlog.Index {
 	return &memlog.Index{
 		Log:       s.repo,
 		Warnf:     s.warnf,
-		Progress:  s.progress,
+		Progress:  s.per.Progress,
 		Droppable: func(ref string) bool { return SubscriptionOf(ref) != "" },
 		Private:   func(ref string) bool { return strings.HasPrefix(ref, privatePrefix) },
 	}

@@ -227,7 +227,7 @@ func (s *Agent) PendingRules(ctx context.Context) ([]PendingRule, error) {
 // corrections that have one.
 // Loading the model costs a session start about 300 ms.
 func (s *core) pendingRules(ctx context.Context, src vectorSource) ([]PendingRule, error) {
-	if s.emb != nil {
+	if s.model.loaded() != nil {
 		src = modelVectors // loaded already
 	}
 	key := s.derivedKey(ctx, src)

@@ -42,24 +42,7 @@ type Embedder interface {
 }
 
 // embedder loads the model once per Service (the MCP server keeps it).
-func (s *core) embedder() (Embedder, error) {
-	if s.emb != nil || s.embErr != nil {
-		return s.emb, s.embErr
-	}
-	if s.loadEmb != nil {
-		s.emb, s.embErr = s.loadEmb(s.embModel, s.backend)
-		return s.emb, s.embErr
-	}
-	m, err := embed.Find(s.embModel)
-	if err == nil {
-		var loaded *embed.Model
-		if loaded, err = embed.Load(m, embed.Options{Backend: s.backend}); err == nil {
-			s.emb, s.ownEmb = loaded, true
-		}
-	}
-	s.embErr = err
-	return s.emb, err
-}
+func (s *core) embedder() (Embedder, error) { return s.model.get() }
 
 // ModelStatus describes the embedding model a search would use.
 type ModelStatus struct {
@@ -74,7 +57,7 @@ type ModelStatus struct {
 
 // VectorStatus loads the model and counts the entries with vectors.
 func (s *Recall) VectorStatus(ctx context.Context) (ModelStatus, error) {
-	st := ModelStatus{Name: s.embModel}
+	st := ModelStatus{Name: s.model.name}
 	m, err := s.embedder()
 	if err != nil {
 		st.Error = err.Error()
@@ -159,7 +142,7 @@ func (s *core) embedPending(ctx context.Context, c *cache.Cache, m Embedder, bud
 func (s *Recall) Embed(ctx context.Context, progress func(done, total int)) (ModelStatus, error) {
 	m, err := s.embedder()
 	if err != nil {
-		return ModelStatus{Name: s.embModel}, err
+		return ModelStatus{Name: s.model.name}, err
 	}
 	err = s.withCache(ctx, func(c *cache.Cache) error {
 		_, err := s.embedPending(ctx, c, m, -1, progress)
@@ -434,8 +417,8 @@ func (q *queryVector) wait() ([]float32, error) {
 // queryAnchor is the time relative times in a query are read against:
 // Options.AsOf, else now.
 func (s *core) queryAnchor() time.Time {
-	if !s.asOf.IsZero() {
-		return s.asOf
+	if !s.per.AsOf.IsZero() {
+		return s.per.AsOf
 	}
 	return s.now()
 }

@@ -103,36 +103,27 @@ type Service struct {
 // core is what every part shares: the repository, the cache, the clock,
 // the embedder and the configuration.
 type core struct {
-	repo              *gitstore.Repo
-	hist              *history.Code    // the commit index and co-change over repo and cache
-	capture           *capture.Buffers // the agent's exchanges as they happen, and its session
-	log               memlog.Store     // the repository as memory's log: refs, appends, diffs
-	conn              cacheConn        // the cache, opened on first use (cacheconn.go)
-	now               func() time.Time
-	asOf              time.Time // Options.AsOf
-	warn              io.Writer
-	progress          func(done, total int)
-	transfersOut      io.Writer // Options.Transfers
-	session, agentID  string
-	followAgent       bool
-	defaultSession    string
-	embModel, backend string
-	// embedding model, given or loaded on first use (semantic.go)
-	emb          Embedder
-	ownEmb       bool // loaded here, so closed here
-	embErr       error
-	loadEmb      func(model, backend string) (Embedder, error) // Options.LoadEmbedder
-	rawScores    bool
-	noCodeChecks bool                  // Options.NoCodeChecks
-	longLived    bool                  // held by a Session
-	recent       map[string]*recentSet // recentVectors' answers, when longLived
-	projects     string                // Options.Projects
-	others       map[string]*Service   // other projects read, kept open until Close (projects.go)
-	memo         *queryMemo            // this Service's model as the others use it
-	lines        lineMemo              // memory's standing against HEAD (code.go)
-	rulesMemo    rulesMemo             // pendingRules' answer, when longLived
-	profileMemo  profileMemo           // the cache's part of profile, when longLived
-	crossMemo    crossMemo             // crossRows' answer, when longLived
+	repo           *gitstore.Repo
+	hist           *history.Code    // the commit index and co-change over repo and cache
+	capture        *capture.Buffers // the agent's exchanges as they happen, and its session
+	log            memlog.Store     // the repository as memory's log: refs, appends, diffs
+	conn           cacheConn        // the cache, opened on first use (cacheconn.go)
+	now            func() time.Time
+	per            Per       // this request's values (warnings, progress, --as-of, session, agent)
+	transfersOut   io.Writer // Options.Transfers
+	followAgent    bool
+	defaultSession string
+	model          modelSlot // the embedding model, had on first use (modelslot.go)
+	rawScores      bool
+	noCodeChecks   bool                  // Options.NoCodeChecks
+	longLived      bool                  // held by a Session
+	recent         map[string]*recentSet // recentVectors' answers, when longLived
+	projects       string                // Options.Projects
+	others         map[string]*Service   // other projects read, kept open until Close (projects.go)
+	lines          lineMemo              // memory's standing against HEAD (code.go)
+	rulesMemo      rulesMemo             // pendingRules' answer, when longLived
+	profileMemo    profileMemo           // the cache's part of profile, when longLived
+	crossMemo      crossMemo             // crossRows' answer, when longLived
 }
 
 // Open opens the repository containing dir. The cache is opened lazily.
@@ -146,16 +137,17 @@ func Open(dir string, opts Options) (*Service, error) {
 
 // newService is Open for a repository already opened.
 func newService(repo *gitstore.Repo, opts Options) *Service {
-	s := &core{repo: repo, log: repo, now: opts.Now, asOf: opts.AsOf, warn: opts.Warn, progress: opts.Progress, transfersOut: opts.Transfers, rawScores: opts.RawScores, noCodeChecks: opts.NoCodeChecks,
-		session: opts.Session, agentID: opts.Agent, followAgent: opts.FollowAgentSession, defaultSession: opts.DefaultSession, embModel: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder, loadEmb: opts.LoadEmbedder, projects: opts.Projects}
-	if s.embModel == "" {
-		s.embModel = embed.DefaultModel
+	s := &core{repo: repo, log: repo, now: opts.Now, per: opts.Per(), transfersOut: opts.Transfers, rawScores: opts.RawScores, noCodeChecks: opts.NoCodeChecks,
+		followAgent: opts.FollowAgentSession, defaultSession: opts.DefaultSession, projects: opts.Projects,
+		model: modelSlot{name: opts.Model, backend: opts.EmbedBackend, emb: opts.Embedder, lend: opts.LoadEmbedder}}
+	if s.model.name == "" {
+		s.model.name = embed.DefaultModel
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if s.warn == nil {
-		s.warn = os.Stderr
+	if s.per.Warn == nil {
+		s.per.Warn = os.Stderr
 	}
 	s.conn = cacheConn{path: filepath.Join(repo.CommonDir(), "synaptic", "cache.db"), busy: opts.BusyTimeout, warnf: s.warnf}
 	s.capture = capture.New(capture.Options{GitDir: repo.GitDir(), WorkTree: repo.WorkTree(), On: s.captureOn, Now: s.now, Warn: s.warnf})
@@ -178,9 +170,7 @@ func newService(repo *gitstore.Repo, opts Options) *Service {
 func (s *Service) Close() error {
 	err := s.closeOthers()
 	err = errors.Join(err, s.repo.Close())
-	if c, ok := s.emb.(io.Closer); ok && s.ownEmb {
-		err = errors.Join(err, c.Close())
-	}
+	err = errors.Join(err, s.model.close())
 	if cerr := s.conn.close(); err == nil {
 		err = cerr
 	}
@@ -206,7 +196,7 @@ func (s *core) inTx(ctx context.Context, f func(*cache.Tx) error) error {
 func (s *core) cachePath() string { return s.conn.path }
 
 func (s *core) warnf(format string, args ...any) {
-	fmt.Fprintf(s.warn, "warning: "+format+"\n", args...)
+	fmt.Fprintf(s.per.Warn, "warning: "+format+"\n", args...)
 }
 
 // openCache returns the cache, opened on first use.

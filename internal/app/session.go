@@ -5,8 +5,8 @@ package app
 // agent (Options.FollowAgentSession), the session the agent's hooks
 // recorded for this worktree, else Options.DefaultSession.
 func (s *core) sessionID() string {
-	if s.session != "" {
-		return s.session
+	if s.per.Session != "" {
+		return s.per.Session
 	}
 	if s.followAgent {
 		if id := s.capture.Session(); id != "" {

@@ -121,7 +121,7 @@ func (v vectorSource) String() string {
 // vectorsAtHand runs f with the cache reading vectors from src (see
 // vectorSource); f does not run when there are none.
 func (s *core) vectorsAtHand(ctx context.Context, src vectorSource, f func(c *cache.Cache) error) error {
-	if src == modelVectors || s.emb != nil {
+	if src == modelVectors || s.model.loaded() != nil {
 		return s.withVectors(ctx, func(c *cache.Cache, _ Embedder) error { return f(c) })
 	}
 	return s.withCache(ctx, func(c *cache.Cache) error {

@@ -232,10 +232,10 @@ func syncState(ahead, behind int) string {
 
 // searchDescription says how search will rank without loading the model.
 func (s *core) searchDescription() string {
-	if s.emb != nil {
-		return fmt.Sprintf("hybrid (BM25 + %s vectors, %s)", s.emb.ModelID(), s.emb.Backend())
+	if m := s.model.loaded(); m != nil {
+		return fmt.Sprintf("hybrid (BM25 + %s vectors, %s)", m.ModelID(), m.Backend())
 	}
-	m, err := embed.Find(s.embModel)
+	m, err := embed.Find(s.model.name)
 	if err != nil {
 		return "lexical (BM25 only): " + err.Error()
 	}

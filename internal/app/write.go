@@ -159,7 +159,7 @@ func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, b
 	e := notes.Entry{
 		V: notes.FormatVersion, ID: notes.NewID(), Type: req.Type, Content: req.Content, Tags: tags,
 		Project: project, Branch: branch, SessionID: firstNonEmpty(req.SessionID, s.sessionID()),
-		AgentID: firstNonEmpty(req.AgentID, s.agentID), Author: author,
+		AgentID: firstNonEmpty(req.AgentID, s.per.Agent), Author: author,
 		Created: created.UTC(), Tier: req.Tier, Pinned: req.Pinned,
 	}
 	for _, r := range req.Related {
