@@ -107,15 +107,15 @@ func TestPatternsConsolidationAndRules(t *testing.T) {
 	}
 
 	// near-duplicates: by words without the model, by meaning with it
-	dups, err := s.Recall().NearDuplicates(ctx, "TestSync times out on CI under load", false)
+	dups, err := s.Recall().NearDuplicates(ctx, "TestSync times out on CI under load", ByWords)
 	if err != nil || len(dups) == 0 || dups[0].How != "lexical" {
 		t.Fatalf("lexical near-duplicates: %+v %v", dups, err)
 	}
-	dups, err = s.Recall().NearDuplicates(ctx, "TestSync times out on the CI under load", true)
+	dups, err = s.Recall().NearDuplicates(ctx, "TestSync times out on the CI under load", ByMeaning)
 	if err != nil || len(dups) == 0 || dups[0].How != "vector" || dups[0].Similarity < duplicateCosine {
 		t.Fatalf("vector near-duplicates: %+v %v", dups, err)
 	}
-	if dups, _ := s.Recall().NearDuplicates(ctx, "lunch is at noon on fridays", true); len(dups) != 0 {
+	if dups, _ := s.Recall().NearDuplicates(ctx, "lunch is at noon on fridays", ByMeaning); len(dups) != 0 {
 		t.Fatalf("unrelated text has near-duplicates: %+v", dups)
 	}
 }
@@ -168,7 +168,7 @@ func TestSaveReportsTheJoinedPattern(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	third, err := s.Memory().SaveLinked(ctx, SaveRequest{Content: "TestSync times out on CI under heavy load", Type: notes.TypeIssue}, true)
+	third, err := s.Memory().SaveLinked(ctx, SaveRequest{Content: "TestSync times out on CI under heavy load", Type: notes.TypeIssue}, ByMeaning)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestSaveReportsTheJoinedPattern(t *testing.T) {
 	if len(tiers) != 1 || tiers[0] != "tier 3 entries" {
 		t.Errorf("the pattern's tiers were written as %q", tiers)
 	}
-	other, err := s.Memory().SaveLinked(ctx, SaveRequest{Content: "the billing page shows the wrong currency", Type: notes.TypeIssue}, true)
+	other, err := s.Memory().SaveLinked(ctx, SaveRequest{Content: "the billing page shows the wrong currency", Type: notes.TypeIssue}, ByMeaning)
 	if err != nil || other.Pattern != nil {
 		t.Fatalf("an unrelated issue joined a pattern: %+v %v", other.Pattern, err)
 	}
@@ -228,7 +228,7 @@ func TestSaveByMeaningEmbedsTheEntryOnce(t *testing.T) {
 	var embedded []string
 	s := openTest(t, Options{Embedder: countingEmbedder{texts: &embedded}})
 	const content = "the resize hook fires twice when a client detaches during copy mode"
-	saved, err := s.Memory().SaveLinked(ctx, SaveRequest{Content: content, Type: notes.TypeInsight}, true)
+	saved, err := s.Memory().SaveLinked(ctx, SaveRequest{Content: content, Type: notes.TypeInsight}, ByMeaning)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -141,20 +141,29 @@ type Similar struct {
 	How string `json:"how"`
 }
 
-// NearDuplicates finds entries that say what content says. With semantic
-// set it embeds content (worth it where the model is loaded anyway, as in
-// the MCP server) and reports cosine ≥ 0.90; otherwise, and without a
-// model, it compares words (Jaccard ≥ 0.8 with entries holding its four
-// longest words), which costs one cheap full-text query.
-func (s *Recall) NearDuplicates(ctx context.Context, content string, semantic bool) ([]Similar, error) {
-	out, _, err := s.nearDuplicates(ctx, content, semantic)
+// Likeness is how near-duplicates are looked for.
+type Likeness int
+
+const (
+	// ByWords compares words (Jaccard ≥ 0.8 with the entries holding the
+	// content's four longest words): one cheap full-text query, no model.
+	ByWords Likeness = iota
+	// ByMeaning embeds the content and takes cosine ≥ 0.90, falling back
+	// to words without a model: worth it where the model is loaded anyway
+	// (the MCP server), not in a command that would load it for this.
+	ByMeaning
+)
+
+// NearDuplicates finds entries that say what content says, by.
+func (s *Recall) NearDuplicates(ctx context.Context, content string, by Likeness) ([]Similar, error) {
+	out, _, err := s.nearDuplicates(ctx, content, by)
 	return out, err
 }
 
 // nearDuplicates is NearDuplicates that also returns content's vector
 // when it embedded content (nil otherwise).
-func (s *Recall) nearDuplicates(ctx context.Context, content string, semantic bool) (out []Similar, vec []float32, err error) {
-	if semantic {
+func (s *Recall) nearDuplicates(ctx context.Context, content string, by Likeness) (out []Similar, vec []float32, err error) {
+	if by == ByMeaning {
 		err := s.withVectors(ctx, func(c *cache.Cache, m Embedder) error {
 			v, err := m.Embed(ctx, []string{content})
 			if err != nil {

@@ -48,11 +48,12 @@ type Saved struct {
 	Pattern    *Group
 }
 
-// SaveLinked looks for near-duplicates of req's content (by meaning when
-// semantic, where the model is loaded anyway; else by words), then saves
-// req linked to them. A failed lookup saves without links.
-func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, semantic bool) (Saved, error) {
-	dups, vec, _ := s.recall().nearDuplicates(ctx, req.Content, semantic)
+// SaveLinked looks for near-duplicates of req's content (by), then saves
+// req linked to them. A failed lookup saves without links. An issue saved
+// with the model at hand (ByMeaning) is also matched against the
+// recurring patterns.
+func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, by Likeness) (Saved, error) {
+	dups, vec, _ := s.recall().nearDuplicates(ctx, req.Content, by)
 	for _, d := range dups {
 		req.Duplicates = append(req.Duplicates, d.ID)
 	}
@@ -64,7 +65,7 @@ func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, semantic bool)
 		s.keepVector(ctx, e.Content, vec)
 	}
 	saved := Saved{Entry: e, Duplicates: dups}
-	if semantic && e.Type == notes.TypeIssue {
+	if by == ByMeaning && e.Type == notes.TypeIssue {
 		groups, _ := s.Patterns(ctx) // needs the model; without it, no pattern
 		for i, g := range groups {
 			if slices.ContainsFunc(g.Entries, func(x Entry) bool { return x.ID == e.ID }) {

@@ -116,7 +116,7 @@ func runSave(e *env, o *saveOptions) error {
 	}
 	return e.withService(func(s *app.Service) error {
 		saved, err := s.Memory().SaveLinked(contextOf(e), app.SaveRequest{Content: content, Type: typ, Tags: o.tags, Tier: tier, Pinned: o.pin,
-			Private: o.private, AllowSecret: o.allowSecret, Related: o.related, SessionID: o.session, AgentID: o.agentID}, false)
+			Private: o.private, AllowSecret: o.allowSecret, Related: o.related, SessionID: o.session, AgentID: o.agentID}, app.ByWords)
 		if err != nil {
 			return err
 		}

@@ -47,7 +47,7 @@ func (h *request) save(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.Cal
 		Related: r.GetStringSlice("related_ids", nil), AgentID: r.GetString("agent_id", cmp.Or(h.svc.AgentID(), "main"))}
 	// the server keeps the model loaded, so near-duplicates are found by
 	// meaning; they are linked and reported, never dropped
-	saved, err := h.svc.Memory().SaveLinked(ctx, req, true)
+	saved, err := h.svc.Memory().SaveLinked(ctx, req, app.ByMeaning)
 	if err != nil {
 		return nil, err
 	}
