@@ -14,11 +14,29 @@ import (
 	"github.com/git-synaptic/git-synaptic/notes"
 )
 
-func (s *core) stats(ctx context.Context) (cache.Stats, error) {
-	var st cache.Stats
+// Stats counts memory's entries: all of them (Total, commits apart),
+// archived, pinned and private ones, and by type and tier.
+type Stats struct {
+	Total    int            `json:"total"`
+	Commits  int            `json:"indexed_commits"`
+	Archived int            `json:"archived"`
+	Pinned   int            `json:"pinned"`
+	Private  int            `json:"private"`
+	ByType   map[string]int `json:"by_type"`
+	ByTier   map[string]int `json:"by_tier"`
+}
+
+// Problem is a memory object that could not be indexed: where it is (the
+// ref, its path there, its object id) and why.
+type Problem struct {
+	Source, Path, Object, Message string
+}
+
+func (s *core) stats(ctx context.Context) (Stats, error) {
+	var st Stats
 	err := s.withCache(ctx, func(c *cache.Cache) error {
-		var err error
-		st, err = c.Stats(ctx)
+		cs, err := c.Stats(ctx)
+		st = Stats(cs)
 		return err
 	})
 	return st, err
@@ -54,13 +72,13 @@ type RemoteStatus struct {
 
 // Status is the state of memory in this repository.
 type Status struct {
-	Project    string          `json:"project"`
-	Stats      cache.Stats     `json:"counts"`
-	CachePath  string          `json:"cache"`
-	CacheBytes int64           `json:"cache_bytes"`
-	Refs       []RefStatus     `json:"refs"`
-	Remotes    []RemoteStatus  `json:"remotes"`
-	Problems   []cache.Problem `json:"problems"`
+	Project    string         `json:"project"`
+	Stats      Stats          `json:"counts"`
+	CachePath  string         `json:"cache"`
+	CacheBytes int64          `json:"cache_bytes"`
+	Refs       []RefStatus    `json:"refs"`
+	Remotes    []RemoteStatus `json:"remotes"`
+	Problems   []Problem      `json:"problems"`
 	// Repaired lists where the cache had drifted from the refs; status
 	// rebuilt it (empty when it was consistent).
 	Repaired []string `json:"repaired,omitempty"`
@@ -150,8 +168,12 @@ func (s *Service) Status(ctx context.Context) (Status, error) {
 		st.Refs = append(st.Refs, RefStatus{Ref: ref, Tip: h.String(), Indexed: tips[ref] == h.String()})
 	}
 	sort.Slice(st.Refs, func(i, j int) bool { return st.Refs[i].Ref < st.Refs[j].Ref })
-	if st.Problems, err = c.Problems(ctx); err != nil {
+	problems, err := c.Problems(ctx)
+	if err != nil {
 		return st, err
+	}
+	for _, p := range problems {
+		st.Problems = append(st.Problems, Problem(p))
 	}
 	if h, err := s.hist.HooksStatus(ctx); err == nil {
 		st.Hooks = h.Actions

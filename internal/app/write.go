@@ -339,32 +339,33 @@ func (s *core) afterWrite(ctx context.Context) {
 	}
 }
 
-// Note attaches text to a commit as a git note under refs/notes/synaptic
-// (appended to any note already there) and indexes it.
-func (s *Memory) Note(ctx context.Context, rev, text string, allowSecret bool) (gitstore.Hash, error) {
+// Note attaches text to the commit rev names as a git note under
+// refs/notes/synaptic (appended to any note already there), indexes it,
+// and returns the commit's full id.
+func (s *Memory) Note(ctx context.Context, rev, text string, allowSecret bool) (string, error) {
 	if err := notes.ValidateContent(text); err != nil {
-		return gitstore.ZeroHash, err
+		return "", err
 	}
 	const hint = "notes are pushed to your remotes: remove the secret, or pass --allow-secret if it is not a real credential"
 	if err := s.checkShareable([]secrets.Field{{Name: "note", Text: text}}, allowSecret, hint); err != nil {
-		return gitstore.ZeroHash, err
+		return "", err
 	}
 	c, err := s.repo.ResolveCommit(ctx, rev)
 	if err != nil {
-		return c, Invalidf("%v", err)
+		return "", Invalidf("%v", err)
 	}
 	// Notes larger than the read limit would be skipped as garbage when
 	// indexed: refuse the append that would make one.
 	if n, err := s.repo.NoteSize(ctx, c); err != nil {
-		return c, err
+		return "", err
 	} else if n+int64(len(text))+2 > notes.MaxDocumentBytes {
-		return c, notes.Invalidf("the note of %s would grow to %d bytes, over the %d-byte limit of a note; attach a summary instead", short(c.String()), n+int64(len(text))+2, notes.MaxDocumentBytes)
+		return "", notes.Invalidf("the note of %s would grow to %d bytes, over the %d-byte limit of a note; attach a summary instead", short(c.String()), n+int64(len(text))+2, notes.MaxDocumentBytes)
 	}
 	if err := s.repo.AppendNote(ctx, c, text); err != nil {
-		return c, err
+		return "", err
 	}
 	s.afterWrite(ctx)
-	return c, nil
+	return c.String(), nil
 }
 
 // Resolve expands an id prefix to a full entry id.

@@ -376,13 +376,13 @@ func runNote(e *env, o *noteOptions) error {
 		return err
 	}
 	return e.withService(func(s *app.Service) error {
-		h, err := s.Memory().Note(contextOf(e), o.args[0], text, o.allowSecret)
+		commit, err := s.Memory().Note(contextOf(e), o.args[0], text, o.allowSecret)
 		if err != nil {
 			return err
 		}
 		// the note's entry id (what show, search and feedback take), as
 		// show's header gives it
-		fmt.Fprintf(e.io.Out, "note %s on commit %s\n", notes.NoteID(h.String()), h)
+		fmt.Fprintf(e.io.Out, "note %s on commit %s\n", notes.NoteID(commit), commit)
 		return nil
 	})
 }
