@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 	"github.com/git-synaptic/git-synaptic/rank"
 )
 
@@ -26,7 +26,7 @@ func newCache(t *testing.T) (*Cache, string) {
 	return c, p
 }
 
-func put(t *testing.T, c *Cache, entries []notes.Entry, ops ...notes.Op) {
+func put(t *testing.T, c *Cache, entries []memory.Entry, ops ...memory.Op) {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := c.Begin(ctx)
@@ -34,13 +34,13 @@ func put(t *testing.T, c *Cache, entries []notes.Entry, ops ...notes.Op) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		doc, _ := notes.EncodeEntry(e)
+		doc, _ := memory.EncodeEntry(e)
 		if err := tx.PutEntry(e, "refs/synaptic/memory", false, doc); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, o := range ops {
-		doc, _ := notes.EncodeOp(o)
+		doc, _ := memory.EncodeOp(o)
 		if err := tx.PutOp(o, doc); err != nil {
 			t.Fatal(err)
 		}
@@ -50,23 +50,23 @@ func put(t *testing.T, c *Cache, entries []notes.Entry, ops ...notes.Op) {
 	}
 }
 
-func mk(typ notes.Type, content string, age time.Duration, tags ...string) notes.Entry {
-	return notes.Entry{V: 1, ID: notes.NewID(), Type: typ, Content: content, Tags: tags, Author: "Ann <ann@x>", Created: time.Now().Add(-age).UTC()}
+func mk(typ memory.Type, content string, age time.Duration, tags ...string) memory.Entry {
+	return memory.Entry{V: 1, ID: memory.NewID(), Type: typ, Content: content, Tags: tags, Author: "Ann <ann@x>", Created: time.Now().Add(-age).UTC()}
 }
 
 func TestSearchListFilterAndFold(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newCache(t)
-	pg := mk(notes.TypeDecision, "we chose postgres for billing transactions", 48*time.Hour, "db")
-	redis := mk(notes.TypeInsight, "redis caching halves latency", time.Hour, "cache")
-	flaky := mk(notes.TypeIssue, "postgres vacuum makes tests flaky", 10*24*time.Hour)
-	put(t, c, []notes.Entry{pg, redis, flaky})
+	pg := mk(memory.TypeDecision, "we chose postgres for billing transactions", 48*time.Hour, "db")
+	redis := mk(memory.TypeInsight, "redis caching halves latency", time.Hour, "cache")
+	flaky := mk(memory.TypeIssue, "postgres vacuum makes tests flaky", 10*24*time.Hour)
+	put(t, c, []memory.Entry{pg, redis, flaky})
 
 	hits, err := c.Search(ctx, "Postgres billing!", Filter{})
 	if err != nil || len(hits) != 2 || hits[0].ID != pg.ID {
 		t.Fatalf("search: %v %+v", err, hits)
 	}
-	if hits, _ := c.Search(ctx, "postgres", Filter{Types: []notes.Type{notes.TypeIssue}}); len(hits) != 1 || hits[0].ID != flaky.ID {
+	if hits, _ := c.Search(ctx, "postgres", Filter{Types: []memory.Type{memory.TypeIssue}}); len(hits) != 1 || hits[0].ID != flaky.ID {
 		t.Fatalf("type filter: %+v", hits)
 	}
 	if hits, _ := c.Search(ctx, "billing", Filter{Tags: []string{"DB"}}); len(hits) != 1 {
@@ -87,8 +87,8 @@ func TestSearchListFilterAndFold(t *testing.T) {
 	at := time.Now().UTC()
 	newText := "we chose cockroachdb for billing"
 	put(t, c, nil,
-		notes.Op{V: 1, ID: notes.NewID(), Entry: pg.ID, Kind: notes.OpEdit, Clock: 1, At: at, Content: &newText, AddTags: []string{"crdb"}},
-		notes.Op{V: 1, ID: notes.NewID(), Entry: redis.ID, Kind: notes.OpArchive, Clock: 1, At: at})
+		memory.Op{V: 1, ID: memory.NewID(), Entry: pg.ID, Kind: memory.OpEdit, Clock: 1, At: at, Content: &newText, AddTags: []string{"crdb"}},
+		memory.Op{V: 1, ID: memory.NewID(), Entry: redis.ID, Kind: memory.OpArchive, Clock: 1, At: at})
 	if hits, _ := c.Search(ctx, "cockroachdb", Filter{}); len(hits) != 1 || hits[0].Edits != 1 {
 		t.Fatalf("edit not indexed: %+v", hits)
 	}
@@ -110,11 +110,11 @@ func TestSearchListFilterAndFold(t *testing.T) {
 func TestResolvePrefixes(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newCache(t)
-	a := mk(notes.TypeInsight, "a", 0)
-	b := mk(notes.TypeInsight, "b", 0)
+	a := mk(memory.TypeInsight, "a", 0)
+	b := mk(memory.TypeInsight, "b", 0)
 	a.ID = "abcd0000000000000000000000000001"
 	b.ID = "abcd0000000000000000000000000002"
-	put(t, c, []notes.Entry{a, b})
+	put(t, c, []memory.Entry{a, b})
 	if id, err := c.Resolve(ctx, "ABCD00000000000000000000000000010"[:32]); err != nil || id != a.ID {
 		t.Fatalf("full id: %v %v", id, err)
 	}
@@ -175,8 +175,8 @@ func TestDecayPassJudgesWhatIsDue(t *testing.T) {
 func decayPassJudgesWhatIsDue(t *testing.T) {
 	ctx := context.Background()
 	c, p := newCache(t)
-	a, b, old := mk(notes.TypeInsight, "alpha", time.Hour), mk(notes.TypeIssue, "beta", time.Hour), mk(notes.TypeHandoff, "gamma", time.Hour)
-	put(t, c, []notes.Entry{a, b, old})
+	a, b, old := mk(memory.TypeInsight, "alpha", time.Hour), mk(memory.TypeIssue, "beta", time.Hour), mk(memory.TypeHandoff, "gamma", time.Hour)
+	put(t, c, []memory.Entry{a, b, old})
 	now := time.Now()
 	pass := func(c *Cache, at time.Time, next map[string]time.Time) []string {
 		t.Helper()
@@ -205,7 +205,7 @@ func decayPassJudgesWhatIsDue(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Pinned = true
-	put(t, c, []notes.Entry{a})
+	put(t, c, []memory.Entry{a})
 	want(pass(c, now.Add(3*time.Hour), nil), "handoff", "insight") // nil: never again
 	want(pass(c, now.Add(50*time.Hour), nil))
 	want(pass(c, now, nil), "handoff", "insight", "issue") // the clock went back
@@ -262,17 +262,17 @@ func TestSearchRanksByTheFeedbackRankGives(t *testing.T) {
 	c, _ := newCache(t)
 	ctx := context.Background()
 	at := time.Now().UTC()
-	var entries []notes.Entry
+	var entries []memory.Entry
 	for i := range 12 {
-		entries = append(entries, mk(notes.TypeDecision, "retry backoff "+strings.Repeat("worker ", i%4)+fmt.Sprint("note ", i), time.Hour))
+		entries = append(entries, mk(memory.TypeDecision, "retry backoff "+strings.Repeat("worker ", i%4)+fmt.Sprint("note ", i), time.Hour))
 	}
-	var ops []notes.Op
+	var ops []memory.Op
 	for i, e := range entries {
 		switch i % 3 {
 		case 1:
-			ops = append(ops, notes.Op{V: 1, ID: notes.NewID(), Entry: e.ID, Kind: notes.OpRelevant, Score: 0.9, Clock: 1, At: at})
+			ops = append(ops, memory.Op{V: 1, ID: memory.NewID(), Entry: e.ID, Kind: memory.OpRelevant, Score: 0.9, Clock: 1, At: at})
 		case 2:
-			ops = append(ops, notes.Op{V: 1, ID: notes.NewID(), Entry: e.ID, Kind: notes.OpIrrelevant, Clock: 1, At: at})
+			ops = append(ops, memory.Op{V: 1, ID: memory.NewID(), Entry: e.ID, Kind: memory.OpIrrelevant, Clock: 1, At: at})
 		}
 	}
 	put(t, c, entries, ops...)
@@ -316,7 +316,7 @@ func TestRebuildWritesEntriesAfterAReset(t *testing.T) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	put(t, c, []notes.Entry{mk(notes.TypeDecision, "before the reset", time.Hour)})
+	put(t, c, []memory.Entry{mk(memory.TypeDecision, "before the reset", time.Hour)})
 	// a reset drops the entries' indexes until its commit makes them
 	// again; a reset that ends otherwise leaves them as they were
 	indexes := func() string {
@@ -346,10 +346,10 @@ func TestRebuildWritesEntriesAfterAReset(t *testing.T) {
 	if err := tx.Reset(); err != nil {
 		t.Fatal(err)
 	}
-	fresh, clash := mk(notes.TypeDecision, "rebuilt entry", time.Hour, "db"), mk(notes.TypeInsight, "clashing entry", time.Hour)
+	fresh, clash := mk(memory.TypeDecision, "rebuilt entry", time.Hour, "db"), mk(memory.TypeInsight, "clashing entry", time.Hour)
 	clash.ID = sha
-	for _, e := range []notes.Entry{fresh, clash} {
-		doc, _ := notes.EncodeEntry(e)
+	for _, e := range []memory.Entry{fresh, clash} {
+		doc, _ := memory.EncodeEntry(e)
 		if err := tx.PutEntry(e, "refs/synaptic/memory", false, doc); err != nil {
 			t.Fatal(err)
 		}
@@ -360,7 +360,7 @@ func TestRebuildWritesEntriesAfterAReset(t *testing.T) {
 	if got := indexes(); got != before {
 		t.Fatalf("indexes after the rebuild: %s, want %s", got, before)
 	}
-	for _, e := range []notes.Entry{fresh, clash} {
+	for _, e := range []memory.Entry{fresh, clash} {
 		r, err := c.Get(ctx, e.ID)
 		if err != nil || r.Content != e.Content {
 			t.Fatalf("%s after the rebuild: %+v %v", e.ID, r, err)
@@ -382,11 +382,11 @@ func TestARebuildFoldsOperationsReadEitherSideOfTheirEntry(t *testing.T) {
 	c, _ := newCache(t)
 	ctx := context.Background()
 	at := time.Now().UTC()
-	opsFirst, opsAfter, twice := mk(notes.TypeDecision, "ops read first", time.Hour), mk(notes.TypeDecision, "ops read after", time.Hour), mk(notes.TypeInsight, "in two refs", time.Hour)
-	edit := func(e notes.Entry) []notes.Op {
+	opsFirst, opsAfter, twice := mk(memory.TypeDecision, "ops read first", time.Hour), mk(memory.TypeDecision, "ops read after", time.Hour), mk(memory.TypeInsight, "in two refs", time.Hour)
+	edit := func(e memory.Entry) []memory.Op {
 		text := e.Content + ", edited"
-		return []notes.Op{{V: 1, ID: notes.NewID(), Entry: e.ID, Kind: notes.OpEdit, Clock: 1, At: at, Content: &text},
-			{V: 1, ID: notes.NewID(), Entry: e.ID, Kind: notes.OpPin, Clock: 2, At: at}}
+		return []memory.Op{{V: 1, ID: memory.NewID(), Entry: e.ID, Kind: memory.OpEdit, Clock: 1, At: at, Content: &text},
+			{V: 1, ID: memory.NewID(), Entry: e.ID, Kind: memory.OpPin, Clock: 2, At: at}}
 	}
 	tx, err := c.Begin(ctx)
 	if err != nil {
@@ -396,15 +396,15 @@ func TestARebuildFoldsOperationsReadEitherSideOfTheirEntry(t *testing.T) {
 	if err := tx.Reset(); err != nil {
 		t.Fatal(err)
 	}
-	putEntry := func(e notes.Entry, source string) {
-		doc, _ := notes.EncodeEntry(e)
+	putEntry := func(e memory.Entry, source string) {
+		doc, _ := memory.EncodeEntry(e)
 		if err := tx.PutEntry(e, source, false, doc); err != nil {
 			t.Fatal(err)
 		}
 	}
-	putOps := func(ops []notes.Op) {
+	putOps := func(ops []memory.Op) {
 		for _, o := range ops {
-			doc, _ := notes.EncodeOp(o)
+			doc, _ := memory.EncodeOp(o)
 			if err := tx.PutOp(o, doc); err != nil {
 				t.Fatal(err)
 			}
@@ -419,7 +419,7 @@ func TestARebuildFoldsOperationsReadEitherSideOfTheirEntry(t *testing.T) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range []notes.Entry{opsFirst, opsAfter} {
+	for _, e := range []memory.Entry{opsFirst, opsAfter} {
 		r, err := c.Get(ctx, e.ID)
 		if err != nil || r.Content != e.Content+", edited" || !r.Pinned || r.Edits != 1 {
 			t.Fatalf("%q after the rebuild: %q pinned=%v edits=%d (%v)", e.Content, r.Content, r.Pinned, r.Edits, err)
@@ -441,8 +441,8 @@ func TestCancelledTransactionCommitsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := mk(notes.TypeDecision, "never committed", time.Hour)
-	doc, _ := notes.EncodeEntry(e)
+	e := mk(memory.TypeDecision, "never committed", time.Hour)
+	doc, _ := memory.EncodeEntry(e)
 	if err := tx.PutEntry(e, "refs/synaptic/memory", false, doc); err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +453,7 @@ func TestCancelledTransactionCommitsNothing(t *testing.T) {
 	if _, err := c.Get(context.Background(), e.ID); err == nil {
 		t.Fatal("a cancelled transaction's entry was committed")
 	}
-	put(t, c, []notes.Entry{mk(notes.TypeDecision, "the next transaction", time.Hour)})
+	put(t, c, []memory.Entry{mk(memory.TypeDecision, "the next transaction", time.Hour)})
 }
 
 // Count is Stats' Total: archived entries counted, commits not.
@@ -463,9 +463,9 @@ func TestCountIsStatsTotal(t *testing.T) {
 	if n, err := c.Count(ctx); err != nil || n != 0 {
 		t.Fatalf("an empty cache counts %d, %v", n, err)
 	}
-	old := mk(notes.TypeDecision, "archived decision", time.Hour)
-	put(t, c, []notes.Entry{old, mk(notes.TypeInsight, "an insight", time.Hour), mk(notes.TypeRule, "a rule", time.Hour)},
-		notes.Op{V: 1, ID: notes.NewID(), Entry: old.ID, Kind: notes.OpArchive, Clock: 1, At: time.Now().UTC()})
+	old := mk(memory.TypeDecision, "archived decision", time.Hour)
+	put(t, c, []memory.Entry{old, mk(memory.TypeInsight, "an insight", time.Hour), mk(memory.TypeRule, "a rule", time.Hour)},
+		memory.Op{V: 1, ID: memory.NewID(), Entry: old.ID, Kind: memory.OpArchive, Clock: 1, At: time.Now().UTC()})
 	tx, err := c.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // A cache that holds vectors in memory (a long-lived process's) ranks
@@ -37,11 +37,11 @@ func TestHeldVectorsRankAsTheStore(t *testing.T) {
 	held[0].HoldLexicon()
 	rng := rand.New(rand.NewSource(7))
 	words := []string{"retry", "backoff", "billing", "worker", "postgres", "migration", "redis", "timeout", "deploy", "cache"}
-	var entries []notes.Entry
+	var entries []memory.Entry
 	for i := range 80 {
-		typ := []notes.Type{notes.TypeInsight, notes.TypeDecision, notes.TypeIssue, notes.TypeGitCommit}[i%4]
+		typ := []memory.Type{memory.TypeInsight, memory.TypeDecision, memory.TypeIssue, memory.TypeGitCommit}[i%4]
 		e := mk(typ, fmt.Sprintf("%s %s %s note %d", words[rng.Intn(10)], words[rng.Intn(10)], words[rng.Intn(10)], i), time.Duration(i)*time.Hour)
-		if typ != notes.TypeGitCommit {
+		if typ != memory.TypeGitCommit {
 			e.SessionID = fmt.Sprintf("s%d", i/6) // session neighbours lend to each other
 		}
 		entries = append(entries, e)
@@ -56,7 +56,7 @@ func TestHeldVectorsRankAsTheStore(t *testing.T) {
 			q := SemanticQuery{Text: text, Vector: vector(), Mode: ModeHybrid, Weights: true, Now: now, MinCosine: 0.1}
 			f := Filter{Limit: 20}
 			if i%2 == 1 {
-				f.Types = []notes.Type{notes.TypeDecision, notes.TypeGitCommit}
+				f.Types = []memory.Type{memory.TypeDecision, memory.TypeGitCommit}
 			}
 			want, err := c.SemanticSearch(ctx, q, f)
 			if err != nil {
@@ -128,22 +128,22 @@ func TestHeldVectorsRankAsTheStore(t *testing.T) {
 		t.Fatal("the lexicon was not read")
 	}
 	same("first")
-	put(t, c, []notes.Entry{mk(notes.TypeDecision, "retry billing worker with backoff", time.Minute)},
-		notes.Op{V: 1, ID: notes.NewID(), Entry: entries[1].ID, Kind: notes.OpArchive, Clock: 1, At: time.Now().UTC()})
+	put(t, c, []memory.Entry{mk(memory.TypeDecision, "retry billing worker with backoff", time.Minute)},
+		memory.Op{V: 1, ID: memory.NewID(), Entry: entries[1].ID, Kind: memory.OpArchive, Clock: 1, At: time.Now().UTC()})
 	store("m@1")
 	same("after a save and an archive")
 	// the state of rows held whole changes: feedback both ways, a type
 	// and tags edited, a pin
-	var ops []notes.Op
-	for i, kind := range []notes.OpKind{notes.OpRelevant, notes.OpIrrelevant, notes.OpEdit, notes.OpPin, notes.OpRelevant} {
-		op := notes.Op{V: 1, ID: notes.NewID(), Entry: entries[[]int{5, 6, 9, 10, 13}[i]].ID, Kind: kind, Clock: 2, At: time.Now().UTC()}
+	var ops []memory.Op
+	for i, kind := range []memory.OpKind{memory.OpRelevant, memory.OpIrrelevant, memory.OpEdit, memory.OpPin, memory.OpRelevant} {
+		op := memory.Op{V: 1, ID: memory.NewID(), Entry: entries[[]int{5, 6, 9, 10, 13}[i]].ID, Kind: kind, Clock: 2, At: time.Now().UTC()}
 		switch kind {
-		case notes.OpRelevant:
+		case memory.OpRelevant:
 			op.Score = 1
-		case notes.OpEdit:
-			op.Type, op.AddTags = notes.TypeIssue, []string{"flaky"}
+		case memory.OpEdit:
+			op.Type, op.AddTags = memory.TypeIssue, []string{"flaky"}
 		}
-		if _, err := notes.EncodeOp(op); err != nil {
+		if _, err := memory.EncodeOp(op); err != nil {
 			t.Fatal(err)
 		}
 		ops = append(ops, op)
@@ -165,9 +165,9 @@ func TestHeldRowsFollowTheTable(t *testing.T) {
 	ctx := context.Background()
 	c, h := heldPair(t)
 	rng := rand.New(rand.NewSource(11))
-	var entries []notes.Entry
+	var entries []memory.Entry
 	for i := range 300 {
-		typ := []notes.Type{notes.TypeInsight, notes.TypeDecision, notes.TypeIssue, notes.TypeGitCommit}[i%4]
+		typ := []memory.Type{memory.TypeInsight, memory.TypeDecision, memory.TypeIssue, memory.TypeGitCommit}[i%4]
 		entries = append(entries, mk(typ, fmt.Sprintf("entry %d", i), time.Duration(i)*time.Minute, []string{"a", "b"}[i%2]))
 	}
 	put(t, c, entries)
@@ -175,8 +175,8 @@ func TestHeldRowsFollowTheTable(t *testing.T) {
 	embed := func() { t.Helper(); embedRandom(t, "m@1", vector, c, h) }
 	filters := []Filter{
 		{},
-		{Types: []notes.Type{notes.TypeDecision, notes.TypeIssue}},
-		{Types: []notes.Type{notes.TypeGitCommit}},
+		{Types: []memory.Type{memory.TypeDecision, memory.TypeIssue}},
+		{Types: []memory.Type{memory.TypeGitCommit}},
 		{Tags: []string{"b"}},
 	}
 	same := func(step string) {
@@ -225,12 +225,12 @@ func TestHeldRowsFollowTheTable(t *testing.T) {
 	embed()
 	same("first")
 	content := "entry edited"
-	more := []notes.Entry{mk(notes.TypeDecision, "a new decision", 0, "b"), mk(notes.TypeGitCommit, "a new commit", 0)}
+	more := []memory.Entry{mk(memory.TypeDecision, "a new decision", 0, "b"), mk(memory.TypeGitCommit, "a new commit", 0)}
 	at := time.Now().UTC()
 	put(t, c, more,
-		notes.Op{V: 1, ID: notes.NewID(), Entry: entries[1].ID, Kind: notes.OpArchive, Clock: 1, At: at},
-		notes.Op{V: 1, ID: notes.NewID(), Entry: entries[2].ID, Kind: notes.OpEdit, Clock: 1, At: at, Type: notes.TypeInsight, AddTags: []string{"b"}},
-		notes.Op{V: 1, ID: notes.NewID(), Entry: entries[5].ID, Kind: notes.OpEdit, Clock: 1, At: at, Content: &content})
+		memory.Op{V: 1, ID: memory.NewID(), Entry: entries[1].ID, Kind: memory.OpArchive, Clock: 1, At: at},
+		memory.Op{V: 1, ID: memory.NewID(), Entry: entries[2].ID, Kind: memory.OpEdit, Clock: 1, At: at, Type: memory.TypeInsight, AddTags: []string{"b"}},
+		memory.Op{V: 1, ID: memory.NewID(), Entry: entries[5].ID, Kind: memory.OpEdit, Clock: 1, At: at, Content: &content})
 	embed()
 	same("after saves, an archive and edits")
 	tx, err := c.Begin(ctx)
@@ -252,7 +252,7 @@ func TestHeldRowsFollowTheTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range append(slices.Concat(entries[:6], entries[7:200]), more...) {
-		doc, _ := notes.EncodeEntry(e)
+		doc, _ := memory.EncodeEntry(e)
 		if err := tx.PutEntry(e, "refs/synaptic/memory", false, doc); err != nil {
 			t.Fatal(err)
 		}
@@ -262,11 +262,11 @@ func TestHeldRowsFollowTheTable(t *testing.T) {
 	}
 	embed()
 	same("after a reset")
-	put(t, c, nil, notes.Op{V: 1, ID: notes.NewID(), Entry: entries[13].ID, Kind: notes.OpArchive, Clock: 1, At: at})
+	put(t, c, nil, memory.Op{V: 1, ID: memory.NewID(), Entry: entries[13].ID, Kind: memory.OpArchive, Clock: 1, At: at})
 	if _, err := c.db.Exec(`DELETE FROM lex_log`); err != nil { // as Commit trims it
 		t.Fatal(err)
 	}
-	put(t, c, nil, notes.Op{V: 1, ID: notes.NewID(), Entry: entries[12].ID, Kind: notes.OpArchive, Clock: 1, At: at})
+	put(t, c, nil, memory.Op{V: 1, ID: memory.NewID(), Entry: entries[12].ID, Kind: memory.OpArchive, Clock: 1, At: at})
 	same("after the log was cut short")
 }
 
@@ -315,9 +315,9 @@ func hitIDs(hits []Hit) []string {
 func TestRowsHeldWholeStayBounded(t *testing.T) {
 	c, _ := newCache(t)
 	c.HoldVectors(1 << 20)
-	big := strings.Repeat("x", notes.MaxContentBytes)
+	big := strings.Repeat("x", memory.MaxContentBytes)
 	for id := range int64(1000) {
-		row := Row{State: notes.State{Entry: notes.Entry{Content: big[:rand.Intn(len(big))], Tags: []string{"a"}}}}
+		row := Row{State: memory.State{Entry: memory.Entry{Content: big[:rand.Intn(len(big))], Tags: []string{"a"}}}}
 		c.keepWhole(id%700, row) // some held again
 		if c.rows.wholeBytes > heldWholeMax {
 			t.Fatalf("after %d rows: %d bytes held, at most %d", id+1, c.rows.wholeBytes, heldWholeMax)
@@ -340,13 +340,13 @@ func TestHeldSessionNeighboursAsSQL(t *testing.T) {
 	ctx := context.Background()
 	c, h := heldPair(t)
 	h.HoldLexicon()
-	var entries []notes.Entry
-	var archive []notes.Op
+	var entries []memory.Entry
+	var archive []memory.Op
 	for s := range 30 {
 		for i, text := range []string{"an unrelated lunch menu", "retry backoff for the billing worker", "the answer: exponential, capped", "more about lunch"} {
-			typ := notes.TypeInsight
+			typ := memory.TypeInsight
 			if (s+i)%5 == 0 {
-				typ = notes.TypeIssue // not admitted by the filter
+				typ = memory.TypeIssue // not admitted by the filter
 			}
 			if i == 1 && s%6 != 0 {
 				text = "nothing to find here" // a few sessions match
@@ -355,7 +355,7 @@ func TestHeldSessionNeighboursAsSQL(t *testing.T) {
 			e.SessionID = fmt.Sprintf("s%d", s)
 			entries = append(entries, e)
 			if s%12 == 0 && i == 2 {
-				archive = append(archive, notes.Op{V: 1, ID: notes.NewID(), Entry: e.ID, Kind: notes.OpArchive, Clock: 1, At: time.Now().UTC()})
+				archive = append(archive, memory.Op{V: 1, ID: memory.NewID(), Entry: e.ID, Kind: memory.OpArchive, Clock: 1, At: time.Now().UTC()})
 			}
 		}
 	}
@@ -366,7 +366,7 @@ func TestHeldSessionNeighboursAsSQL(t *testing.T) {
 		t.Fatal("the lexicon was not read")
 	}
 	q := SemanticQuery{Text: "retry backoff billing", Vector: randomVector(rng), Mode: ModeHybrid, Weights: true, Now: time.Now(), MinCosine: 0.95}
-	f := Filter{Types: []notes.Type{notes.TypeInsight, notes.TypeDecision}, Limit: 10}
+	f := Filter{Types: []memory.Type{memory.TypeInsight, memory.TypeDecision}, Limit: 10}
 	want, err := c.SemanticSearch(ctx, q, f)
 	if err != nil {
 		t.Fatal(err)

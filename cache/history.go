@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // HistorySource is the source of entries indexed from git history: derived
@@ -52,11 +52,11 @@ func (t *Tx) PutCommit(c CommitRecord) (added bool, err error) {
 	if len(names) > 0 {
 		content += "\n\nFiles: " + strings.ToValidUTF8(strings.Join(names, ", "), "\uFFFD")
 	}
-	if len(content) > notes.MaxContentBytes {
-		content = content[:notes.MaxContentBytes]
+	if len(content) > memory.MaxContentBytes {
+		content = content[:memory.MaxContentBytes]
 	}
-	st := notes.State{Entry: notes.Entry{ID: c.SHA, Type: notes.TypeGitCommit, Content: content, Author: strings.ToValidUTF8(c.Author, "\uFFFD"),
-		Branch: c.Branch, Tier: notes.DefaultTier(notes.TypeGitCommit)}}
+	st := memory.State{Entry: memory.Entry{ID: c.SHA, Type: memory.TypeGitCommit, Content: content, Author: strings.ToValidUTF8(c.Author, "\uFFFD"),
+		Branch: c.Branch, Tier: memory.DefaultTier(memory.TypeGitCommit)}}
 	return true, t.writeRowFresh(st, c.Time.UnixNano(), c.Time.UnixNano(), HistorySource, false, c.SHA, nil, true)
 }
 

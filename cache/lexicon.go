@@ -15,7 +15,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 	"github.com/git-synaptic/git-synaptic/rank"
 )
 
@@ -379,7 +379,7 @@ func (c *Cache) lexAdmitted(ctx context.Context, best []lexHit, f Filter) ([]lex
 	defer rows.Close()
 	for rows.Next() {
 		var r lexRanked
-		var st notes.State
+		var st memory.State
 		if err := rows.Scan(&r.i, &st.Relevance, &st.Irrelevant, &r.created, &r.id); err != nil {
 			return nil, err
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // waitLexicon waits until the cache's lexicon has been read.
@@ -72,7 +72,7 @@ func TestLexiconRanksAsFTS5(t *testing.T) {
 		retry billing auth token session login bug helm kubernetes migration rollback index vacuum
 		queue worker embed model vector search ranking schema lock commit merge rebase hook
 		server_client tty_write Ünïcödé naïve café`)
-	types := []notes.Type{notes.TypeInsight, notes.TypeDecision, notes.TypeIssue, notes.TypeGitCommit}
+	types := []memory.Type{memory.TypeInsight, memory.TypeDecision, memory.TypeIssue, memory.TypeGitCommit}
 	text := func() string {
 		words := make([]string, 1+rng.IntN(30))
 		for j := range words {
@@ -83,7 +83,7 @@ func TestLexiconRanksAsFTS5(t *testing.T) {
 		}
 		return strings.Join(words, " ")
 	}
-	entry := func(i int) notes.Entry {
+	entry := func(i int) memory.Entry {
 		var tags []string
 		if i%4 == 0 {
 			tags = []string{vocab[rng.IntN(len(vocab))], "tty_write"}
@@ -94,7 +94,7 @@ func TestLexiconRanksAsFTS5(t *testing.T) {
 		}
 		return e
 	}
-	var entries []notes.Entry
+	var entries []memory.Entry
 	for i := range 2000 {
 		entries = append(entries, entry(i))
 	}
@@ -106,7 +106,7 @@ func TestLexiconRanksAsFTS5(t *testing.T) {
 		"vacuum queue deploy deploy", "nothingmatches", "deploy nothingmatches", "server_client tty_write", "tty_write",
 		"cafe naive unicode", "Ünïcödé", "why does the deploy pipeline time out on postgres?", "the and of"}
 	filters := []Filter{{Limit: 1}, {Limit: 10}, {Limit: 50}, {Limit: 600},
-		{Limit: 10, Types: []notes.Type{notes.TypeGitCommit}}, {Limit: 10, Types: []notes.Type{notes.TypeDecision, notes.TypeIssue}},
+		{Limit: 10, Types: []memory.Type{memory.TypeGitCommit}}, {Limit: 10, Types: []memory.Type{memory.TypeDecision, memory.TypeIssue}},
 		{Limit: 5, Since: time.Now().Add(-100 * time.Hour)}}
 	if n := sameSearch(t, c, queries, filters); n != len(queries)*len(filters) {
 		t.Fatalf("the lexicon ranked %d of %d searches", n, len(queries)*len(filters))
@@ -126,7 +126,7 @@ func TestLexiconRanksAsFTS5(t *testing.T) {
 		case 1:
 			e.Tags = append(e.Tags, "rollback")
 		}
-		doc, _ := notes.EncodeEntry(e)
+		doc, _ := memory.EncodeEntry(e)
 		if err := tx.PutEntry(e, "refs/synaptic/memory", false, doc); err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +138,7 @@ func TestLexiconRanksAsFTS5(t *testing.T) {
 	}
 	for i := range 200 {
 		e := entry(i)
-		doc, _ := notes.EncodeEntry(e)
+		doc, _ := memory.EncodeEntry(e)
 		if err := tx.PutEntry(e, "refs/synaptic/memory", false, doc); err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestLexiconRanksAsFTS5(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range entries[:500] {
-		doc, _ := notes.EncodeEntry(e)
+		doc, _ := memory.EncodeEntry(e)
 		if err := tx.PutEntry(e, "refs/synaptic/memory", false, doc); err != nil {
 			t.Fatal(err)
 		}
@@ -188,15 +188,15 @@ func TestLexiconRanksAsFTS5(t *testing.T) {
 func TestLexiconRereadsPastItsLog(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newCache(t)
-	put(t, c, []notes.Entry{mk(notes.TypeInsight, "postgres vacuum", 0)})
+	put(t, c, []memory.Entry{mk(memory.TypeInsight, "postgres vacuum", 0)})
 	c.HoldLexicon()
 	waitLexicon(t, c)
-	fresh := mk(notes.TypeInsight, "postgres replicas lag", 0)
-	put(t, c, []notes.Entry{fresh})
+	fresh := mk(memory.TypeInsight, "postgres replicas lag", 0)
+	put(t, c, []memory.Entry{fresh})
 	if _, err := c.db.Exec(`DELETE FROM lex_log`); err != nil { // as Commit trims it
 		t.Fatal(err)
 	}
-	put(t, c, []notes.Entry{mk(notes.TypeInsight, "unrelated", 0)})
+	put(t, c, []memory.Entry{mk(memory.TypeInsight, "unrelated", 0)})
 	hits, err := c.Search(ctx, "replicas", Filter{})
 	if err != nil || len(hits) != 1 || hits[0].ID != fresh.ID {
 		t.Fatalf("search past a trimmed log: %v %+v", err, hits)
@@ -211,9 +211,9 @@ func TestLexiconRereadsPastItsLog(t *testing.T) {
 // read: Close waits for the reading goroutine, which gives up.
 func TestLexiconStopsWithTheCache(t *testing.T) {
 	c, _ := newCache(t)
-	var entries []notes.Entry
+	var entries []memory.Entry
 	for i := range 3000 {
-		entries = append(entries, mk(notes.TypeInsight, fmt.Sprintf("entry %d about postgres and redis", i), 0))
+		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("entry %d about postgres and redis", i), 0))
 	}
 	put(t, c, entries)
 	c.HoldLexicon()

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Use is one use of entries: shown to a person or injected into an
@@ -76,14 +76,14 @@ var bigPass = 100_000
 type Standing struct {
 	rowid        int64
 	ID           string
-	Usage        notes.Usage
-	AutoTier     notes.Tier // "" when maintenance left the tier alone
+	Usage        memory.Usage
+	AutoTier     memory.Tier // "" when maintenance left the tier alone
 	AutoArchived bool
 }
 
 // Verdict is maintenance's decision for one entry.
 type Verdict struct {
-	Tier     notes.Tier // "" keeps the authored tier
+	Tier     memory.Tier // "" keeps the authored tier
 	Archived bool
 	Next     time.Time // when to judge it again (zero: never), unused and unchanged
 }
@@ -162,7 +162,7 @@ func (c *Cache) Maintain(ctx context.Context, p DecayPass) (int, error) {
 	// (driven by the due rows: "rowid IN (SELECT ... FROM entries)"
 	// scanned every entry)
 	if err := tx.exec(`UPDATE decay SET next=? WHERE next <= ? AND EXISTS (SELECT 1 FROM entries e WHERE e.rowid = decay.rowid AND (e.archived != 0 OR e.type = ?))`,
-		int64(math.MaxInt64), due, string(notes.TypeNote)); err != nil {
+		int64(math.MaxInt64), due, string(memory.TypeNote)); err != nil {
 		return 0, fmt.Errorf("cache: maintain: %w", err)
 	}
 	if remake {
@@ -183,7 +183,7 @@ func (c *Cache) Maintain(ctx context.Context, p DecayPass) (int, error) {
 func (t *Tx) standings(due int64) ([]Standing, error) {
 	rows, err := t.tx.QueryContext(t.ctx, `SELECT d.rowid, e.id, e.type, e.created, e.updated, e.pinned, e.tier_explicit, e.tier, e.auto_tier, e.auto_archived,
 		coalesce(a.count, 0), coalesce(a.last, 0) FROM decay d JOIN entries e ON e.rowid = d.rowid LEFT JOIN access a ON a.id = e.id
-		WHERE d.next <= ? AND e.archived = 0 AND e.type != ?`, due, string(notes.TypeNote))
+		WHERE d.next <= ? AND e.archived = 0 AND e.type != ?`, due, string(memory.TypeNote))
 	if err != nil {
 		return nil, fmt.Errorf("cache: standings: %w", err)
 	}
@@ -196,7 +196,7 @@ func (t *Tx) standings(due int64) ([]Standing, error) {
 		if err := rows.Scan(&s.rowid, &s.ID, &typ, &created, &updated, &s.Usage.Pinned, &s.Usage.TierExplicit, &tier, &auto, &s.AutoArchived, &s.Usage.Accesses, &last); err != nil {
 			return nil, err
 		}
-		s.Usage.Type, s.Usage.Tier, s.AutoTier = notes.Type(typ), notes.Tier(tier), notes.Tier(auto)
+		s.Usage.Type, s.Usage.Tier, s.AutoTier = memory.Type(typ), memory.Tier(tier), memory.Tier(auto)
 		s.Usage.Created, s.Usage.Updated = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
 		if last > 0 {
 			s.Usage.LastAccess = time.Unix(0, last).UTC()

@@ -10,14 +10,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Filter narrows List and Search. Zero values mean "any".
 type Filter struct {
-	Types           []notes.Type
+	Types           []memory.Type
 	Tags            []string // all must be present
-	Tier            notes.Tier
+	Tier            memory.Tier
 	Since, Until    time.Time
 	Author          string // case-insensitive substring of "Name <email>"
 	Project         string
@@ -34,7 +34,7 @@ type Filter struct {
 // Row is an indexed entry in its current (folded) state. It is storage:
 // the application returns its own types.
 type Row struct {
-	notes.State
+	memory.State
 	Source  string
 	Private bool
 	Commit  string // for notes: the annotated commit
@@ -64,7 +64,7 @@ func scanRow(sc interface{ Scan(...any) error }, extra ...any) (Row, error) {
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return r, err
 	}
-	r.V = notes.FormatVersion
+	r.V = memory.FormatVersion
 	r.Tags = strings.Fields(tags)
 	r.RelatedIDs = strings.Fields(related)
 	r.Files = decodeEntryFiles(files)
@@ -135,7 +135,7 @@ func (f Filter) conditions(live string) (string, []any) {
 
 // anyOf reports whether an entry of one of types exists (true for no
 // types: any type).
-func (c *Cache) anyOf(ctx context.Context, types []notes.Type) (bool, error) {
+func (c *Cache) anyOf(ctx context.Context, types []memory.Type) (bool, error) {
 	if len(types) == 0 {
 		return true, nil
 	}
@@ -145,7 +145,7 @@ func (c *Cache) anyOf(ctx context.Context, types []notes.Type) (bool, error) {
 }
 
 // typeArgs is types as SQL parameters.
-func typeArgs(types []notes.Type) []any {
+func typeArgs(types []memory.Type) []any {
 	out := make([]any, len(types))
 	for i, t := range types {
 		out[i] = string(t)
@@ -178,7 +178,7 @@ func listQuery(f Filter, cols string) (string, []any) {
 	}
 	w, args := f.where()
 	if len(f.Types) == 0 {
-		w += " AND e.type != '" + string(notes.TypeGitCommit) + "'"
+		w += " AND e.type != '" + string(memory.TypeGitCommit) + "'"
 	}
 	return `SELECT ` + cols + ` FROM entries e WHERE ` + w + ` ORDER BY e.created DESC, e.id LIMIT ?`, append(args, f.limit())
 }
@@ -187,7 +187,7 @@ func listQuery(f Filter, cols string) (string, []any) {
 // their text: the rows it chooses are then read whole (RowsOf).
 type Brief struct {
 	ID         string
-	Type       notes.Type
+	Type       memory.Type
 	SessionID  string
 	Private    bool
 	Tags       []string
@@ -269,7 +269,7 @@ func newest(from string, f Filter, n, off int) (string, []any) {
 	var args []any
 	for _, t := range f.Types {
 		one := f
-		one.Types = []notes.Type{t}
+		one.Types = []memory.Type{t}
 		w, a := one.where()
 		parts = append(parts, `SELECT * FROM (SELECT e.rowid AS id, e.created AS created, e.id AS eid FROM `+from+` WHERE `+w+` ORDER BY e.created DESC, e.id LIMIT ?)`)
 		args = append(append(args, a...), n+off)
@@ -354,39 +354,39 @@ func (c *Cache) Get(ctx context.Context, id string) (Row, error) {
 
 // Ops returns the operations recorded on an entry, in fold order.
 // Original is entry id as it was first saved, before any operation.
-func (c *Cache) Original(ctx context.Context, id string) (notes.Entry, error) {
+func (c *Cache) Original(ctx context.Context, id string) (memory.Entry, error) {
 	var doc []byte
 	err := c.db.QueryRowContext(ctx, `SELECT doc FROM entries WHERE id=?`, id).Scan(&doc)
 	if errors.Is(err, sql.ErrNoRows) {
-		return notes.Entry{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+		return memory.Entry{}, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	if err != nil {
-		return notes.Entry{}, err
+		return memory.Entry{}, err
 	}
 	if len(doc) == 0 { // notes and commits are not documents
 		r, err := c.Get(ctx, id)
 		return r.Entry, err
 	}
-	return notes.DecodeEntry(doc, id)
+	return memory.DecodeEntry(doc, id)
 }
 
-func (c *Cache) Ops(ctx context.Context, entry string) ([]notes.Op, error) {
+func (c *Cache) Ops(ctx context.Context, entry string) ([]memory.Op, error) {
 	rows, err := c.db.QueryContext(ctx, `SELECT doc FROM ops WHERE entry=?`, entry)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var ops []notes.Op
+	var ops []memory.Op
 	for rows.Next() {
 		var doc []byte
 		if err := rows.Scan(&doc); err != nil {
 			return nil, err
 		}
-		if o, err := notes.DecodeOp(doc, ""); err == nil {
+		if o, err := memory.DecodeOp(doc, ""); err == nil {
 			ops = append(ops, o)
 		}
 	}
-	notes.SortOps(ops)
+	memory.SortOps(ops)
 	return ops, rows.Err()
 }
 
@@ -416,7 +416,7 @@ func (c *Cache) Stats(ctx context.Context) (Stats, error) {
 		if err := rows.Scan(&typ, &tier, &archived, &pinned, &private, &n); err != nil {
 			return s, err
 		}
-		if typ == string(notes.TypeGitCommit) {
+		if typ == string(memory.TypeGitCommit) {
 			s.Commits += n
 			continue
 		}
@@ -442,7 +442,7 @@ func (c *Cache) Stats(ctx context.Context) (Stats, error) {
 // after; Stats reads every row, about half a second at 300k entries).
 func (c *Cache) Count(ctx context.Context) (int, error) {
 	var n int
-	err := c.db.QueryRowContext(ctx, `SELECT coalesce(sum(n), 0) FROM (SELECT type, count(*) AS n FROM entries GROUP BY type) WHERE type != ?`, string(notes.TypeGitCommit)).Scan(&n)
+	err := c.db.QueryRowContext(ctx, `SELECT coalesce(sum(n), 0) FROM (SELECT type, count(*) AS n FROM entries GROUP BY type) WHERE type != ?`, string(memory.TypeGitCommit)).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("cache: count: %w", err)
 	}
@@ -473,12 +473,12 @@ func (c *Cache) Documents(ctx context.Context, ref string) ([]Doc, error) {
 		if err := rows.Scan(&id, &doc, &op); err != nil {
 			return nil, err
 		}
-		if !notes.ValidID(id) {
+		if !memory.ValidID(id) {
 			continue
 		}
-		p := notes.EntryPath(id)
+		p := memory.EntryPath(id)
 		if op {
-			p = notes.OpPath(id)
+			p = memory.OpPath(id)
 		}
 		out = append(out, Doc{Path: p, Data: doc})
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // A search whose filter admits few of the matches (commits among much
@@ -19,20 +19,20 @@ import (
 func TestSearchFindsTheBestOfFewAdmitted(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newCache(t)
-	var entries []notes.Entry
+	var entries []memory.Entry
 	for i := range 100 {
-		entries = append(entries, mk(notes.TypeInsight, fmt.Sprintf("retry backoff %d", i), time.Duration(i)*time.Minute))
+		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("retry backoff %d", i), time.Duration(i)*time.Minute))
 	}
 	for i := range 25 {
 		filler := strings.Repeat(" and more", i%9)
-		entries = append(entries, mk(notes.TypeGitCommit, fmt.Sprintf("commit %d adds a retry backoff%s", i, filler), time.Duration(i)*time.Hour))
+		entries = append(entries, mk(memory.TypeGitCommit, fmt.Sprintf("commit %d adds a retry backoff%s", i, filler), time.Duration(i)*time.Hour))
 	}
 	for i := range 300 {
-		entries = append(entries, mk(notes.TypeInsight, fmt.Sprintf("a retry %d in a long note about something else entirely, words words words", i), time.Duration(i)*time.Second))
+		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("a retry %d in a long note about something else entirely, words words words", i), time.Duration(i)*time.Second))
 	}
 	put(t, c, entries)
 	for lim := 1; lim <= 12; lim++ {
-		commits := Filter{Types: []notes.Type{notes.TypeGitCommit}, Limit: lim}
+		commits := Filter{Types: []memory.Type{memory.TypeGitCommit}, Limit: lim}
 		mq, _ := MatchQuery("retry backoff")
 		w, args := commits.where()
 		want, err := c.strings(ctx, `SELECT e.id FROM fts JOIN entries e ON e.rowid = fts.rowid WHERE fts MATCH ? AND `+w+`
@@ -55,7 +55,7 @@ func TestSearchFindsTheBestOfFewAdmitted(t *testing.T) {
 	// a query whose matches all fit the first window (25 commits, none an
 	// insight) is answered by it, and does not mark its filter as one that
 	// admits few
-	insights := Filter{Types: []notes.Type{notes.TypeInsight}, Limit: 10}
+	insights := Filter{Types: []memory.Type{memory.TypeInsight}, Limit: 10}
 	if hits, err := c.Search(ctx, "commit", insights); err != nil || len(hits) != 0 {
 		t.Fatalf("%v %v", hits, err)
 	}
@@ -69,7 +69,7 @@ func TestSearchFindsTheBestOfFewAdmitted(t *testing.T) {
 	for _, tc := range []struct {
 		f         Filter
 		low, high float64
-	}{{Filter{Types: []notes.Type{notes.TypeGitCommit}}, 0.05, 0.07}, {insights, 0.9, 0.95}} {
+	}{{Filter{Types: []memory.Type{memory.TypeGitCommit}}, 0.05, 0.07}, {insights, 0.9, 0.95}} {
 		w, args := tc.f.admitting()
 		if _, share, err := c.admittedBits(ctx, w, args); err != nil || share < tc.low || share > tc.high {
 			t.Fatalf("%v admits a share of %.3f (%v), want %.2f-%.2f", tc.f.Types, share, err, tc.low, tc.high)
@@ -83,9 +83,9 @@ func TestSearchFindsTheBestOfFewAdmitted(t *testing.T) {
 func TestListOfSeveralTypesIsTheNewestOfAll(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newCache(t)
-	types := []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue}
+	types := []memory.Type{memory.TypeDecision, memory.TypeInsight, memory.TypeIssue}
 	base := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
-	var entries []notes.Entry
+	var entries []memory.Entry
 	for i := range 60 {
 		e := mk(types[i%3], fmt.Sprintf("entry %d", i), 0)
 		e.Created = base.Add(-time.Duration(i/4) * time.Minute) // ties by fours, across types
@@ -96,10 +96,10 @@ func TestListOfSeveralTypesIsTheNewestOfAll(t *testing.T) {
 	}
 	put(t, c, entries)
 	at := time.Now().UTC()
-	put(t, c, nil, notes.Op{V: 1, ID: notes.NewID(), Entry: entries[1].ID, Kind: notes.OpArchive, Clock: 1, At: at})
+	put(t, c, nil, memory.Op{V: 1, ID: memory.NewID(), Entry: entries[1].ID, Kind: memory.OpArchive, Clock: 1, At: at})
 	for _, f := range []Filter{
 		{Types: types[:2]},
-		{Types: []notes.Type{notes.TypeIssue, notes.TypeDecision}},
+		{Types: []memory.Type{memory.TypeIssue, memory.TypeDecision}},
 		{Types: types, Tags: []string{"seven"}},
 		{Types: types, IncludeArchived: true},
 	} {
@@ -134,7 +134,7 @@ func TestListOfSeveralTypesIsTheNewestOfAll(t *testing.T) {
 	for _, f := range []Filter{
 		{Types: types[:2], Since: base.Add(-5 * time.Minute)},
 		{Types: types, Since: base.Add(-3 * time.Minute), IncludeArchived: true},
-		{Types: []notes.Type{notes.TypeIssue}, Since: base.Add(-9 * time.Minute)},
+		{Types: []memory.Type{memory.TypeIssue}, Since: base.Add(-9 * time.Minute)},
 	} {
 		for _, lim := range []int{1, 3, 5, 100} {
 			f.Limit = lim
@@ -166,12 +166,12 @@ func contents(rows []Row) []string {
 func TestUnjudgedAnchorsOnceEachWithoutForeignOrJudged(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newCache(t)
-	anchored := func(anchor, content string) notes.Entry {
-		e := mk(notes.TypeInsight, content, 0)
+	anchored := func(anchor, content string) memory.Entry {
+		e := mk(memory.TypeInsight, content, 0)
 		e.Anchor = anchor
 		return e
 	}
-	put(t, c, []notes.Entry{anchored("aaa", "local one"), anchored("aaa", "local two"), anchored("ccc", "mixed, local"), anchored("ddd", "judged")})
+	put(t, c, []memory.Entry{anchored("aaa", "local one"), anchored("aaa", "local two"), anchored("ccc", "mixed, local"), anchored("ddd", "judged")})
 	putFrom(t, c, "refs/synaptic-sub/org/memory", anchored("bbb", "foreign only"), anchored("ccc", "mixed, foreign"))
 	if err := c.JudgeLine(ctx, "head", []string{"ddd"}, nil, time.Now()); err != nil {
 		t.Fatal(err)
@@ -188,7 +188,7 @@ func TestUnjudgedAnchorsOnceEachWithoutForeignOrJudged(t *testing.T) {
 	}
 }
 
-func putFrom(t *testing.T, c *Cache, source string, entries ...notes.Entry) {
+func putFrom(t *testing.T, c *Cache, source string, entries ...memory.Entry) {
 	t.Helper()
 	tx, err := c.Begin(context.Background())
 	if err != nil {
@@ -196,7 +196,7 @@ func putFrom(t *testing.T, c *Cache, source string, entries ...notes.Entry) {
 	}
 	defer tx.Rollback()
 	for _, e := range entries {
-		doc, _ := notes.EncodeEntry(e)
+		doc, _ := memory.EncodeEntry(e)
 		if err := tx.PutEntry(e, source, false, doc); err != nil {
 			t.Fatal(err)
 		}

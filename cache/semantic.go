@@ -8,7 +8,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 	"github.com/git-synaptic/git-synaptic/rank"
 	"github.com/git-synaptic/git-synaptic/timeexpr"
 )
@@ -252,7 +252,7 @@ type lane struct {
 }
 
 // memoryTypes are every type but indexed commits.
-var memoryTypes = append(slices.Clone(notes.SavableTypes), notes.TypeNote)
+var memoryTypes = append(slices.Clone(memory.SavableTypes), memory.TypeNote)
 
 // lanes splits a search into memory and indexed commits when the filter
 // admits both, each with pools of its own taken before the priors apply:
@@ -261,21 +261,21 @@ var memoryTypes = append(slices.Clone(notes.SavableTypes), notes.TypeNote)
 // question that a saved issue answered). Commits weigh less afterwards
 // (rank.CommitPrior), so a smaller pool of them serves.
 func lanes(f Filter, lim int) []lane {
-	memory := lane{filter: f, lexical: max(50, 5*lim), vectors: max(20, 2*lim)}
-	if len(f.Types) > 0 && !slices.Contains(f.Types, notes.TypeGitCommit) {
-		return []lane{memory}
+	mem := lane{filter: f, lexical: max(50, 5*lim), vectors: max(20, 2*lim)}
+	if len(f.Types) > 0 && !slices.Contains(f.Types, memory.TypeGitCommit) {
+		return []lane{mem}
 	}
 	types := memoryTypes
 	if len(f.Types) > 0 {
-		types = slices.DeleteFunc(slices.Clone(f.Types), func(t notes.Type) bool { return t == notes.TypeGitCommit })
+		types = slices.DeleteFunc(slices.Clone(f.Types), func(t memory.Type) bool { return t == memory.TypeGitCommit })
 		if len(types) == 0 {
-			return []lane{memory} // commits only
+			return []lane{mem} // commits only
 		}
 	}
-	memory.filter.Types = types
+	mem.filter.Types = types
 	commits := lane{filter: f, lexical: max(20, 2*lim), vectors: max(10, lim)}
-	commits.filter.Types = []notes.Type{notes.TypeGitCommit}
-	return []lane{memory, commits}
+	commits.filter.Types = []memory.Type{memory.TypeGitCommit}
+	return []lane{mem, commits}
 }
 
 // addSessionContext applies session context to the fused candidates and

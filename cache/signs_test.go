@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // TestSignIndexMatchesSqliteVec: the first stage, reading sqlite-vec's
@@ -25,11 +25,11 @@ import (
 func TestSignIndexMatchesSqliteVec(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newCache(t)
-	var entries []notes.Entry
+	var entries []memory.Entry
 	for i := 0; i < 2600; i++ { // three of sqlite-vec's chunks of 1024
-		typ := notes.TypeInsight
+		typ := memory.TypeInsight
 		if i%5 == 0 { // a filter that admits few
-			typ = notes.TypeDecision
+			typ = memory.TypeDecision
 		}
 		entries = append(entries, mk(typ, fmt.Sprintf("entry %d", i), time.Hour))
 	}
@@ -106,8 +106,8 @@ func TestSignIndexMatchesSqliteVec(t *testing.T) {
 				}
 			}
 			var filtered [2][]int64
-			for i, typ := range []notes.Type{notes.TypeInsight, notes.TypeDecision} {
-				if filtered[i], err = coarseIDs(ctx, c, q, 50, Filter{Types: []notes.Type{typ}}); err != nil || len(filtered[i]) != 50 {
+			for i, typ := range []memory.Type{memory.TypeInsight, memory.TypeDecision} {
+				if filtered[i], err = coarseIDs(ctx, c, q, 50, Filter{Types: []memory.Type{typ}}); err != nil || len(filtered[i]) != 50 {
 					t.Fatalf("%s: %d %ss, %v", when, len(filtered[i]), typ, err)
 				}
 			}
@@ -117,8 +117,8 @@ func TestSignIndexMatchesSqliteVec(t *testing.T) {
 			if err != nil || fmt.Sprint(afresh) != fmt.Sprint(ids) {
 				t.Fatalf("%s: read afresh %v (%v), kept %v", when, afresh, err, ids)
 			}
-			for i, typ := range []notes.Type{notes.TypeDecision, notes.TypeInsight} { // the other order
-				got, err := coarseIDs(ctx, c, q, 50, Filter{Types: []notes.Type{typ}})
+			for i, typ := range []memory.Type{memory.TypeDecision, memory.TypeInsight} { // the other order
+				got, err := coarseIDs(ctx, c, q, 50, Filter{Types: []memory.Type{typ}})
 				if err != nil || fmt.Sprint(got) != fmt.Sprint(filtered[1-i]) {
 					t.Fatalf("%s: %ss read afresh %v (%v), kept %v", when, typ, got, err, filtered[1-i])
 				}
@@ -157,12 +157,12 @@ func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
 		}
 		return v
 	}
-	var entries []notes.Entry
+	var entries []memory.Entry
 	for i := 0; i < 60; i++ {
-		entries = append(entries, mk(notes.TypeInsight, fmt.Sprintf("insight %d", i), time.Hour))
+		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("insight %d", i), time.Hour))
 	}
 	for i := 0; i < 3; i++ {
-		entries = append(entries, mk(notes.TypeDecision, fmt.Sprintf("decision %d", i), time.Hour))
+		entries = append(entries, mk(memory.TypeDecision, fmt.Sprintf("decision %d", i), time.Hour))
 	}
 	put(t, c, entries)
 	if err := c.UseModel(ctx, "m@1", 16); err != nil {
@@ -185,11 +185,11 @@ func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
 	store()
 	decisions := func(want int) {
 		t.Helper()
-		hits, err := c.Nearest(ctx, q, Filter{Types: []notes.Type{notes.TypeDecision}}, 10)
+		hits, err := c.Nearest(ctx, q, Filter{Types: []memory.Type{memory.TypeDecision}}, 10)
 		if err != nil || len(hits) != want {
 			t.Fatalf("%d decisions found, want %d (%v)", len(hits), want, err)
 		}
-		w, args := Filter{Types: []notes.Type{notes.TypeDecision}}.admitting()
+		w, args := Filter{Types: []memory.Type{memory.TypeDecision}}.admitting()
 		_, key, err := c.sampleShare(ctx, w, args, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -205,7 +205,7 @@ func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
 		for _, id := range ids {
 			var typ string
 			c.db.QueryRowContext(ctx, `SELECT type FROM entries WHERE rowid=?`, id).Scan(&typ)
-			if typ != string(notes.TypeDecision) {
+			if typ != string(memory.TypeDecision) {
 				t.Errorf("candidate %d is a %s", id, typ)
 			}
 		}
@@ -213,21 +213,21 @@ func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
 	// a filter that admits most rows needs no set: the nearest of all,
 	// the rows it rejects left out afterwards
 	c.admits = admitted{}
-	hits, err := c.Nearest(ctx, q, Filter{Types: []notes.Type{notes.TypeInsight}}, 10)
+	hits, err := c.Nearest(ctx, q, Filter{Types: []memory.Type{memory.TypeInsight}}, 10)
 	if err != nil || len(hits) != 10 || len(c.admits.sets) != 0 {
 		t.Fatalf("insights: %d hits, %v, %d sets built", len(hits), err, len(c.admits.sets))
 	}
 	for _, h := range hits {
-		if h.Type != notes.TypeInsight {
+		if h.Type != memory.TypeInsight {
 			t.Fatalf("a %s among the insights", h.Type)
 		}
 	}
 	decisions(3)
-	put(t, c, []notes.Entry{mk(notes.TypeDecision, "decision 3", time.Minute)})
+	put(t, c, []memory.Entry{mk(memory.TypeDecision, "decision 3", time.Minute)})
 	store()
 	decisions(4)
 	// an archived decision is no longer admitted
-	put(t, c, nil, notes.Op{V: 1, ID: notes.NewID(), Entry: entries[60].ID, Kind: notes.OpArchive, Clock: 1, At: time.Now().UTC()})
+	put(t, c, nil, memory.Op{V: 1, ID: memory.NewID(), Entry: entries[60].ID, Kind: memory.OpArchive, Clock: 1, At: time.Now().UTC()})
 	decisions(3)
 }
 
@@ -236,10 +236,10 @@ func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
 func TestInMemoryIndexTellsFiltersApart(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newCache(t)
-	one, two := mk(notes.TypeInsight, "one", time.Hour), mk(notes.TypeInsight, "two", time.Hour)
+	one, two := mk(memory.TypeInsight, "one", time.Hour), mk(memory.TypeInsight, "two", time.Hour)
 	one.Project, one.Branch = "ab", "c"
 	two.Project, two.Branch = "a", "bc"
-	put(t, c, []notes.Entry{one, two})
+	put(t, c, []memory.Entry{one, two})
 	if err := c.UseModel(ctx, "m@1", 8); err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestInMemoryIndexTellsFiltersApart(t *testing.T) {
 	if err := c.StoreVectors(ctx, pending, vecs[:len(pending)]); err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range []notes.Entry{one, two} {
+	for _, e := range []memory.Entry{one, two} {
 		hits, err := c.Nearest(ctx, []float32{1, 1, 0, 0, 0, 0, 0, 0}, Filter{Project: e.Project, Branch: e.Branch}, 5)
 		if err != nil || len(hits) != 1 || hits[0].ID != e.ID {
 			t.Errorf("project %q branch %q: %d hits %v", e.Project, e.Branch, len(hits), err)
@@ -262,9 +262,9 @@ func TestInMemoryIndexTellsFiltersApart(t *testing.T) {
 func TestSignIndexSeesTheTableMadeAgain(t *testing.T) {
 	ctx := context.Background()
 	c, p := newCache(t)
-	var entries []notes.Entry
+	var entries []memory.Entry
 	for i := 0; i < 1100; i++ { // two chunks: the first one's validity alone is read again
-		entries = append(entries, mk(notes.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
+		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
 	}
 	put(t, c, entries)
 	rng := rand.New(rand.NewSource(2))

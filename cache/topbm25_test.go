@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // TestTopBM25RanksExactlyAsBM25 compares top_bm25's pruned top-k with
@@ -21,7 +21,7 @@ func TestTopBM25RanksExactlyAsBM25(t *testing.T) {
 	vocab := strings.Fields(`deploy deploying deployed postgres redis timeout flaky pipeline cache latency
 		retry billing auth token session login bug helm kubernetes migration rollback index vacuum
 		queue worker embed model vector search ranking schema lock commit merge rebase hook`)
-	var entries []notes.Entry
+	var entries []memory.Entry
 	for i := range 3000 {
 		n := 3 + rng.IntN(40)
 		words := make([]string, n)
@@ -33,7 +33,7 @@ func TestTopBM25RanksExactlyAsBM25(t *testing.T) {
 		if i%3 == 0 {
 			tags = []string{vocab[rng.IntN(len(vocab))]}
 		}
-		entries = append(entries, mk(notes.TypeInsight, strings.Join(words, " "), 0, tags...))
+		entries = append(entries, mk(memory.TypeInsight, strings.Join(words, " "), 0, tags...))
 	}
 	put(t, c, entries)
 

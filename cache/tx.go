@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Tx is one atomic indexing step: entries, ops and notes applied together
@@ -40,7 +40,7 @@ type Tx struct {
 }
 
 type pendingEntry struct {
-	e       notes.Entry
+	e       memory.Entry
 	source  string
 	private bool
 	doc     []byte
@@ -197,11 +197,11 @@ func (t *Tx) dropIndexes() error {
 // rebuild, an entry with no operations indexed yet is written at once
 // (operations read later fold it again on Commit): holding every entry
 // until Commit took gigabytes at a million entries.
-func (t *Tx) PutEntry(e notes.Entry, source string, private bool, doc []byte) error {
+func (t *Tx) PutEntry(e memory.Entry, source string, private bool, doc []byte) error {
 	if t.reset && !t.withOps[e.ID] {
 		delete(t.pending, e.ID)
 		delete(t.dirty, e.ID)
-		return t.writeRow(notes.Fold(e, nil), e.Created.UnixNano(), e.Created.UnixNano(), source, private, "", doc)
+		return t.writeRow(memory.Fold(e, nil), e.Created.UnixNano(), e.Created.UnixNano(), source, private, "", doc)
 	}
 	t.pending[e.ID] = pendingEntry{e: e, source: source, private: private, doc: doc}
 	t.dirty[e.ID] = true
@@ -209,7 +209,7 @@ func (t *Tx) PutEntry(e notes.Entry, source string, private bool, doc []byte) er
 }
 
 // PutOp indexes op o; its entry is re-folded on Commit.
-func (t *Tx) PutOp(o notes.Op, doc []byte) error {
+func (t *Tx) PutOp(o memory.Op, doc []byte) error {
 	if err := t.exec(`INSERT INTO ops(id, entry, doc) VALUES(?, ?, ?) ON CONFLICT(id) DO NOTHING`, o.ID, o.Entry, doc); err != nil {
 		return err
 	}
@@ -255,8 +255,8 @@ func (t *Tx) DeleteOp(id string) error {
 
 // PutNote indexes the synaptic note of commit sha as a searchable entry.
 func (t *Tx) PutNote(sha, text, author string, created int64) error {
-	st := notes.State{Entry: notes.Entry{ID: notes.NoteID(sha), Type: notes.TypeNote, Content: text, Author: author, Tier: notes.TierLongterm}}
-	return t.writeRow(st, created, created, notes.NotesSource, false, sha, nil)
+	st := memory.State{Entry: memory.Entry{ID: memory.NoteID(sha), Type: memory.TypeNote, Content: text, Author: author, Tier: memory.TierLongterm}}
+	return t.writeRow(st, created, created, memory.NotesSource, false, sha, nil)
 }
 
 // Problem records an object that could not be indexed.
@@ -353,11 +353,11 @@ func (t *Tx) refold(id string) error {
 		if err != nil {
 			return err
 		}
-		if p.e, err = notes.DecodeEntry(p.doc, id); err != nil {
+		if p.e, err = memory.DecodeEntry(p.doc, id); err != nil {
 			return err
 		}
 	}
-	var ops []notes.Op
+	var ops []memory.Op
 	q, err := t.stmt(`SELECT doc FROM ops WHERE entry=?`)
 	if err != nil {
 		return err
@@ -372,18 +372,18 @@ func (t *Tx) refold(id string) error {
 			rows.Close()
 			return err
 		}
-		o, err := notes.DecodeOp(doc, "")
+		o, err := memory.DecodeOp(doc, "")
 		if err != nil {
 			continue // validated when indexed; unreadable ops never reach here
 		}
 		ops = append(ops, o)
 	}
 	rows.Close()
-	st := notes.Fold(p.e, ops)
+	st := memory.Fold(p.e, ops)
 	return t.writeRow(st, st.Created.UnixNano(), st.Updated.UnixNano(), p.source, p.private, "", p.doc)
 }
 
-func (t *Tx) writeRow(st notes.State, created, updated int64, source string, private bool, commit string, doc []byte) error {
+func (t *Tx) writeRow(st memory.State, created, updated int64, source string, private bool, commit string, doc []byte) error {
 	return t.writeRowFresh(st, created, updated, source, private, commit, doc, false)
 }
 
@@ -393,7 +393,7 @@ const entryCols = `id, source, private, type, content, tags, project, branch, se
 // writeRowFresh writes an entry row with its tags and full-text row. fresh
 // says the caller knows the row is new, which skips the upsert and the
 // deletes of old tag and text rows.
-func (t *Tx) writeRowFresh(st notes.State, created, updated int64, source string, private bool, commit string, doc []byte, fresh bool) error {
+func (t *Tx) writeRowFresh(st memory.State, created, updated int64, source string, private bool, commit string, doc []byte, fresh bool) error {
 	related := strings.Join(st.RelatedIDs, " ")
 	tags := strings.Join(st.Tags, " ")
 	args := []any{st.ID, source, private, st.Type, st.Content, tags, st.Project, st.Branch, st.SessionID, st.AgentID, st.Author,

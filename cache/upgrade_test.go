@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 func TestCorruptOrOutdatedCacheIsRecreated(t *testing.T) {
@@ -233,8 +233,8 @@ func TestV13CacheIsUpgradedInPlace(t *testing.T) {
 func TestV17CacheIsUpgradedInPlace(t *testing.T) {
 	ctx := context.Background()
 	c, p := newCache(t)
-	e := mk(notes.TypeInsight, "kept across the upgrade", time.Hour)
-	put(t, c, []notes.Entry{e})
+	e := mk(memory.TypeInsight, "kept across the upgrade", time.Hour)
+	put(t, c, []memory.Entry{e})
 	at := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	if err := c.RecordUse(ctx, Use{IDs: []string{e.ID}, At: at, Read: true}); err != nil {
 		t.Fatal(err)
@@ -262,8 +262,8 @@ func TestV17CacheIsUpgradedInPlace(t *testing.T) {
 func TestV19CacheIsUpgradedInPlace(t *testing.T) {
 	ctx := context.Background()
 	c, p := newCache(t)
-	e := mk(notes.TypeInsight, "kept across the upgrade", time.Hour)
-	put(t, c, []notes.Entry{e})
+	e := mk(memory.TypeInsight, "kept across the upgrade", time.Hour)
+	put(t, c, []memory.Entry{e})
 	c.Close()
 	c, rebuilt, err := reopenOlder(t, p, `DROP TRIGGER entries_lex_state`, `ALTER TABLE lex_log DROP COLUMN kind`, `PRAGMA user_version = 19`)
 	if err != nil || rebuilt {
@@ -273,7 +273,7 @@ func TestV19CacheIsUpgradedInPlace(t *testing.T) {
 	if rows, _ := c.List(ctx, Filter{}); len(rows) != 1 || rows[0].ID != e.ID {
 		t.Fatalf("entries after the upgrade: %+v", rows)
 	}
-	put(t, c, nil, notes.Op{V: 1, ID: notes.NewID(), Entry: e.ID, Kind: notes.OpArchive, Clock: 1, At: time.Now().UTC()})
+	put(t, c, nil, memory.Op{V: 1, ID: memory.NewID(), Entry: e.ID, Kind: memory.OpArchive, Clock: 1, At: time.Now().UTC()})
 	var kind int
 	if err := c.db.QueryRowContext(ctx, `SELECT kind FROM lex_log ORDER BY seq DESC LIMIT 1`).Scan(&kind); err != nil || kind != 1 {
 		t.Fatalf("an archive after the upgrade logged kind %d (%v), want 1", kind, err)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 	"github.com/git-synaptic/git-synaptic/rank"
 )
 
@@ -33,9 +33,9 @@ func TestVectorsSurviveRebuildAndEdits(t *testing.T) {
 			t.Fatalf("%s: %d pending, %d of %d with vectors, want %d waiting (%v %v)", step, n, have, total, want, err, err2)
 		}
 	}
-	a := mk(notes.TypeDecision, "alpha", time.Hour)
-	b := mk(notes.TypeIssue, "beta", time.Hour)
-	put(t, c, []notes.Entry{a, b})
+	a := mk(memory.TypeDecision, "alpha", time.Hour)
+	b := mk(memory.TypeIssue, "beta", time.Hour)
+	put(t, c, []memory.Entry{a, b})
 	if err := c.UseModel(ctx, "m@1", 8); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestVectorsSurviveRebuildAndEdits(t *testing.T) {
 		t.Fatalf("vector search: %+v %v", hits, err)
 	}
 	// type filters apply to vector results too
-	hits, _ = c.SemanticSearch(ctx, SemanticQuery{Vector: unit(1), Mode: ModeVector}, Filter{Types: []notes.Type{notes.TypeDecision}, Limit: 5})
+	hits, _ = c.SemanticSearch(ctx, SemanticQuery{Vector: unit(1), Mode: ModeVector}, Filter{Types: []memory.Type{memory.TypeDecision}, Limit: 5})
 	if len(hits) != 1 || hits[0].ID != a.ID {
 		t.Fatalf("filtered: %+v", hits)
 	}
@@ -75,7 +75,7 @@ func TestVectorsSurviveRebuildAndEdits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	put(t, c2, []notes.Entry{a, b})
+	put(t, c2, []memory.Entry{a, b})
 	if err := c2.UseModel(ctx, "m@1", 8); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestVectorsSurviveRebuildAndEdits(t *testing.T) {
 	waiting(c2, "restored", 0)
 	// an edit needs a new vector; another model starts from scratch
 	a.Content = "alpha, edited"
-	put(t, c2, []notes.Entry{a})
+	put(t, c2, []memory.Entry{a})
 	if pending, _, _ := c2.PendingVectors(ctx, 10); len(pending) != 1 || pending[0].Text != "alpha, edited" {
 		t.Fatalf("after edit: %+v", pending)
 	}
@@ -113,9 +113,9 @@ func TestVectorsSurviveRebuildAndEdits(t *testing.T) {
 func TestVectorStorePacksVectors(t *testing.T) {
 	ctx := context.Background()
 	c, path := newCache(t)
-	var entries []notes.Entry
+	var entries []memory.Entry
 	for i := range 2000 {
-		entries = append(entries, mk(notes.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
+		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
 	}
 	put(t, c, entries)
 	if err := c.UseModel(ctx, "m@1", 512); err != nil {
@@ -150,22 +150,22 @@ func TestVectorStorePacksVectors(t *testing.T) {
 func TestSessionContextLiftsTheAnswerAfterAQuestion(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newCache(t)
-	inSession := func(typ notes.Type, content string, age time.Duration) notes.Entry {
+	inSession := func(typ memory.Type, content string, age time.Duration) memory.Entry {
 		e := mk(typ, content, age)
 		e.SessionID = "s1"
 		return e
 	}
-	question := inSession(notes.TypeInsight, "did the postgres migration finish", 3*time.Hour)
-	answer := inSession(notes.TypeProgress, "yes, after the retry fix", 2*time.Hour)
-	later := inSession(notes.TypeProgress, "lunch at noon", time.Hour) // after the answer: never a candidate
-	entries := []notes.Entry{question, answer, later}
+	question := inSession(memory.TypeInsight, "did the postgres migration finish", 3*time.Hour)
+	answer := inSession(memory.TypeProgress, "yes, after the retry fix", 2*time.Hour)
+	later := inSession(memory.TypeProgress, "lunch at noon", time.Hour) // after the answer: never a candidate
+	entries := []memory.Entry{question, answer, later}
 	vecs := map[string][]float32{question.Content: unit(0), answer.Content: unit(1), later.Content: unit(2)}
 	// Fillers closer to the query vector (cosine 0.8, the others 0.36)
 	// keep the answer out of the vector candidates: only its session
 	// neighbour can bring it in.
 	filler := []float32{0, 0, 0, 0.6, 0, 0.55, 0.581, 0}
 	for i := 0; i < 30; i++ {
-		f := mk(notes.TypeInsight, fmt.Sprintf("filler %d", i), time.Duration(i)*time.Minute)
+		f := mk(memory.TypeInsight, fmt.Sprintf("filler %d", i), time.Duration(i)*time.Minute)
 		entries = append(entries, f)
 		vecs[f.Content] = filler
 	}
@@ -203,7 +203,7 @@ func TestSessionContextLiftsTheAnswerAfterAQuestion(t *testing.T) {
 		t.Fatalf("answer context %.4f, want %.4f", ah.Context, want)
 	}
 	// The filter applies to neighbours too; BM25 mode has no context.
-	hits, _ = c.SemanticSearch(ctx, q, Filter{Limit: 5, Types: []notes.Type{notes.TypeInsight}})
+	hits, _ = c.SemanticSearch(ctx, q, Filter{Limit: 5, Types: []memory.Type{memory.TypeInsight}})
 	if find(hits, answer.ID) != nil {
 		t.Fatal("a filtered-out neighbour joined the results")
 	}
@@ -220,11 +220,11 @@ func TestSessionContextLiftsTheAnswerAfterAQuestion(t *testing.T) {
 func TestVectorRowsNewestWithVectors(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newCache(t)
-	var entries []notes.Entry
+	var entries []memory.Entry
 	for i := 0; i < 90; i++ {
-		typ := notes.TypeInsight
+		typ := memory.TypeInsight
 		if i%5 == 4 {
-			typ = notes.TypeIssue
+			typ = memory.TypeIssue
 		}
 		entries = append(entries, mk(typ, fmt.Sprintf("entry %d", i), time.Duration(i)*time.Minute))
 	}
@@ -252,7 +252,7 @@ func TestVectorRowsNewestWithVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	// one type, and two (merged from each type's newest)
-	for _, types := range [][]notes.Type{{notes.TypeInsight}, {notes.TypeIssue, notes.TypeInsight}} {
+	for _, types := range [][]memory.Type{{memory.TypeInsight}, {memory.TypeIssue, memory.TypeInsight}} {
 		var want []string // the entries of those types with a vector, newest first
 		for _, e := range entries {
 			if _, ok := vecOf[e.Content]; ok && slices.Contains(types, e.Type) {
@@ -288,9 +288,9 @@ func TestRestoringByScanTakesWhatLookupsTake(t *testing.T) {
 	ctx := context.Background()
 	defer func(n int) { restorePage = n }(restorePage)
 	restorePage = 7 // several pages
-	var entries []notes.Entry
+	var entries []memory.Entry
 	for i := range 40 {
-		entries = append(entries, mk(notes.TypeInsight, fmt.Sprintf("entry %d", i%30), time.Hour))
+		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("entry %d", i%30), time.Hour))
 	}
 	vector := func(text string, model int) []float32 {
 		var n int

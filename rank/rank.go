@@ -9,7 +9,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 	"github.com/git-synaptic/git-synaptic/timeexpr"
 )
 
@@ -189,14 +189,14 @@ func (p Prior) Weight() float64 { return p.Tier * p.Recency * p.Confidence * p.F
 // → 1.15; appearing in search results does not count, so nothing ranks
 // higher for having ranked high before) and relevance feedback (1 +
 // score; irrelevant IrrelevantFeedback).
-func Priors(e notes.State, reads int, now time.Time) Prior {
+func Priors(e memory.State, reads int, now time.Time) Prior {
 	p := Prior{Tier: 1, Recency: 1, Confidence: 1, Line: 1}
 	switch {
-	case e.Type == notes.TypeGitCommit:
+	case e.Type == memory.TypeGitCommit:
 		p.Tier = CommitPrior
-	case e.Tier == notes.TierLongterm:
+	case e.Tier == memory.TierLongterm:
 		p.Tier = 1.2
-	case e.Tier == notes.TierEphemeral:
+	case e.Tier == memory.TierEphemeral:
 		p.Tier = 0.8
 	}
 	if age := now.Sub(e.Created); !e.Pinned && age > 0 {
@@ -222,7 +222,7 @@ const IrrelevantFeedback = 0.33
 // Feedback is an entry's relevance-feedback factor: 1 + its score, or
 // IrrelevantFeedback when it is marked irrelevant. The cache's SQL ranks
 // BM25 candidates with the same factor (cache.Search).
-func Feedback(e notes.State) float64 {
+func Feedback(e memory.State) float64 {
 	if e.Irrelevant {
 		return IrrelevantFeedback
 	}
@@ -237,7 +237,7 @@ func Recency(age time.Duration) float64 {
 
 // Lexical is a BM25-only search's score of an entry: -bm25 (higher is
 // better) times its relevance feedback (Feedback).
-func Lexical(bm25 float64, e notes.State) float64 { return -bm25 * Feedback(e) }
+func Lexical(bm25 float64, e memory.State) float64 { return -bm25 * Feedback(e) }
 
 // Time in queries. A query that names a time ("in August 2023", "last
 // week") ranks an entry written in that span, or whose text refers to a

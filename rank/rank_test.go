@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 	"github.com/git-synaptic/git-synaptic/timeexpr"
 )
 
@@ -15,8 +15,8 @@ func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 // commits weigh half, reads and feedback scale within their ranges.
 func TestPriors(t *testing.T) {
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
-	var e notes.State
-	e.Type, e.Tier, e.Created = notes.TypeDecision, notes.TierLongterm, now.Add(-30*24*time.Hour)
+	var e memory.State
+	e.Type, e.Tier, e.Created = memory.TypeDecision, memory.TierLongterm, now.Add(-30*24*time.Hour)
 	if p := Priors(e, 3, now); !near(p.Weight(), 1.2*0.875*1.1) {
 		t.Errorf("longterm, one half-life, 3 reads: %+v", p)
 	}
@@ -28,16 +28,16 @@ func TestPriors(t *testing.T) {
 	if p := Priors(e, 0, now); !near(p.Weight(), 1.2) {
 		t.Errorf("pinned does not age: %+v", p)
 	}
-	e.Tier, e.Pinned, e.Irrelevant = notes.TierEphemeral, false, true
+	e.Tier, e.Pinned, e.Irrelevant = memory.TierEphemeral, false, true
 	e.Created = now
 	if p := Priors(e, 6, now); !near(p.Weight(), 0.8*1.15*0.33) {
 		t.Errorf("ephemeral irrelevant: %+v", p)
 	}
-	e.Type, e.Tier, e.Irrelevant = notes.TypeGitCommit, notes.TierWorking, false
+	e.Type, e.Tier, e.Irrelevant = memory.TypeGitCommit, memory.TierWorking, false
 	if p := Priors(e, 0, now); !near(p.Weight(), CommitPrior) {
 		t.Errorf("a new commit: %+v", p)
 	}
-	e.Type, e.Relevance = notes.TypeIssue, 0.5
+	e.Type, e.Relevance = memory.TypeIssue, 0.5
 	if s := Lexical(-2, e); !near(s, 3) {
 		t.Errorf("lexical score with feedback 0.5: %f", s)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/config"
 	"github.com/git-synaptic/git-synaptic/internal/frontend/mcp"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 func main() {
@@ -37,7 +37,7 @@ func main() {
 	// session id, not MCP servers), else one made for the server's
 	// lifetime, so that the memory saved through it can be listed as a
 	// session.
-	opts := config.FromEnv(app.Options{Warn: os.Stderr, FollowAgentSession: true, DefaultSession: "mcp-" + notes.NewID()[:12]})
+	opts := config.FromEnv(app.Options{Warn: os.Stderr, FollowAgentSession: true, DefaultSession: "mcp-" + memory.NewID()[:12]})
 	s, err := app.OpenSession(".", opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "git-synaptic mcp:", err)

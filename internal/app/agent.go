@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/git-synaptic/git-synaptic/internal/lockfile"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // DistillLabel labels the rule that tells agents to save what they learn.
@@ -26,7 +26,7 @@ func (s *Agent) EnsureDistillRule(ctx context.Context) (string, error) {
 	}
 	defer unlock()
 	s.stale() // what another init saved while this one waited
-	had, err := s.recall().List(ctx, Filter{Types: []notes.Type{notes.TypeRule}, Tags: []string{ruleTagPrefix + DistillLabel}, IncludeArchived: true, Limit: 1})
+	had, err := s.recall().List(ctx, Filter{Types: []memory.Type{memory.TypeRule}, Tags: []string{ruleTagPrefix + DistillLabel}, IncludeArchived: true, Limit: 1})
 	if err != nil || len(had) > 0 {
 		return "", err
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/git-synaptic/git-synaptic/internal/capture"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Automatic capture keeps a short private record of each agent exchange
@@ -42,17 +42,17 @@ func (s *Agent) CaptureTool(ctx context.Context, sessionID string, t ToolUse) er
 // message, may be "") as what came of it. It reports the entry and
 // whether it saved one: nothing is saved when capture is off or nothing
 // was recorded.
-func (s *Agent) CaptureExchange(ctx context.Context, sessionID, outcome string) (notes.Entry, bool, error) {
+func (s *Agent) CaptureExchange(ctx context.Context, sessionID, outcome string) (memory.Entry, bool, error) {
 	content, changed, err := s.capture.Take(ctx, sessionID, outcome)
 	if err != nil || content == "" {
-		return notes.Entry{}, false, err
+		return memory.Entry{}, false, err
 	}
 	tags := []string{CaptureTag}
 	if changed {
 		tags = append(tags, ChangesTag)
 	}
 	// progress is ephemeral by type; an explicit tier would never decay
-	e, err := s.memory().Save(ctx, SaveRequest{Content: content, Type: notes.TypeProgress, Private: true, Tags: tags, SessionID: sessionID})
+	e, err := s.memory().Save(ctx, SaveRequest{Content: content, Type: memory.TypeProgress, Private: true, Tags: tags, SessionID: sessionID})
 	if err != nil {
 		return e, false, fmt.Errorf("capture: %w", err)
 	}

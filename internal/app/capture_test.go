@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // An exchange is captured as one private, ephemeral entry: the prompt, the
@@ -67,7 +67,7 @@ func TestCaptureExchange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.Private || got.Type != notes.TypeProgress || got.Tier != notes.TierEphemeral || got.TierExplicit || got.SessionID != "s1" ||
+	if !got.Private || got.Type != memory.TypeProgress || got.Tier != memory.TierEphemeral || got.TierExplicit || got.SessionID != "s1" ||
 		!slices.Equal(got.Tags, []string{CaptureTag, ChangesTag}) {
 		t.Errorf("capture stored as %+v", got)
 	}

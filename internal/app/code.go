@@ -12,12 +12,12 @@ import (
 	"unicode"
 
 	"github.com/git-synaptic/git-synaptic/cache"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Memory that knows the code. Every entry is anchored to the commit HEAD
 // was on when it was written, with the files its text names and their
-// blobs there (notes.Entry.Anchor and Files). Read against this
+// blobs there (memory.Entry.Anchor and Files). Read against this
 // worktree's HEAD:
 //
 //   - an entry whose anchor HEAD does not contain (nor a rebased or
@@ -389,7 +389,7 @@ func (s *core) anchorFiles(ctx context.Context, text string, ts trees) (string, 
 
 // filesAt is the files text names in commit's tree, with their blobs:
 // a path as written, or the one file a partial path or file name
-// ("retry.go", "billing/retry.go:42") ends; at most notes.MaxFiles.
+// ("retry.go", "billing/retry.go:42") ends; at most memory.MaxFiles.
 func (s *core) filesAt(ctx context.Context, commit, text string, ts trees) map[string]string {
 	names := fileMentions(text)
 	if len(names) == 0 {
@@ -401,7 +401,7 @@ func (s *core) filesAt(ctx context.Context, commit, text string, ts trees) map[s
 	}
 	files := map[string]string{}
 	for _, n := range names {
-		if len(files) == notes.MaxFiles {
+		if len(files) == memory.MaxFiles {
 			break
 		}
 		if blob, ok := tree.blobs[n]; ok {
@@ -416,7 +416,7 @@ func (s *core) filesAt(ctx context.Context, commit, text string, ts trees) map[s
 				count++
 			}
 		}
-		if count == 1 && notes.ValidPath(match) {
+		if count == 1 && memory.ValidPath(match) {
 			files[match] = tree.blobs[match]
 		}
 	}
@@ -439,7 +439,7 @@ const aboutCandidates = 20
 // file are kept, so "server.go" does not bring every entry about a
 // server. types narrows the memory types (none: any but commits). Each
 // entry returned counts as a use, as a search's hits do.
-func (s *Recall) MemoryAbout(ctx context.Context, file string, types []notes.Type, n int) ([]Hit, error) {
+func (s *Recall) MemoryAbout(ctx context.Context, file string, types []memory.Type, n int) ([]Hit, error) {
 	hits, err := s.memoryAbout(ctx, file, types, n)
 	if err != nil || len(hits) == 0 {
 		return hits, err
@@ -457,9 +457,9 @@ func (s *Recall) MemoryAbout(ctx context.Context, file string, types []notes.Typ
 
 // memoryAbout is MemoryAbout counting no use: the session start counts
 // what it shows itself.
-func (s *core) memoryAbout(ctx context.Context, file string, types []notes.Type, n int) ([]Hit, error) {
+func (s *core) memoryAbout(ctx context.Context, file string, types []memory.Type, n int) ([]Hit, error) {
 	if len(types) == 0 {
-		types = append(slices.Clone(notes.SavableTypes), notes.TypeNote)
+		types = append(slices.Clone(memory.SavableTypes), memory.TypeNote)
 	}
 	base := path.Base(file)
 	hits, _, err := s.search(ctx, searchReq{query: strings.TrimSuffix(base, path.Ext(base)), filter: Filter{Limit: max(n, aboutCandidates), Types: types}, mode: "bm25", who: forHook})
@@ -493,7 +493,7 @@ func fileMentions(text string) []string {
 		for strings.HasPrefix(w, "./") {
 			w = w[2:]
 		}
-		if seen[w] || !notes.ValidPath(w) { // no absolute paths ("//host/..." of a URL included)
+		if seen[w] || !memory.ValidPath(w) { // no absolute paths ("//host/..." of a URL included)
 			continue
 		}
 		ext := path.Ext(w)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // codeRepo is a repository for memory-meets-code tests: commits get
@@ -65,7 +65,7 @@ func (r *codeRepo) open(dir string) *Service {
 
 func (r *codeRepo) save(s *Service, content string) string {
 	r.t.Helper()
-	e, err := s.Memory().Save(context.Background(), SaveRequest{Content: content, Type: notes.TypeDecision})
+	e, err := s.Memory().Save(context.Background(), SaveRequest{Content: content, Type: memory.TypeDecision})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestMemoryInAnEmptyRepository(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	e, err := s.Memory().Save(context.Background(), SaveRequest{Content: "nothing in main.go yet", Type: notes.TypeDecision})
+	e, err := s.Memory().Save(context.Background(), SaveRequest{Content: "nothing in main.go yet", Type: memory.TypeDecision})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/gitstore"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // checkIndex compares what the cache holds with the refs it claims to have
@@ -43,7 +43,7 @@ func (s *core) checkIndex(ctx context.Context, c *cache.Cache) ([]string, error)
 			continue
 		}
 		h := gitstore.NewHash(tip)
-		dirs := []string{notes.EntriesDir, notes.OpsDir}
+		dirs := []string{memory.EntriesDir, memory.OpsDir}
 		if ref == gitstore.NotesRef {
 			dirs = []string{""} // every file is a note, under fan-out directories
 		}
@@ -57,7 +57,7 @@ func (s *core) checkIndex(ctx context.Context, c *cache.Cache) ([]string, error)
 			} else {
 				n -= skippedDir[ref+" "+dir]
 			}
-			if dir == notes.OpsDir {
+			if dir == memory.OpsDir {
 				wantOps += n
 				continue
 			}

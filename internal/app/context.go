@@ -11,7 +11,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/internal/excerpt"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // The session start's windows (the seed's): decisions and context of the
@@ -56,16 +56,16 @@ func (s *Agent) sessionContext(ctx context.Context, budget int) (string, []Entry
 		w.b.raw(line)
 	}
 	w.rules()
-	w.section("Last handoffs", w.list(Filter{Types: []notes.Type{notes.TypeHandoff}, Since: w.now.Add(-handoffWindow), Limit: maxHandoffs}))
+	w.section("Last handoffs", w.list(Filter{Types: []memory.Type{memory.TypeHandoff}, Since: w.now.Add(-handoffWindow), Limit: maxHandoffs}))
 	w.intelligence()
 	// Worked out before the general section, which leaves out what the
 	// files' section will say.
 	files, lines := w.predictive(changed())
-	recent := w.list(Filter{Types: []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue, notes.TypeReference}, Limit: 50})
+	recent := w.list(Filter{Types: []memory.Type{memory.TypeDecision, memory.TypeInsight, memory.TypeIssue, memory.TypeReference}, Limit: 50})
 	var kept []Entry
 	for _, r := range recent {
 		fresh := w.now.Sub(r.Created) <= recentWindow
-		if r.Tier != notes.TierEphemeral && (r.Pinned || fresh) && !w.seen[r.ID] && len(kept) < 10 {
+		if r.Tier != memory.TierEphemeral && (r.Pinned || fresh) && !w.seen[r.ID] && len(kept) < 10 {
 			kept = append(kept, r)
 		}
 	}
@@ -103,7 +103,7 @@ func maintenanceLine(rep MaintainReport) string {
 }
 
 // tierRank orders the tiers.
-var tierRank = map[notes.Tier]int{notes.TierEphemeral: 0, notes.TierWorking: 1, notes.TierLongterm: 2}
+var tierRank = map[memory.Tier]int{memory.TierEphemeral: 0, memory.TierWorking: 1, memory.TierLongterm: 2}
 
 // contextBudget is synaptic.contextBudget, or DefaultContextBudget.
 func (s *core) contextBudget(ctx context.Context) int {
@@ -217,7 +217,7 @@ func (w *contextWriter) claim(rows []Entry) []Entry {
 // rules writes the rules, pinned first, then up to 5 pending corrections
 // with the rules they may contradict.
 func (w *contextWriter) rules() {
-	rules := w.list(Filter{Types: []notes.Type{notes.TypeRule}, Limit: 50})
+	rules := w.list(Filter{Types: []memory.Type{memory.TypeRule}, Limit: 50})
 	pinnedFirst(rules)
 	w.section("Rules", rules)
 	pending, err := w.s.pendingRules(w.ctx, storedVectors)
@@ -337,7 +337,7 @@ func (w *contextWriter) predictive(changed []string) ([]string, []line) {
 		}
 	}
 	for _, f := range look {
-		hits, err := s.memoryAbout(ctx, f, []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue, notes.TypeReference, notes.TypeRule, notes.TypeNote}, aboutCandidates)
+		hits, err := s.memoryAbout(ctx, f, []memory.Type{memory.TypeDecision, memory.TypeInsight, memory.TypeIssue, memory.TypeReference, memory.TypeRule, memory.TypeNote}, aboutCandidates)
 		if err != nil {
 			continue
 		}

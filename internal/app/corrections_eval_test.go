@@ -9,7 +9,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // correctionCase is a line of testdata/corrections.jsonl: a sentence an
@@ -18,9 +18,9 @@ import (
 // that only looks like one (a decision, a bug report, a fact with
 // "stop", "never", "always", "next time").
 type correctionCase struct {
-	Text       string     `json:"text"`
-	Type       notes.Type `json:"type"`
-	Correction bool       `json:"correction"`
+	Text       string      `json:"text"`
+	Type       memory.Type `json:"type"`
+	Correction bool        `json:"correction"`
 }
 
 // TestCorrectionDetectors measures the pending-rule detection on the
@@ -54,7 +54,7 @@ func TestCorrectionDetectors(t *testing.T) {
 			t.Fatal(err)
 		}
 		want[e.ID] = c
-		byWords[e.ID] = IsCorrection(Entry{State: notes.State{Entry: e}})
+		byWords[e.ID] = IsCorrection(Entry{State: memory.State{Entry: e}})
 	}
 	byMeaning := map[string]bool{}
 	for _, e := range s.core.directivesByMeaning(ctx, modelVectors) {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 	"github.com/git-synaptic/git-synaptic/registry"
 
 	"github.com/git-synaptic/git-synaptic/internal/regular"
@@ -195,7 +195,7 @@ func (s *core) cacheProfile(ctx context.Context) (profile, error) {
 			words.WriteString(r.Content + "\n")
 		}
 		p.stems = stemsOf(words.String())
-		own, err := c.List(ctx, cache.Filter{Types: []notes.Type{notes.TypeRule, notes.TypeInsight}, IncludeArchived: true, Limit: 1000})
+		own, err := c.List(ctx, cache.Filter{Types: []memory.Type{memory.TypeRule, memory.TypeInsight}, IncludeArchived: true, Limit: 1000})
 		for _, r := range own {
 			p.texts = append(p.texts, sameText(r.Content))
 		}
@@ -215,7 +215,7 @@ func (s *core) crossCandidates(ctx context.Context, me *profile, project string)
 	for i, r := range rows {
 		// A subscription's memory is not that project's own: this one
 		// may subscribe to it, or not, itself.
-		if r.Private || r.Irrelevant || SubscriptionOf(r.Source) != "" || (r.Type == notes.TypeInsight && r.Tier != notes.TierLongterm) {
+		if r.Private || r.Irrelevant || SubscriptionOf(r.Source) != "" || (r.Type == memory.TypeInsight && r.Tier != memory.TierLongterm) {
 			continue
 		}
 		score := 0.0
@@ -258,7 +258,7 @@ func (s *core) crossRows(ctx context.Context, model string, byMeaning bool) ([]c
 	var rows []cache.Row
 	var vecs [][]float32
 	err := s.withCache(ctx, func(c *cache.Cache) error {
-		f := cache.Filter{Types: []notes.Type{notes.TypeRule, notes.TypeInsight}, Limit: 300}
+		f := cache.Filter{Types: []memory.Type{memory.TypeRule, memory.TypeInsight}, Limit: 300}
 		if byMeaning {
 			if ok, err := c.UseStoredModel(ctx); err != nil {
 				return err

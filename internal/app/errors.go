@@ -31,7 +31,7 @@ var (
 // asked: an argument out of range, an unknown name, two options that do not
 // go together, an entry that is read-only here. Front ends map it to a usage
 // error (exit 2). Content the application refuses to store (invalid, too
-// large, a secret) wraps notes.ErrInvalid instead (exit 4).
+// large, a secret) wraps memory.ErrInvalid instead (exit 4).
 var ErrInvalidRequest = errors.New("invalid")
 
 // ErrNotProject is returned when a path to remove is not in the project

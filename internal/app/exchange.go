@@ -10,7 +10,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/internal/secrets"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // ImportItem is one entry to import, perhaps one that an export wrote and
@@ -60,7 +60,7 @@ func (s *Memory) ImportItems(ctx context.Context, items []ImportItem, opt Import
 	}
 	for i, it := range items {
 		// compared normalized; saved and secret-checked as given
-		tags, err := notes.NormalizeTags(it.Tags)
+		tags, err := memory.NormalizeTags(it.Tags)
 		if err != nil {
 			return rep, fmt.Errorf("entry %d: %w", i+1, err)
 		}
@@ -130,9 +130,9 @@ func (s *Memory) knownTexts(ctx context.Context) (map[string]bool, error) {
 	return known, nil
 }
 
-func textKey(t notes.Type, content string) string {
+func textKey(t memory.Type, content string) string {
 	if t == "" {
-		t = notes.TypeInsight
+		t = memory.TypeInsight
 	}
 	return string(t) + "\x00" + strings.TrimSpace(content)
 }
@@ -140,8 +140,8 @@ func textKey(t notes.Type, content string) string {
 // MemoryTypes names the types of memory entries (what a person or agent
 // saves; not indexed commits or notes on commits).
 func MemoryTypes() []string {
-	out := make([]string, len(notes.SavableTypes))
-	for i, t := range notes.SavableTypes {
+	out := make([]string, len(memory.SavableTypes))
+	for i, t := range memory.SavableTypes {
 		out[i] = string(t)
 	}
 	return out
@@ -150,12 +150,12 @@ func MemoryTypes() []string {
 // EntryTypes are the types an entry listed or searched may have: the
 // memory types, then commit notes and indexed commits.
 func EntryTypes() []string {
-	return append(MemoryTypes(), string(notes.TypeNote), string(notes.TypeGitCommit))
+	return append(MemoryTypes(), string(memory.TypeNote), string(memory.TypeGitCommit))
 }
 
 // Tiers are the memory tiers, shortest-lived first.
 func Tiers() []string {
-	return []string{string(notes.TierEphemeral), string(notes.TierWorking), string(notes.TierLongterm)}
+	return []string{string(memory.TierEphemeral), string(memory.TierWorking), string(memory.TierLongterm)}
 }
 
 // exported finds the memory entries the items' ids name exactly, in one
@@ -174,7 +174,7 @@ func (s *Memory) exported(ctx context.Context, items []ImportItem) (map[string]E
 			if err != nil {
 				return err
 			}
-			if e := entryOf(r); slices.Contains(notes.SavableTypes, e.Type) {
+			if e := entryOf(r); slices.Contains(memory.SavableTypes, e.Type) {
 				found[it.ID] = e
 			}
 		}
@@ -202,7 +202,7 @@ func returnEdit(it ImportItem, tags []string, cur Entry) EditRequest {
 		req.Type = it.Type
 	}
 	for _, given := range it.Tags {
-		if t, _ := notes.NormalizeTags([]string{given}); len(t) == 1 && !slices.Contains(cur.Tags, t[0]) {
+		if t, _ := memory.NormalizeTags([]string{given}); len(t) == 1 && !slices.Contains(cur.Tags, t[0]) {
 			req.AddTags = append(req.AddTags, given)
 		}
 	}
@@ -225,13 +225,13 @@ func sameSet(a, b []string) bool {
 // edit check them.
 func (s *Memory) checkReturn(it ImportItem, edit EditRequest, cur Entry) error {
 	if !it.Updated.IsZero() && cur.Updated.After(it.Updated) {
-		return notes.Invalidf("it changed here on %s, after it was exported; export again and redo the edit, or remove its id to save it as a new entry", cur.Updated.Local().Format(time.DateTime))
+		return memory.Invalidf("it changed here on %s, after it was exported; export again and redo the edit, or remove its id to save it as a new entry", cur.Updated.Local().Format(time.DateTime))
 	}
 	if it.Private != cur.Private {
 		where := map[bool]string{true: "private", false: "shared"}
-		return notes.Invalidf("the entry is %s and cannot become %s by import (archive it and save a %s copy)", where[cur.Private], where[it.Private], where[it.Private])
+		return memory.Invalidf("the entry is %s and cannot become %s by import (archive it and save a %s copy)", where[cur.Private], where[it.Private], where[it.Private])
 	}
-	if err := notes.ValidateContent(it.Content); err != nil {
+	if err := memory.ValidateContent(it.Content); err != nil {
 		return err
 	}
 	if cur.Private {

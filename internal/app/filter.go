@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // FilterSpec selects entries as a front end receives the selection: names
@@ -39,11 +39,11 @@ func ParseFilter(spec FilterSpec, now time.Time) (Filter, error) {
 		return out, Invalidf("the entry limit must be 0 or more")
 	}
 	for _, t := range spec.Types {
-		if t == string(notes.TypeNote) || t == string(notes.TypeGitCommit) {
-			out.Types = append(out.Types, notes.Type(t))
+		if t == string(memory.TypeNote) || t == string(memory.TypeGitCommit) {
+			out.Types = append(out.Types, memory.Type(t))
 			continue
 		}
-		typ, err := notes.ParseType(t)
+		typ, err := memory.ParseType(t)
 		if err != nil {
 			return out, badRequest(err)
 		}
@@ -55,7 +55,7 @@ func ParseFilter(spec FilterSpec, now time.Time) (Filter, error) {
 	}
 	out.Branches = b
 	if spec.Tier != "" {
-		tier, err := notes.ParseTier(spec.Tier)
+		tier, err := memory.ParseTier(spec.Tier)
 		if err != nil {
 			return out, badRequest(err)
 		}

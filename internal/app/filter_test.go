@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // The CLI and the MCP server select entries through ParseFilter: names
@@ -16,7 +16,7 @@ func TestParseFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Types) != 2 || f.Types[1] != notes.TypeGitCommit || f.Tier != notes.TierLongterm || !f.Since.Equal(now.AddDate(0, 0, -3)) || f.Until.Format(time.DateOnly) != "2026-06-09" || f.Limit != 5 {
+	if len(f.Types) != 2 || f.Types[1] != memory.TypeGitCommit || f.Tier != memory.TierLongterm || !f.Since.Equal(now.AddDate(0, 0, -3)) || f.Until.Format(time.DateOnly) != "2026-06-09" || f.Limit != 5 {
 		t.Fatalf("filter: %+v", f)
 	}
 	// Within bounds Since further only when it is more recent.

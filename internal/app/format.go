@@ -7,7 +7,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/internal/excerpt"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Formatting shared by everything that shows memory to people and agents
@@ -84,7 +84,7 @@ func itemHead(r Entry, me string, now time.Time) string {
 	if r.Pinned {
 		extra = " · pinned"
 	}
-	if r.Type == notes.TypeGitCommit && r.Branch != "" {
+	if r.Type == memory.TypeGitCommit && r.Branch != "" {
 		extra += " · on " + r.Branch
 	}
 	return withMarks(fmt.Sprintf("[%s · %s · %s · %s%s]", ShortID(r.ID), r.Type, Age(now, r.Created), who, extra), r)
@@ -92,7 +92,7 @@ func itemHead(r Entry, me string, now time.Time) string {
 
 // DescribeOp says what an operation changed, in a few words ("" for one
 // that carries nothing beyond its kind, such as a pin).
-func DescribeOp(op notes.Op) string {
+func DescribeOp(op memory.Op) string {
 	var parts []string
 	if op.Content != nil {
 		parts = append(parts, "new content")
@@ -109,7 +109,7 @@ func DescribeOp(op notes.Op) string {
 	if op.Tier != "" {
 		parts = append(parts, string(op.Tier))
 	}
-	if op.Kind == notes.OpRelevant {
+	if op.Kind == memory.OpRelevant {
 		parts = append(parts, fmt.Sprintf("score %.2f", op.Score))
 	}
 	if op.Reason != "" {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/gitstore"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 const (
@@ -70,7 +70,7 @@ func (s *Agent) SessionHandoff(ctx context.Context, sessionID string) (string, b
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s\n", handoffTitle, sessionID)
 	if len(saved) > 0 {
-		counts := map[notes.Type]int{}
+		counts := map[memory.Type]int{}
 		for _, r := range saved {
 			counts[r.Type]++
 		}
@@ -119,7 +119,7 @@ func (s *Agent) SessionHandoff(ctx context.Context, sessionID string) (string, b
 		_, err := s.memory().Edit(ctx, existing.ID, EditRequest{Content: &content})
 		return existing.ID, err == nil, err
 	}
-	e, err := s.memory().Save(ctx, SaveRequest{Content: content, Type: notes.TypeHandoff, SessionID: sessionID, Tags: []string{"session"}})
+	e, err := s.memory().Save(ctx, SaveRequest{Content: content, Type: memory.TypeHandoff, SessionID: sessionID, Tags: []string{"session"}})
 	return e.ID, err == nil, err
 }
 
@@ -134,7 +134,7 @@ func sortSessionMemory(mine []Entry) (existing *Entry, saved, learnings []Entry,
 		case r.Private:
 			// The handoff is shared memory: private entries of the
 			// session are neither counted nor quoted.
-		case r.Type == notes.TypeHandoff && strings.HasPrefix(r.Content, handoffTitle):
+		case r.Type == memory.TypeHandoff && strings.HasPrefix(r.Content, handoffTitle):
 			if existing == nil {
 				existing = &mine[i]
 			} else if !r.Archived {
@@ -143,7 +143,7 @@ func sortSessionMemory(mine []Entry) (existing *Entry, saved, learnings []Entry,
 		case r.Archived:
 		default:
 			saved = append(saved, r)
-			if r.Type == notes.TypeInsight || r.Type == notes.TypeDecision || learningRE().MatchString(r.Content) {
+			if r.Type == memory.TypeInsight || r.Type == memory.TypeDecision || learningRE().MatchString(r.Content) {
 				learnings = append(learnings, r)
 			}
 		}

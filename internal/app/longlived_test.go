@@ -14,7 +14,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/internal/directive"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // A Session lends each request the same Service, one request at a time,
@@ -45,7 +45,7 @@ func TestSessionRequestsAreAlikeAndAlone(t *testing.T) {
 		for k := 1; k < len(words) && meant == ""; k++ {
 			part := strings.Join(words[k:], " ")
 			v, _ := wordEmbedder{}.Embed(ctx, []string{tpl, part})
-			if !directive.Is(part, notes.TypeInsight) && embed.Cosine(v[0], v[1]) >= directiveCosine {
+			if !directive.Is(part, memory.TypeInsight) && embed.Cosine(v[0], v[1]) >= directiveCosine {
 				meant = part
 			}
 		}
@@ -232,10 +232,10 @@ func TestSessionFollowsOtherProjects(t *testing.T) {
 	}
 	for _, save := range []struct {
 		dir, content string
-		tier         notes.Tier
+		tier         memory.Tier
 	}{
 		{here, "we deploy the api with helm charts to kubernetes", ""},
-		{there, "helm releases are rolled back with helm rollback on a failed kubernetes deploy", notes.TierLongterm},
+		{there, "helm releases are rolled back with helm rollback on a failed kubernetes deploy", memory.TierLongterm},
 	} {
 		svc, err := Open(save.dir, opts)
 		if err != nil {

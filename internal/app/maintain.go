@@ -5,17 +5,17 @@ import (
 	"sort"
 
 	"github.com/git-synaptic/git-synaptic/cache"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Change is one thing maintenance did (or would do) to an entry.
 type Change struct {
-	ID       string     `json:"id"`
-	Type     notes.Type `json:"type"`
-	From     notes.Tier `json:"from"`
-	To       notes.Tier `json:"to"`
-	Archived bool       `json:"archived"`
-	Reason   string     `json:"reason"`
+	ID       string      `json:"id"`
+	Type     memory.Type `json:"type"`
+	From     memory.Tier `json:"from"`
+	To       memory.Tier `json:"to"`
+	Archived bool        `json:"archived"`
+	Reason   string      `json:"reason"`
 }
 
 // MaintainReport lists what a maintenance pass changed.
@@ -25,7 +25,7 @@ type MaintainReport struct {
 	Changes []Change `json:"changes"`
 }
 
-// Maintain recomputes every entry's tier and decay (notes.Decay) from its
+// Maintain recomputes every entry's tier and decay (memory.Decay) from its
 // authored state and this clone's access statistics, at the Service's
 // clock, and reports the changes. The results are derived, local data: they
 // change what search and list show here, never the shared memory, and any
@@ -41,7 +41,7 @@ func (s *core) maintainDue(ctx context.Context) (MaintainReport, error) {
 	return s.memory().maintain(ctx, cache.DecayPass{})
 }
 
-// maintain runs pass with the Service's clock and notes.Decay.
+// maintain runs pass with the Service's clock and memory.Decay.
 func (s *Memory) maintain(ctx context.Context, pass cache.DecayPass) (MaintainReport, error) {
 	rep := MaintainReport{DryRun: pass.DryRun, Changes: []Change{}}
 	c, err := s.ready(ctx)
@@ -50,12 +50,12 @@ func (s *Memory) maintain(ctx context.Context, pass cache.DecayPass) (MaintainRe
 	}
 	pass.Now = s.now()
 	pass.Judge = func(st cache.Standing) cache.Verdict {
-		v := notes.Decay(st.Usage, pass.Now)
+		v := memory.Decay(st.Usage, pass.Now)
 		auto := v.Tier
 		if auto == st.Usage.Tier {
 			auto = "" // nothing beyond the authored tier
 		}
-		out := cache.Verdict{Tier: auto, Archived: v.Archived, Next: notes.DecayNext(st.Usage, pass.Now)}
+		out := cache.Verdict{Tier: auto, Archived: v.Archived, Next: memory.DecayNext(st.Usage, pass.Now)}
 		if auto == st.AutoTier && v.Archived == st.AutoArchived {
 			return out
 		}
@@ -63,7 +63,7 @@ func (s *Memory) maintain(ctx context.Context, pass cache.DecayPass) (MaintainRe
 		if st.AutoTier != "" {
 			from = st.AutoTier
 		}
-		if st.Usage.Type != notes.TypeGitCommit || v.Archived {
+		if st.Usage.Type != memory.TypeGitCommit || v.Archived {
 			rep.Changes = append(rep.Changes, Change{ID: st.ID, Type: st.Usage.Type, From: from, To: v.Tier, Archived: v.Archived, Reason: v.Reason})
 		}
 		return out

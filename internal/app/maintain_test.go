@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 func TestMain(m *testing.M) { testrepo.Main(m) }
@@ -23,12 +23,12 @@ func TestMaintenanceWithAControlledClock(t *testing.T) {
 	s := openTest(t, Options{Now: clock})
 	days := func(d int) time.Time { return now.AddDate(0, 0, -d) }
 	ents, err := s.Memory().Import(ctx, []SaveRequest{
-		{Content: "handoff from last week", Type: notes.TypeHandoff, Created: days(10)},
-		{Content: "issue nobody looked at", Type: notes.TypeIssue, Created: days(20)},
-		{Content: "decision from last month", Type: notes.TypeDecision, Created: days(30)},
-		{Content: "progress note people keep reading", Type: notes.TypeProgress, Created: days(2)},
-		{Content: "pinned handoff", Type: notes.TypeHandoff, Created: days(100), Pinned: true},
-		{Content: "fresh handoff", Type: notes.TypeHandoff, Created: days(1)},
+		{Content: "handoff from last week", Type: memory.TypeHandoff, Created: days(10)},
+		{Content: "issue nobody looked at", Type: memory.TypeIssue, Created: days(20)},
+		{Content: "decision from last month", Type: memory.TypeDecision, Created: days(30)},
+		{Content: "progress note people keep reading", Type: memory.TypeProgress, Created: days(2)},
+		{Content: "pinned handoff", Type: memory.TypeHandoff, Created: days(100), Pinned: true},
+		{Content: "fresh handoff", Type: memory.TypeHandoff, Created: days(1)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -46,10 +46,10 @@ func TestMaintenanceWithAControlledClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]Change{
-		handoff:  {To: notes.TierEphemeral, Archived: true},
-		issue:    {To: notes.TierEphemeral},
-		decision: {To: notes.TierLongterm},
-		fresh:    {To: notes.TierEphemeral, Archived: true}, // 6 days idle, never used
+		handoff:  {To: memory.TierEphemeral, Archived: true},
+		issue:    {To: memory.TierEphemeral},
+		decision: {To: memory.TierLongterm},
+		fresh:    {To: memory.TierEphemeral, Archived: true}, // 6 days idle, never used
 	}
 	if len(dry.Changes) != len(want) {
 		t.Fatalf("dry run changes: %+v", dry.Changes)
@@ -81,7 +81,7 @@ func TestMaintenanceWithAControlledClock(t *testing.T) {
 	if len(arch) != 2 || !arch[0].Decayed || !arch[0].Archived {
 		t.Fatalf("decayed entries: %+v", arch)
 	}
-	if long, _ := s.Recall().List(ctx, Filter{Tier: notes.TierLongterm}); len(long) != 1 || long[0].ID != decision {
+	if long, _ := s.Recall().List(ctx, Filter{Tier: memory.TierLongterm}); len(long) != 1 || long[0].ID != decision {
 		t.Fatalf("longterm filter: %+v", long)
 	}
 	// Nothing reached the shared memory: the decay is local.
@@ -116,8 +116,8 @@ func TestReindexKeepsUsageAndDecay(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	s := openTest(t, Options{Now: func() time.Time { return now }})
 	ents, err := s.Memory().Import(ctx, []SaveRequest{
-		{Content: "issue someone read", Type: notes.TypeIssue, Created: now},
-		{Content: "handoff nobody read", Type: notes.TypeHandoff, Created: now},
+		{Content: "issue someone read", Type: memory.TypeIssue, Created: now},
+		{Content: "handoff nobody read", Type: memory.TypeHandoff, Created: now},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func TestReindexKeepsUsageAndDecay(t *testing.T) {
 	if err := s.Recall().Reindex(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if rows, _ := s.Recall().List(ctx, Filter{}); len(rows) != 1 || rows[0].ID != issue || rows[0].Tier != notes.TierWorking {
+	if rows, _ := s.Recall().List(ctx, Filter{}); len(rows) != 1 || rows[0].ID != issue || rows[0].Tier != memory.TierWorking {
 		t.Fatalf("after reindex: %+v (want only the issue, working)", rows)
 	}
 	if arch, _ := s.Recall().List(ctx, Filter{OnlyArchived: true}); len(arch) != 1 || arch[0].ID != handoff || !arch[0].Decayed {
@@ -166,9 +166,9 @@ func TestSessionStartReportsMaintenance(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	s := openTest(t, Options{Now: func() time.Time { return now }})
 	if _, err := s.Memory().Import(ctx, []SaveRequest{
-		{Content: "handoff from last week", Type: notes.TypeHandoff, Created: now.AddDate(0, 0, -10)},
-		{Content: "decision from last month", Type: notes.TypeDecision, Created: now.AddDate(0, 0, -30)},
-		{Content: "issue nobody looked at", Type: notes.TypeIssue, Created: now.AddDate(0, 0, -20)},
+		{Content: "handoff from last week", Type: memory.TypeHandoff, Created: now.AddDate(0, 0, -10)},
+		{Content: "decision from last month", Type: memory.TypeDecision, Created: now.AddDate(0, 0, -30)},
+		{Content: "issue nobody looked at", Type: memory.TypeIssue, Created: now.AddDate(0, 0, -20)},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestSessionStartReportsMaintenance(t *testing.T) {
 }
 
 // A session start judges only the entries due (new, changed, used, or
-// past a threshold of notes.DecayNext), yet leaves memory as a full pass
+// past a threshold of memory.DecayNext), yet leaves memory as a full pass
 // would: over 40 days of uses, edits, pins and new entries, a full pass
 // after each session start finds nothing left to change, and the session
 // starts judge far fewer entries than full passes would. A clock set back
@@ -192,7 +192,7 @@ func TestSessionStartDecayMatchesAFullPass(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	s := openTest(t, Options{Now: func() time.Time { return now }})
 	rng := rand.New(rand.NewSource(7))
-	types := []notes.Type{notes.TypeHandoff, notes.TypeIssue, notes.TypeDecision, notes.TypeInsight, notes.TypeProgress, notes.TypeReference}
+	types := []memory.Type{memory.TypeHandoff, memory.TypeIssue, memory.TypeDecision, memory.TypeInsight, memory.TypeProgress, memory.TypeReference}
 	var reqs []SaveRequest
 	for i := 0; i < 120; i++ {
 		reqs = append(reqs, SaveRequest{Content: fmt.Sprintf("entry %d about the billing worker", i), Type: types[i%len(types)],
@@ -214,7 +214,7 @@ func TestSessionStartDecayMatchesAFullPass(t *testing.T) {
 			case 1:
 				_, err = s.Memory().SetPinned(ctx, e.ID, rng.Intn(2) == 0)
 			case 2:
-				var saved []notes.Entry
+				var saved []memory.Entry
 				saved, err = s.Memory().Import(ctx, []SaveRequest{{Content: fmt.Sprintf("new on day %d", day), Type: types[rng.Intn(len(types))], Created: now}})
 				ents = append(ents, saved...)
 			default:

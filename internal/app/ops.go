@@ -7,33 +7,33 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/gitstore"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Operations on entries: edits, pins, archives, tiers and relevance
-// feedback, each an operation document beside the entry (notes.Op).
+// feedback, each an operation document beside the entry (memory.Op).
 
 // EditRequest changes an entry; nil/empty fields stay as they are.
 type EditRequest struct {
 	Content     *string
-	Type        notes.Type
+	Type        memory.Type
 	AddTags     []string
 	RemoveTags  []string
 	AllowSecret bool
 }
 
 // Edit records an edit operation on an entry; the original stays in history.
-func (s *Memory) Edit(ctx context.Context, idPrefix string, req EditRequest) (notes.Op, error) {
-	op := notes.Op{Kind: notes.OpEdit, Content: req.Content, Type: req.Type}
+func (s *Memory) Edit(ctx context.Context, idPrefix string, req EditRequest) (memory.Op, error) {
+	op := memory.Op{Kind: memory.OpEdit, Content: req.Content, Type: req.Type}
 	var err error
-	if op.AddTags, err = notes.NormalizeTags(req.AddTags); err != nil {
+	if op.AddTags, err = memory.NormalizeTags(req.AddTags); err != nil {
 		return op, err
 	}
-	if op.RemoveTags, err = notes.NormalizeTags(req.RemoveTags); err != nil {
+	if op.RemoveTags, err = memory.NormalizeTags(req.RemoveTags); err != nil {
 		return op, err
 	}
 	if req.Type != "" {
-		if _, err := notes.ParseType(string(req.Type)); err != nil {
+		if _, err := memory.ParseType(string(req.Type)); err != nil {
 			return op, badRequest(err)
 		}
 	}
@@ -46,18 +46,18 @@ func (s *Memory) Edit(ctx context.Context, idPrefix string, req EditRequest) (no
 }
 
 // SetPinned pins or unpins an entry.
-func (s *Memory) SetPinned(ctx context.Context, idPrefix string, pinned bool) (notes.Op, error) {
-	kind := notes.OpUnpin
+func (s *Memory) SetPinned(ctx context.Context, idPrefix string, pinned bool) (memory.Op, error) {
+	kind := memory.OpUnpin
 	if pinned {
-		kind = notes.OpPin
+		kind = memory.OpPin
 	}
-	return s.record(ctx, idPrefix, notes.Op{Kind: kind}, false)
+	return s.record(ctx, idPrefix, memory.Op{Kind: kind}, false)
 }
 
 // ArchiveUnpinned archives the entry idPrefix names unless it is pinned
 // (ErrPinned): a pin is the user's word, so an agent's archive leaves it.
-func (s *Memory) ArchiveUnpinned(ctx context.Context, idPrefix string) (notes.Op, error) {
-	return s.recordIf(ctx, idPrefix, notes.Op{Kind: notes.OpArchive}, false, func(e Entry) error {
+func (s *Memory) ArchiveUnpinned(ctx context.Context, idPrefix string) (memory.Op, error) {
+	return s.recordIf(ctx, idPrefix, memory.Op{Kind: memory.OpArchive}, false, func(e Entry) error {
 		if e.Pinned {
 			return fmt.Errorf("%w: %s", ErrPinned, short(e.ID))
 		}
@@ -67,29 +67,29 @@ func (s *Memory) ArchiveUnpinned(ctx context.Context, idPrefix string) (notes.Op
 
 // SetArchived archives or restores an entry. Nothing is deleted: the entry
 // stays in the ref's history and --include-archived shows it.
-func (s *Memory) SetArchived(ctx context.Context, idPrefix string, archived bool) (notes.Op, error) {
-	kind := notes.OpUnarchive
+func (s *Memory) SetArchived(ctx context.Context, idPrefix string, archived bool) (memory.Op, error) {
+	kind := memory.OpUnarchive
 	if archived {
-		kind = notes.OpArchive
+		kind = memory.OpArchive
 	}
-	return s.record(ctx, idPrefix, notes.Op{Kind: kind}, false)
+	return s.record(ctx, idPrefix, memory.Op{Kind: kind}, false)
 }
 
 // SetTier sets an entry's tier explicitly.
-func (s *Memory) SetTier(ctx context.Context, idPrefix string, tier notes.Tier) (notes.Op, error) {
-	if _, err := notes.ParseTier(string(tier)); err != nil {
-		return notes.Op{}, badRequest(err)
+func (s *Memory) SetTier(ctx context.Context, idPrefix string, tier memory.Tier) (memory.Op, error) {
+	if _, err := memory.ParseTier(string(tier)); err != nil {
+		return memory.Op{}, badRequest(err)
 	}
-	return s.record(ctx, idPrefix, notes.Op{Kind: notes.OpTier, Tier: tier}, false)
+	return s.record(ctx, idPrefix, memory.Op{Kind: memory.OpTier, Tier: tier}, false)
 }
 
 // record writes op on the entry idPrefix names, to the ref that holds it.
-func (s *core) record(ctx context.Context, idPrefix string, op notes.Op, allowSecret bool) (notes.Op, error) {
+func (s *core) record(ctx context.Context, idPrefix string, op memory.Op, allowSecret bool) (memory.Op, error) {
 	return s.recordIf(ctx, idPrefix, op, allowSecret, nil)
 }
 
 // recordIf is record when the entry passes check (nil: any entry).
-func (s *core) recordIf(ctx context.Context, idPrefix string, op notes.Op, allowSecret bool, check func(Entry) error) (notes.Op, error) {
+func (s *core) recordIf(ctx context.Context, idPrefix string, op memory.Op, allowSecret bool, check func(Entry) error) (memory.Op, error) {
 	author, err := s.author(ctx)
 	if err != nil {
 		return op, err
@@ -113,7 +113,7 @@ func (s *core) recordIf(ctx context.Context, idPrefix string, op notes.Op, allow
 	if err != nil {
 		return op, err
 	}
-	if op.Kind == notes.OpEdit || op.Kind == notes.OpRelevant {
+	if op.Kind == memory.OpEdit || op.Kind == memory.OpRelevant {
 		// a person or agent vouched for the entry against this code
 		content := row.Content
 		if op.Content != nil {
@@ -125,24 +125,24 @@ func (s *core) recordIf(ctx context.Context, idPrefix string, op notes.Op, allow
 	if err != nil {
 		return op, err
 	}
-	return op, s.writeOps(ctx, ref, []notes.Op{op}, [][]byte{doc}, author, allowSecret)
+	return op, s.writeOps(ctx, ref, []memory.Op{op}, [][]byte{doc}, author, allowSecret)
 }
 
 // stamp makes op the next operation on the entry id (whose operations so
 // far are prior), by author, now, and encodes it.
-func (s *core) stamp(op notes.Op, id string, prior []notes.Op, author string) (notes.Op, []byte, error) {
-	op.V, op.ID, op.Entry, op.Author = notes.FormatVersion, notes.NewID(), id, author
-	op.Clock, op.At = notes.NextClock(prior), s.now().UTC()
-	doc, err := notes.EncodeOp(op)
+func (s *core) stamp(op memory.Op, id string, prior []memory.Op, author string) (memory.Op, []byte, error) {
+	op.V, op.ID, op.Entry, op.Author = memory.FormatVersion, memory.NewID(), id, author
+	op.Clock, op.At = memory.NextClock(prior), s.now().UTC()
+	doc, err := memory.EncodeOp(op)
 	return op, doc, err
 }
 
 // writeOps commits the stamped ops (of one kind; docs their encodings) to
 // ref in one commit and indexes them.
-func (s *core) writeOps(ctx context.Context, ref string, ops []notes.Op, docs [][]byte, author string, allowSecret bool) error {
+func (s *core) writeOps(ctx context.Context, ref string, ops []memory.Op, docs [][]byte, author string, allowSecret bool) error {
 	files := make([]gitstore.File, len(ops))
 	for i, o := range ops {
-		files[i] = gitstore.File{Path: notes.OpPath(o.ID), Data: docs[i]}
+		files[i] = gitstore.File{Path: memory.OpPath(o.ID), Data: docs[i]}
 	}
 	msg := fmt.Sprintf("%s %s", ops[0].Kind, ops[0].Entry)
 	if len(ops) > 1 {
@@ -166,13 +166,13 @@ func (s *core) writeOps(ctx context.Context, ref string, ops []notes.Op, docs []
 // recordEach writes op on each of the entries ids name, in one commit per
 // ref, and returns the ids it wrote. An entry it cannot write (unknown,
 // read-only) is left out and named in the error; the others are written.
-func (s *core) recordEach(ctx context.Context, ids []string, op notes.Op) ([]string, error) {
+func (s *core) recordEach(ctx context.Context, ids []string, op memory.Op) ([]string, error) {
 	author, err := s.author(ctx)
 	if err != nil {
 		return nil, err
 	}
 	type batch struct {
-		ops  []notes.Op
+		ops  []memory.Op
 		docs [][]byte
 	}
 	byRef := map[string]*batch{}
@@ -225,10 +225,10 @@ func (s *core) recordEach(ctx context.Context, ids []string, op notes.Op) ([]str
 // decay, and above 0.8 is always shown in full to agents), or irrelevant
 // (it ranks lower and is left out of agents' context). Feedback is
 // authored, so it is shared with the rest of the memory.
-func (s *Memory) Feedback(ctx context.Context, idPrefix string, relevant bool, score float64, reason, objective string) (notes.Op, error) {
-	op := notes.Op{Kind: notes.OpIrrelevant, Reason: reason, Objective: objective}
+func (s *Memory) Feedback(ctx context.Context, idPrefix string, relevant bool, score float64, reason, objective string) (memory.Op, error) {
+	op := memory.Op{Kind: memory.OpIrrelevant, Reason: reason, Objective: objective}
 	if relevant {
-		op.Kind, op.Score = notes.OpRelevant, score
+		op.Kind, op.Score = memory.OpRelevant, score
 	}
 	op, err := s.record(ctx, idPrefix, op, false)
 	if err == nil && relevant {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Group is a set of similar entries, oldest first.
@@ -109,7 +109,7 @@ func (s *core) patternsIn(ctx context.Context, c *cache.Cache) ([]Group, error) 
 // openIssues returns the issues of the last 30 days whose pattern was not
 // resolved, with their vectors (and the remembered labels).
 func (s *core) openIssues(ctx context.Context, c *cache.Cache) (*recentSet, error) {
-	all, err := s.recentVectors(ctx, c, notes.TypeIssue)
+	all, err := s.recentVectors(ctx, c, memory.TypeIssue)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func (s *Memory) Consolidation(ctx context.Context) ([]Group, error) {
 func (s *core) consolidation(ctx context.Context, src vectorSource) ([]Group, error) {
 	var out []Group
 	err := s.vectorsAtHand(ctx, src, func(c *cache.Cache) error {
-		recent, err := s.recentVectors(ctx, c, notes.TypeIssue, notes.TypeDecision)
+		recent, err := s.recentVectors(ctx, c, memory.TypeIssue, memory.TypeDecision)
 		if err != nil {
 			return err
 		}
@@ -190,7 +190,7 @@ const ConsolidationHowTo = "Write one longterm summary of each group (git synapt
 func (s *core) annotatePatterns(ctx context.Context, c *cache.Cache, hits []Hit) {
 	want := map[string]bool{}
 	for _, h := range hits {
-		if h.Type == notes.TypeIssue && !slices.Contains(h.Tags, TagPatternResolved) {
+		if h.Type == memory.TypeIssue && !slices.Contains(h.Tags, TagPatternResolved) {
 			want[h.ID] = true
 		}
 	}

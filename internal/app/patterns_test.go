@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Patterns, consolidation, rules and near-duplicates, with the word
@@ -20,15 +20,15 @@ func TestPatternsConsolidationAndRules(t *testing.T) {
 	s := openTest(t, Options{Now: func() time.Time { return now }, Embedder: wordEmbedder{}})
 	days := func(d int) time.Time { return now.AddDate(0, 0, -d) }
 	ents, err := s.Memory().Import(ctx, []SaveRequest{
-		{Content: "TestSync times out on CI under load", Type: notes.TypeIssue, Created: days(5)},
-		{Content: "TestSync timed out again on the CI runner", Type: notes.TypeIssue, Created: days(3)},
-		{Content: "TestSync times out on CI under heavy load", Type: notes.TypeIssue, Created: days(1)},
-		{Content: "TestSync times out on CI under load once more", Type: notes.TypeIssue, Created: days(45)}, // too old
-		{Content: "the billing page shows the wrong currency", Type: notes.TypeIssue, Created: days(2)},
-		{Content: "always run go vet before committing", Type: notes.TypeRule, Created: days(10)},
-		{Content: "stop running go vet before committing, it is too slow", Type: notes.TypeInsight, Tags: []string{TagCorrection}, Created: days(1)},
-		{Content: "Never push directly to the main branch.", Type: notes.TypeInsight, Created: days(1)},
-		{Content: "we looked at the logs", Type: notes.TypeInsight, Created: days(1)},
+		{Content: "TestSync times out on CI under load", Type: memory.TypeIssue, Created: days(5)},
+		{Content: "TestSync timed out again on the CI runner", Type: memory.TypeIssue, Created: days(3)},
+		{Content: "TestSync times out on CI under heavy load", Type: memory.TypeIssue, Created: days(1)},
+		{Content: "TestSync times out on CI under load once more", Type: memory.TypeIssue, Created: days(45)}, // too old
+		{Content: "the billing page shows the wrong currency", Type: memory.TypeIssue, Created: days(2)},
+		{Content: "always run go vet before committing", Type: memory.TypeRule, Created: days(10)},
+		{Content: "stop running go vet before committing, it is too slow", Type: memory.TypeInsight, Tags: []string{TagCorrection}, Created: days(1)},
+		{Content: "Never push directly to the main branch.", Type: memory.TypeInsight, Created: days(1)},
+		{Content: "we looked at the logs", Type: memory.TypeInsight, Created: days(1)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestPatternsConsolidationAndRules(t *testing.T) {
 	if label := PatternLabel(patterns[0]); !strings.HasPrefix(label, "[Pattern: seen 3 times since 2026-05-27") {
 		t.Errorf("label %q", label)
 	}
-	hits, _, err := s.Recall().Search(ctx, SearchRequest{Query: "TestSync", Filter: Filter{Types: []notes.Type{notes.TypeIssue}, Limit: 10}})
+	hits, _, err := s.Recall().Search(ctx, SearchRequest{Query: "TestSync", Filter: Filter{Types: []memory.Type{memory.TypeIssue}, Limit: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestPatternsConsolidationAndRules(t *testing.T) {
 		}
 	}
 	rule, err := s.Agent().AcceptRule(ctx, ents[7].ID, "")
-	if err != nil || rule.Type != notes.TypeRule || len(rule.RelatedIDs) != 1 || rule.RelatedIDs[0] != ents[7].ID {
+	if err != nil || rule.Type != memory.TypeRule || len(rule.RelatedIDs) != 1 || rule.RelatedIDs[0] != ents[7].ID {
 		t.Fatalf("accept: %+v %v", rule, err)
 	}
 	if _, err := s.Agent().DismissRule(ctx, ents[6].ID); err != nil {
@@ -164,11 +164,11 @@ func TestSaveReportsTheJoinedPattern(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, Options{Embedder: wordEmbedder{}})
 	for _, c := range []string{"TestSync times out on CI under load", "TestSync timed out again on the CI runner"} {
-		if _, err := s.Memory().Save(ctx, SaveRequest{Content: c, Type: notes.TypeIssue}); err != nil {
+		if _, err := s.Memory().Save(ctx, SaveRequest{Content: c, Type: memory.TypeIssue}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	third, err := s.Memory().SaveLinked(ctx, SaveRequest{Content: "TestSync times out on CI under heavy load", Type: notes.TypeIssue}, ByMeaning)
+	third, err := s.Memory().SaveLinked(ctx, SaveRequest{Content: "TestSync times out on CI under heavy load", Type: memory.TypeIssue}, ByMeaning)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,10 +176,10 @@ func TestSaveReportsTheJoinedPattern(t *testing.T) {
 		t.Fatalf("the third alike issue formed no pattern: %+v", third.Pattern)
 	}
 	// Its issues are kept: longterm, by an authored tier.
-	if third.Entry.Tier != notes.TierLongterm {
+	if third.Entry.Tier != memory.TierLongterm {
 		t.Errorf("the reply says tier %q", third.Entry.Tier)
 	}
-	long, _ := s.Recall().List(ctx, Filter{Types: []notes.Type{notes.TypeIssue}, Tier: notes.TierLongterm})
+	long, _ := s.Recall().List(ctx, Filter{Types: []memory.Type{memory.TypeIssue}, Tier: memory.TierLongterm})
 	if len(long) != 3 || !long[0].TierExplicit {
 		t.Errorf("longterm issues after the pattern formed: %+v", long)
 	}
@@ -193,7 +193,7 @@ func TestSaveReportsTheJoinedPattern(t *testing.T) {
 	if len(tiers) != 1 || tiers[0] != "tier 3 entries" {
 		t.Errorf("the pattern's tiers were written as %q", tiers)
 	}
-	other, err := s.Memory().SaveLinked(ctx, SaveRequest{Content: "the billing page shows the wrong currency", Type: notes.TypeIssue}, ByMeaning)
+	other, err := s.Memory().SaveLinked(ctx, SaveRequest{Content: "the billing page shows the wrong currency", Type: memory.TypeIssue}, ByMeaning)
 	if err != nil || other.Pattern != nil {
 		t.Fatalf("an unrelated issue joined a pattern: %+v %v", other.Pattern, err)
 	}
@@ -228,7 +228,7 @@ func TestSaveByMeaningEmbedsTheEntryOnce(t *testing.T) {
 	var embedded []string
 	s := openTest(t, Options{Embedder: countingEmbedder{texts: &embedded}})
 	const content = "the resize hook fires twice when a client detaches during copy mode"
-	saved, err := s.Memory().SaveLinked(ctx, SaveRequest{Content: content, Type: notes.TypeInsight}, ByMeaning)
+	saved, err := s.Memory().SaveLinked(ctx, SaveRequest{Content: content, Type: memory.TypeInsight}, ByMeaning)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/internal/excerpt"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Prompt-time injection limits (the three-tier seed's).
@@ -146,7 +146,7 @@ func (s *Agent) withRecentPrompts(ctx context.Context, sessionID, prompt string)
 	}
 	before := s.capture.Prompts(sessionID, prompt, 2) // newest first
 	if len(before) < 2 {
-		caps, _ := s.recall().List(ctx, Filter{Types: []notes.Type{notes.TypeProgress}, Tags: []string{CaptureTag}, Session: sessionID, Limit: 2 - len(before)})
+		caps, _ := s.recall().List(ctx, Filter{Types: []memory.Type{memory.TypeProgress}, Tags: []string{CaptureTag}, Session: sessionID, Limit: 2 - len(before)})
 		for _, c := range caps {
 			first, _, _ := strings.Cut(c.Content, "\n")
 			if p, ok := strings.CutPrefix(first, "Exchange: "); ok && p != "(prompt not recorded)" {
@@ -170,12 +170,12 @@ func ownSession(r Entry, sessionID string) bool {
 
 // isOwn is ownSession of an entry of session, type typ, private or not,
 // with tags.
-func isOwn(sessionID, session string, typ notes.Type, private bool, tags []string) bool {
-	return sessionID != "" && session == sessionID && (captured(private, tags) || typ == notes.TypeHandoff)
+func isOwn(sessionID, session string, typ memory.Type, private bool, tags []string) bool {
+	return sessionID != "" && session == sessionID && (captured(private, tags) || typ == memory.TypeHandoff)
 }
 
 // promptTypes are the entries prompts may bring back.
-var promptTypes = []notes.Type{notes.TypeDecision, notes.TypeInsight, notes.TypeIssue, notes.TypeReference, notes.TypeRule, notes.TypeHandoff, notes.TypeProgress}
+var promptTypes = []memory.Type{memory.TypeDecision, memory.TypeInsight, memory.TypeIssue, memory.TypeReference, memory.TypeRule, memory.TypeHandoff, memory.TypeProgress}
 
 // wantsMatches reports whether a prompt is looked up in memory: it has
 // cues and words to look for.
@@ -194,7 +194,7 @@ func (s *Agent) warm(ctx context.Context, prompt string, vector *queryVector, se
 		return nil, nil
 	}
 	q := contentWords(prompt)
-	hits, info, err := s.search(ctx, searchReq{query: prompt, filter: Filter{Types: append(promptTypes, notes.TypeNote), Limit: 10}, mode: "auto", who: forHook, vector: vector})
+	hits, info, err := s.search(ctx, searchReq{query: prompt, filter: Filter{Types: append(promptTypes, memory.TypeNote), Limit: 10}, mode: "auto", who: forHook, vector: vector})
 	if err != nil && err != cache.ErrNoWords {
 		return nil, err
 	}

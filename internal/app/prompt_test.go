@@ -10,7 +10,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // accesses is the local use count of every entry, by id.
@@ -48,9 +48,9 @@ func TestPromptCountsWhatItShowsOncePerSession(t *testing.T) {
 		"retries in billing are logged at warn level",
 		"billing retry counts are in the metrics dashboard",
 	} {
-		reqs = append(reqs, SaveRequest{Content: c, Type: notes.TypeInsight, Created: old})
+		reqs = append(reqs, SaveRequest{Content: c, Type: memory.TypeInsight, Created: old})
 	}
-	reqs = append(reqs, SaveRequest{Content: "deployed the new billing worker", Type: notes.TypeProgress, Created: now.Add(-time.Hour)})
+	reqs = append(reqs, SaveRequest{Content: "deployed the new billing worker", Type: memory.TypeProgress, Created: now.Add(-time.Hour)})
 	ents, err := s.Memory().Import(ctx, reqs)
 	if err != nil {
 		t.Fatal(err)
@@ -93,8 +93,8 @@ func TestPromptInjectionIsBounded(t *testing.T) {
 	defer s.Close()
 	huge := strings.Repeat("The billing API reference describes every endpoint and its retries in detail. ", 220) // 17 KB
 	ents, err := s.Memory().Import(ctx, []SaveRequest{
-		{Content: huge, Type: notes.TypeReference, Created: now.Add(-time.Hour)},
-		{Content: "billing retries back off exponentially", Type: notes.TypeDecision, Created: now.AddDate(0, 0, -30)},
+		{Content: huge, Type: memory.TypeReference, Created: now.Add(-time.Hour)},
+		{Content: "billing retries back off exponentially", Type: memory.TypeDecision, Created: now.AddDate(0, 0, -30)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestPromptInjectionIsBounded(t *testing.T) {
 func TestRelevantResetsTheViewDecay(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, Options{})
-	e, err := s.Memory().Save(ctx, SaveRequest{Content: "the nightly export runs at 02:00 UTC. It takes an hour.", Type: notes.TypeReference})
+	e, err := s.Memory().Save(ctx, SaveRequest{Content: "the nightly export runs at 02:00 UTC. It takes an hour.", Type: memory.TypeReference})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,13 +145,13 @@ func TestRelevantResetsTheViewDecay(t *testing.T) {
 func TestItemHead(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	var commit Entry
-	commit.ID, commit.Type, commit.Branch, commit.Author, commit.Created = "0123456789abcdef", notes.TypeGitCommit, "release-2", "Ann <ann@x>", now.Add(-48*time.Hour)
+	commit.ID, commit.Type, commit.Branch, commit.Author, commit.Created = "0123456789abcdef", memory.TypeGitCommit, "release-2", "Ann <ann@x>", now.Add(-48*time.Hour)
 	commit.Source = "git:history"
 	if got, want := itemHead(commit, "Bob <bob@x>", now), "[01234567 · git_commit · 2d ago · Ann, git history · on release-2]"; got != want {
 		t.Errorf("commit head %q, want %q", got, want)
 	}
 	var mine Entry
-	mine.ID, mine.Type, mine.Branch, mine.Author, mine.Created, mine.Pinned = "fedcba9876543210", notes.TypeDecision, "main", "Bob <bob@x>", now, true
+	mine.ID, mine.Type, mine.Branch, mine.Author, mine.Created, mine.Pinned = "fedcba9876543210", memory.TypeDecision, "main", "Bob <bob@x>", now, true
 	if got, want := itemHead(mine, "Bob <bob@x>", now), "[fedcba98 · decision · just now · you · pinned]"; got != want {
 		t.Errorf("decision head %q, want %q", got, want)
 	}
@@ -166,8 +166,8 @@ func TestStaleEntriesCollapseFaster(t *testing.T) {
 	// no model: matched by shared words, whatever model is installed
 	s := openTest(t, Options{Now: func() time.Time { return now }, Model: "no-such-model"})
 	ents, err := s.Memory().Import(ctx, []SaveRequest{
-		{Content: "Billing retries back off exponentially, one second, then four, then sixteen, for three tries. The card network rate-limits faster retries.", Type: notes.TypeDecision, Created: now.AddDate(0, 0, -30)},
-		{Content: "Billing retries are logged at warn level with the charge id and the attempt number in every line. The dashboard counts them.", Type: notes.TypeInsight, Created: now.AddDate(0, 0, -30)},
+		{Content: "Billing retries back off exponentially, one second, then four, then sixteen, for three tries. The card network rate-limits faster retries.", Type: memory.TypeDecision, Created: now.AddDate(0, 0, -30)},
+		{Content: "Billing retries are logged at warn level with the charge id and the attempt number in every line. The dashboard counts them.", Type: memory.TypeInsight, Created: now.AddDate(0, 0, -30)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -215,14 +215,14 @@ func TestPromptBringsUpToThreeStrongMatches(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	s := openTest(t, Options{Now: func() time.Time { return now }, Embedder: wordEmbedder{}})
 	reqs := []SaveRequest{
-		{Content: "Billing retries back off exponentially after a declined card.", Type: notes.TypeDecision, Created: now.AddDate(-2, 0, 0)},
-		{Content: "Billing retries are logged with the card id.", Type: notes.TypeInsight, Created: now.AddDate(0, -5, 0)},
-		{Content: "Billing retries stop after three declined cards.", Type: notes.TypeDecision, Created: now.AddDate(0, -1, 0)},
-		{Content: "Billing retries of a declined card wait for the card network.", Type: notes.TypeIssue, Created: now.AddDate(0, 0, -3)},
-		{Content: "The docs site is built with hugo.", Type: notes.TypeReference, Created: now.AddDate(0, 0, -3)},
+		{Content: "Billing retries back off exponentially after a declined card.", Type: memory.TypeDecision, Created: now.AddDate(-2, 0, 0)},
+		{Content: "Billing retries are logged with the card id.", Type: memory.TypeInsight, Created: now.AddDate(0, -5, 0)},
+		{Content: "Billing retries stop after three declined cards.", Type: memory.TypeDecision, Created: now.AddDate(0, -1, 0)},
+		{Content: "Billing retries of a declined card wait for the card network.", Type: memory.TypeIssue, Created: now.AddDate(0, 0, -3)},
+		{Content: "The docs site is built with hugo.", Type: memory.TypeReference, Created: now.AddDate(0, 0, -3)},
 	}
 	for i := range 30 { // the rest of the project's memory
-		reqs = append(reqs, SaveRequest{Content: fmt.Sprintf("Parser release %d handles case %d.", i, i), Type: notes.TypeProgress, Created: now.AddDate(0, -i, -4)})
+		reqs = append(reqs, SaveRequest{Content: fmt.Sprintf("Parser release %d handles case %d.", i, i), Type: memory.TypeProgress, Created: now.AddDate(0, -i, -4)})
 	}
 	ents, err := s.Memory().Import(ctx, reqs)
 	if err != nil {
@@ -257,11 +257,11 @@ func TestHotItemsOutlastTheSessionsOwnMemory(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	s := openTest(t, Options{Now: func() time.Time { return now }})
 	reqs := []SaveRequest{
-		{Content: "the staging database was restored from last night's backup", Type: notes.TypeProgress, Created: now.Add(-5 * time.Hour)},
-		{Content: "we pin the billing worker to two replicas", Type: notes.TypeDecision, Created: now.Add(-4 * time.Hour)},
+		{Content: "the staging database was restored from last night's backup", Type: memory.TypeProgress, Created: now.Add(-5 * time.Hour)},
+		{Content: "we pin the billing worker to two replicas", Type: memory.TypeDecision, Created: now.Add(-4 * time.Hour)},
 	}
 	for i := range 2 * hotPage {
-		reqs = append(reqs, SaveRequest{Content: fmt.Sprintf("handoff %d of this session", i), Type: notes.TypeHandoff, SessionID: "s1", Created: now.Add(-time.Duration(i+1) * time.Minute)})
+		reqs = append(reqs, SaveRequest{Content: fmt.Sprintf("handoff %d of this session", i), Type: memory.TypeHandoff, SessionID: "s1", Created: now.Add(-time.Duration(i+1) * time.Minute)})
 	}
 	if _, err := s.Memory().Import(ctx, reqs); err != nil {
 		t.Fatal(err)

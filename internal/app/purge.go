@@ -10,7 +10,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/gitstore"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Purge removes entries for good: their files (the entry and every
@@ -27,8 +27,8 @@ import (
 // text: a session handoff that quotes it among its learnings (in any
 // version), and a rule accepted from it as a correction that kept its
 // wording.
-func (s *Memory) Purge(ctx context.Context, idPrefixes []string) ([]notes.Tombstone, error) {
-	byRef := map[string][]notes.Tombstone{}
+func (s *Memory) Purge(ctx context.Context, idPrefixes []string) ([]memory.Tombstone, error) {
+	byRef := map[string][]memory.Tombstone{}
 	by := s.identity(ctx)
 	var details []Detail
 	seen := map[string]bool{}
@@ -62,13 +62,13 @@ func (s *Memory) Purge(ctx context.Context, idPrefixes []string) ([]notes.Tombst
 		if row.Source != SharedRef && row.Source != PrivateRef {
 			return nil, Invalidf("%s is %s, not a memory entry (purge removes saved entries)", ShortID(id), row.Source)
 		}
-		t := notes.Tombstone{V: notes.FormatVersion, ID: id, Paths: []string{notes.EntryPath(id)}, By: by, At: s.now().UTC()}
+		t := memory.Tombstone{V: memory.FormatVersion, ID: id, Paths: []string{memory.EntryPath(id)}, By: by, At: s.now().UTC()}
 		for _, o := range ops {
-			t.Paths = append(t.Paths, notes.OpPath(o.ID))
+			t.Paths = append(t.Paths, memory.OpPath(o.ID))
 		}
 		byRef[row.Source] = append(byRef[row.Source], t)
 	}
-	var out []notes.Tombstone
+	var out []memory.Tombstone
 	refs := make([]string, 0, len(byRef))
 	for ref := range byRef {
 		refs = append(refs, ref)
@@ -83,7 +83,7 @@ func (s *Memory) Purge(ctx context.Context, idPrefixes []string) ([]notes.Tombst
 				drop[p] = true
 			}
 			doc, _ := json.Marshal(t)
-			files = append(files, gitstore.File{Path: notes.PurgedPath(t.ID), Data: append(doc, '\n')})
+			files = append(files, gitstore.File{Path: memory.PurgedPath(t.ID), Data: append(doc, '\n')})
 			ids = append(ids, ShortID(t.ID))
 		}
 		msg := "purge " + strings.Join(ids, " ")
@@ -107,7 +107,7 @@ func (s *Memory) quoting(ctx context.Context, purged []Detail) ([]Detail, error)
 	if len(purged) == 0 {
 		return nil, nil
 	}
-	rows, err := s.recall().List(ctx, Filter{Types: []notes.Type{notes.TypeHandoff, notes.TypeRule}, IncludeArchived: true})
+	rows, err := s.recall().List(ctx, Filter{Types: []memory.Type{memory.TypeHandoff, memory.TypeRule}, IncludeArchived: true})
 	if err != nil {
 		return nil, err
 	}
@@ -146,11 +146,11 @@ func quotes(d Detail, texts []string, p Detail) bool {
 	first := FirstLine(p.Content, 160)
 	for _, t := range texts {
 		switch d.Type {
-		case notes.TypeHandoff:
+		case memory.TypeHandoff:
 			if strings.Contains(t, "["+ShortID(p.ID)+"]") {
 				return true
 			}
-		case notes.TypeRule:
+		case memory.TypeRule:
 			if slices.Contains(d.RelatedIDs, p.ID) && first != "" && strings.Contains(t, first) {
 				return true
 			}
@@ -161,7 +161,7 @@ func quotes(d Detail, texts []string, p Detail) bool {
 
 // original is entry id's content as first saved, before any edit.
 func (s *core) original(ctx context.Context, id string) (string, error) {
-	var e notes.Entry
+	var e memory.Entry
 	err := s.withCache(ctx, func(c *cache.Cache) error {
 		var err error
 		e, err = c.Original(ctx, id)
@@ -181,23 +181,23 @@ func (s *core) applyTombstones(ctx context.Context, ref string, sides ...gitstor
 	if err != nil || tip.IsZero() {
 		return false, err
 	}
-	stones, err := s.repo.FilesUnder(tip, notes.PurgedDir)
+	stones, err := s.repo.FilesUnder(tip, memory.PurgedDir)
 	if err != nil || len(stones) == 0 {
 		return false, err
 	}
 	drop := map[string]bool{}
 	purged := map[string]bool{}
-	var applied []notes.Tombstone
+	var applied []memory.Tombstone
 	for path, h := range stones {
-		kind, id := notes.PathKind(path)
+		kind, id := memory.PathKind(path)
 		if kind != "purged" {
 			continue
 		}
-		data, err := s.log.ReadBlob(h, notes.MaxDocumentBytes)
+		data, err := s.log.ReadBlob(h, memory.MaxDocumentBytes)
 		if err != nil {
 			continue
 		}
-		t, err := notes.DecodeTombstone(data, id)
+		t, err := memory.DecodeTombstone(data, id)
 		if err != nil {
 			s.warnf("skipped tombstone %s: %v", path, err)
 			continue
@@ -221,10 +221,10 @@ func (s *core) applyTombstones(ctx context.Context, ref string, sides ...gitstor
 			return false, err
 		}
 		for _, ch := range changes {
-			if kind, id := notes.PathKind(ch.Path); ch.Deleted || kind != "op" || drop[ch.Path] {
+			if kind, id := memory.PathKind(ch.Path); ch.Deleted || kind != "op" || drop[ch.Path] {
 				continue
-			} else if data, err := s.log.ReadBlob(ch.Hash, notes.MaxDocumentBytes); err == nil {
-				if op, err := notes.DecodeOp(data, id); err == nil && purged[op.Entry] {
+			} else if data, err := s.log.ReadBlob(ch.Hash, memory.MaxDocumentBytes); err == nil {
+				if op, err := memory.DecodeOp(data, id); err == nil && purged[op.Entry] {
 					drop[ch.Path] = true
 				}
 			}
@@ -259,7 +259,7 @@ func (s *core) expireReflogs(ctx context.Context, ref string) error {
 
 // scrubMessages cuts commit messages that name a purged entry down to their
 // first line: a save's message carries the first line of its content.
-func scrubMessages(stones []notes.Tombstone) func(string) string {
+func scrubMessages(stones []memory.Tombstone) func(string) string {
 	return func(msg string) string {
 		for _, t := range stones {
 			if strings.Contains(msg, t.ID) {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Over two years of memory, with the default weights, the strongest match
@@ -22,14 +22,14 @@ func TestSearchOverTwoYearsOfMemory(t *testing.T) {
 			opts.Now = func() time.Time { return now }
 			s := openTest(t, opts)
 			reqs := []SaveRequest{
-				{Content: "Billing retries back off exponentially: one second, four, then sixteen, because the card network rate-limits retries.", Type: notes.TypeDecision, Created: now.AddDate(-2, 0, 0)},
-				{Content: "The billing dashboard got a new colour scheme.", Type: notes.TypeDecision, Created: now.AddDate(0, 0, -2)},
-				{Content: "Deploys go through the canary pipeline first.", Type: notes.TypeDecision, Created: now.AddDate(-1, -6, 0)},
-				{Content: "Deploys go through the canary pipeline first.", Type: notes.TypeDecision, Created: now.AddDate(0, -3, 0)},
+				{Content: "Billing retries back off exponentially: one second, four, then sixteen, because the card network rate-limits retries.", Type: memory.TypeDecision, Created: now.AddDate(-2, 0, 0)},
+				{Content: "The billing dashboard got a new colour scheme.", Type: memory.TypeDecision, Created: now.AddDate(0, 0, -2)},
+				{Content: "Deploys go through the canary pipeline first.", Type: memory.TypeDecision, Created: now.AddDate(-1, -6, 0)},
+				{Content: "Deploys go through the canary pipeline first.", Type: memory.TypeDecision, Created: now.AddDate(0, -3, 0)},
 			}
 			// months of unrelated memory around them
 			for i := range 60 {
-				reqs = append(reqs, SaveRequest{Content: fmt.Sprintf("Release %d notes: the parser handles case %d.", i, i), Type: notes.TypeProgress, Created: now.AddDate(0, 0, -12*i)})
+				reqs = append(reqs, SaveRequest{Content: fmt.Sprintf("Release %d notes: the parser handles case %d.", i, i), Type: memory.TypeProgress, Created: now.AddDate(0, 0, -12*i)})
 			}
 			ents, err := s.Memory().Import(ctx, reqs)
 			if err != nil {
@@ -104,7 +104,7 @@ func TestCommitsDoNotCrowdOutMemory(t *testing.T) {
 			if _, err := s.Code().Index(ctx, IndexOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			issue, err := s.Memory().Save(ctx, SaveRequest{Content: "The sync test is slow because it waits for the fetch timeout of 30 seconds.", Type: notes.TypeIssue})
+			issue, err := s.Memory().Save(ctx, SaveRequest{Content: "The sync test is slow because it waits for the fetch timeout of 30 seconds.", Type: memory.TypeIssue})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,12 +117,12 @@ func TestCommitsDoNotCrowdOutMemory(t *testing.T) {
 			if err != nil || len(hits) == 0 {
 				t.Fatalf("%v %v", hits, err)
 			}
-			if hits[0].Type != notes.TypeIssue || !containsID(hits, issue.ID) {
+			if hits[0].Type != memory.TypeIssue || !containsID(hits, issue.ID) {
 				t.Errorf("first is %s %q (score %.4f), not the saved issue", hits[0].Type, hits[0].Content, hits[0].Score)
 			}
 			commits := 0
 			for _, h := range hits {
-				if h.Type == notes.TypeGitCommit {
+				if h.Type == memory.TypeGitCommit {
 					commits++
 				}
 			}

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/git-synaptic/git-synaptic/cache"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // List returns entries matching f, newest first, each marked with its
@@ -55,7 +55,7 @@ func (s *Recall) listChosen(ctx context.Context, f Filter, n int, keep func(cach
 // Detail is one entry with its operation history.
 type Detail struct {
 	Entry
-	Ops []notes.Op `json:"ops"`
+	Ops []memory.Op `json:"ops"`
 }
 
 // Show returns the entry an id prefix names, with its history.
@@ -114,9 +114,9 @@ func (s *Recall) Related(ctx context.Context, idPrefix string) (Related, error) 
 // Edit is one change of an entry's content, with the content before and
 // after it.
 type Edit struct {
-	Op     notes.Op `json:"op"`
-	Before string   `json:"before"`
-	After  string   `json:"after"`
+	Op     memory.Op `json:"op"`
+	Before string    `json:"before"`
+	After  string    `json:"after"`
 }
 
 // Edits lists the changes of an entry's content, oldest first, in the
@@ -133,10 +133,10 @@ func (s *Recall) Edits(ctx context.Context, idPrefix string) ([]Edit, error) {
 			return err
 		}
 		ops := slices.Clone(d.Ops)
-		notes.SortOps(ops)
+		memory.SortOps(ops)
 		content := orig.Content
 		for _, o := range ops {
-			if o.Kind == notes.OpEdit && o.Content != nil && *o.Content != content {
+			if o.Kind == memory.OpEdit && o.Content != nil && *o.Content != content {
 				out = append(out, Edit{Op: o, Before: content, After: *o.Content})
 				content = *o.Content
 			}

@@ -14,7 +14,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/internal/atomicfile"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Memory refs can lose objects outside git-synaptic's control: git gc
@@ -195,7 +195,7 @@ func (s *Memory) repairRef(ctx context.Context, d Damage) (RefRepair, error) {
 	}
 	have := map[string]bool{}
 	if !good.IsZero() {
-		for _, dir := range []string{notes.EntriesDir, notes.OpsDir} {
+		for _, dir := range []string{memory.EntriesDir, memory.OpsDir} {
 			files, err := s.repo.FilesUnder(good, dir)
 			if err != nil {
 				return r, err

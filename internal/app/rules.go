@@ -10,7 +10,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/internal/directive"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // ruleTagPrefix marks a rule's label among its tags ("rule:no-force-push").
@@ -25,7 +25,7 @@ type Rule struct {
 // ruleTag is the tag that carries label: lower-cased, spaces as dashes.
 func ruleTag(label string) (string, error) {
 	l := strings.ToLower(strings.Join(strings.Fields(label), "-"))
-	tags, err := notes.NormalizeTags([]string{ruleTagPrefix + l})
+	tags, err := memory.NormalizeTags([]string{ruleTagPrefix + l})
 	if err != nil || l == "" {
 		return "", Invalidf("label %q: use letters, digits and ._/+#- (at most 59 characters)", label)
 	}
@@ -56,7 +56,7 @@ type RuleRequest struct {
 // the rule keeps its privacy, links to it, and the correction is marked
 // accepted.
 func (s *Agent) SaveRule(ctx context.Context, req RuleRequest) (Rule, error) {
-	save := SaveRequest{Content: req.Content, Type: notes.TypeRule, AgentID: req.AgentID}
+	save := SaveRequest{Content: req.Content, Type: memory.TypeRule, AgentID: req.AgentID}
 	if req.Label != "" {
 		tag, err := ruleTag(req.Label)
 		if err != nil {
@@ -94,13 +94,13 @@ func (s *Agent) SaveRule(ctx context.Context, req RuleRequest) (Rule, error) {
 			return Rule{}, fmt.Errorf("rule %s saved, but correction %s not marked accepted: %w", short(e.ID), short(corr.ID), err)
 		}
 	}
-	return ruleOf(Entry{State: notes.State{Entry: e}}), nil
+	return ruleOf(Entry{State: memory.State{Entry: e}}), nil
 }
 
 // Rules lists the rules in force (not archived), newest first, at most
 // limit (0: all).
 func (s *Agent) Rules(ctx context.Context, limit int) ([]Rule, error) {
-	rows, err := s.recall().List(ctx, Filter{Types: []notes.Type{notes.TypeRule}, Limit: limit})
+	rows, err := s.recall().List(ctx, Filter{Types: []memory.Type{memory.TypeRule}, Limit: limit})
 	out := make([]Rule, len(rows))
 	for i, r := range rows {
 		out[i] = ruleOf(r)
@@ -113,7 +113,7 @@ func (s *Agent) Rules(ctx context.Context, limit int) ([]Rule, error) {
 func (s *Agent) DeleteRules(ctx context.Context, which string) ([]string, error) {
 	var ids []string
 	if tag, err := ruleTag(which); err == nil {
-		rows, err := s.recall().List(ctx, Filter{Types: []notes.Type{notes.TypeRule}, Tags: []string{tag}})
+		rows, err := s.recall().List(ctx, Filter{Types: []memory.Type{memory.TypeRule}, Tags: []string{tag}})
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +126,7 @@ func (s *Agent) DeleteRules(ctx context.Context, which string) ([]string, error)
 		if err != nil {
 			return nil, fmt.Errorf("no rule labelled or identified by %q: %w", which, err)
 		}
-		if d.Type != notes.TypeRule {
+		if d.Type != memory.TypeRule {
 			return nil, Invalidf("%s is a %s, not a rule", d.ID, d.Type)
 		}
 		ids = []string{d.ID}
@@ -142,7 +142,7 @@ func (s *Agent) DeleteRules(ctx context.Context, which string) ([]string, error)
 // IsCorrection reports whether an entry reads as a correction: tagged so,
 // or phrased as a standing directive.
 func IsCorrection(r Entry) bool {
-	tagged := slices.Contains(r.Tags, TagCorrection) && r.Type != notes.TypeRule
+	tagged := slices.Contains(r.Tags, TagCorrection) && r.Type != memory.TypeRule
 	return tagged || (slices.Contains(correctionTypes, r.Type) && directive.Is(r.Content, r.Type))
 }
 
@@ -212,7 +212,7 @@ func (s *core) directivesByMeaning(ctx context.Context, src vectorSource) []Entr
 // correctionTypes are the entry types a correction may be saved as.
 // Issues and progress notes are left out: "Use the fake clock" in an
 // issue is its fix, not an instruction to the agent.
-var correctionTypes = []notes.Type{notes.TypeInsight, notes.TypeDecision, notes.TypeReference}
+var correctionTypes = []memory.Type{memory.TypeInsight, memory.TypeDecision, memory.TypeReference}
 
 // PendingRules lists corrections waiting for a decision, newest first.
 // Rules similar to one (cosine ≥ 0.7) are reported as conflicts when the
@@ -328,7 +328,7 @@ func (s *core) findRuleCandidates(ctx context.Context, src vectorSource) ([]Entr
 // it reads stored ones; without either the list stands alone.
 func (s *core) findConflicts(ctx context.Context, out []PendingRule, src vectorSource) {
 	conflicts := func(c *cache.Cache, vecs [][]float32) error {
-		rules, rvecs, err := c.VectorRows(ctx, cache.Filter{Types: []notes.Type{notes.TypeRule}, Limit: 500})
+		rules, rvecs, err := c.VectorRows(ctx, cache.Filter{Types: []memory.Type{memory.TypeRule}, Limit: 500})
 		if err != nil || len(rules) == 0 {
 			return err
 		}
@@ -391,7 +391,7 @@ func (s *core) withoutRule(ctx context.Context, cands []Entry) ([]Entry, error) 
 	}
 	var out []Entry
 	err := s.withCache(ctx, func(c *cache.Cache) error {
-		rules, err := c.List(ctx, cache.Filter{Types: []notes.Type{notes.TypeRule}})
+		rules, err := c.List(ctx, cache.Filter{Types: []memory.Type{memory.TypeRule}})
 		if err != nil {
 			return err
 		}
@@ -420,6 +420,6 @@ func (s *Agent) AcceptRule(ctx context.Context, idPrefix, label string) (Rule, e
 }
 
 // DismissRule marks a correction as not a rule.
-func (s *Agent) DismissRule(ctx context.Context, idPrefix string) (notes.Op, error) {
+func (s *Agent) DismissRule(ctx context.Context, idPrefix string) (memory.Op, error) {
 	return s.memory().Edit(ctx, idPrefix, EditRequest{AddTags: []string{TagRuleDismissed}})
 }

@@ -25,7 +25,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/internal/capture"
 	"github.com/git-synaptic/git-synaptic/internal/history"
 	"github.com/git-synaptic/git-synaptic/internal/memlog"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Memory refs.
@@ -249,7 +249,7 @@ func projectName(repo *gitstore.Repo) string {
 // refFor is the ref an entry's operations are written to.
 func refFor(row Entry) (string, error) {
 	switch {
-	case row.Type == notes.TypeNote:
+	case row.Type == memory.TypeNote:
 		return "", Invalidf("%s is a commit note; change it with git notes --ref=synaptic", short(row.ID))
 	case strings.HasPrefix(row.Source, sharedPrefix), strings.HasPrefix(row.Source, privatePrefix):
 		return row.Source, nil

@@ -10,7 +10,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/internal/secrets"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Everything that becomes shared passes here: appendDocs is the one place
@@ -126,7 +126,7 @@ func collectStrings(name string, v any, out *[]secrets.Field) {
 func (s *core) refusePrivateLinks(ctx context.Context, ids []string) error {
 	for _, id := range ids {
 		if s.isPrivate(ctx, id) {
-			return notes.Invalidf("entry %s is private; shared memory cannot link to it (its id would be pushed): save this one with --private, or leave the link out", short(id))
+			return memory.Invalidf("entry %s is private; shared memory cannot link to it (its id would be pushed): save this one with --private, or leave the link out", short(id))
 		}
 	}
 	return nil

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Thresholds of the memory intelligence (cosine similarity of USE-lite
@@ -67,7 +67,7 @@ func (s *core) storeTemplates(ctx context.Context, c *cache.Cache, m Embedder) e
 
 // recentOf selects the entries of types that patterns and consolidation
 // look back on (intelligenceDays, the newest 500).
-func (s *core) recentOf(types ...notes.Type) cache.Filter {
+func (s *core) recentOf(types ...memory.Type) cache.Filter {
 	return cache.Filter{Types: types, Since: s.now().Add(-intelligenceDays * 24 * time.Hour), Limit: 500}
 }
 
@@ -75,7 +75,7 @@ func (s *core) recentOf(types ...notes.Type) cache.Filter {
 // of the rest of the backlog (thousands of indexed commits, say):
 // patterns are found by meaning, whatever saved the issue.
 func (s *core) embedRecentIssues(ctx context.Context, c *cache.Cache, m Embedder) error {
-	pending, err := c.PendingIn(ctx, s.recentOf(notes.TypeIssue))
+	pending, err := c.PendingIn(ctx, s.recentOf(memory.TypeIssue))
 	if err != nil || len(pending) == 0 {
 		return err
 	}
@@ -87,7 +87,7 @@ func (s *core) embedRecentIssues(ctx context.Context, c *cache.Cache, m Embedder
 func (s *core) issuesWait(ctx context.Context) bool {
 	wait := false
 	_ = s.withCache(ctx, func(c *cache.Cache) error {
-		f := s.recentOf(notes.TypeIssue)
+		f := s.recentOf(memory.TypeIssue)
 		f.Limit = 1
 		p, err := c.PendingIn(ctx, f)
 		wait = err == nil && len(p) > 0
@@ -236,7 +236,7 @@ func jaccard(a, b map[string]bool) float64 {
 // recentVectors returns the entries of types saved in the last 30 days,
 // with their vectors. A long-lived process keeps the answer until entries
 // or vectors change (and for at most a minute, as the window moves).
-func (s *core) recentVectors(ctx context.Context, c *cache.Cache, types ...notes.Type) (*recentSet, error) {
+func (s *core) recentVectors(ctx context.Context, c *cache.Cache, types ...memory.Type) (*recentSet, error) {
 	f := s.recentOf(types...)
 	if !s.longLived {
 		rows, vecs, err := c.VectorRows(ctx, f)

@@ -11,7 +11,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/cochange"
 	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/gitstore"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Stats counts memory's entries: all of them (Total, commits apart),
@@ -108,7 +108,7 @@ func (st Status) Overview() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "project %s: %d entries (%d archived, %d pinned, %d private), %d indexed commits\n", st.Project, st.Stats.Total, st.Stats.Archived, st.Stats.Pinned, st.Stats.Private, st.Stats.Commits)
 	var parts []string
-	for _, t := range append(append([]notes.Type{}, notes.SavableTypes...), notes.TypeNote) {
+	for _, t := range append(append([]memory.Type{}, memory.SavableTypes...), memory.TypeNote) {
 		if n := st.Stats.ByType[string(t)]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", t, n))
 		}
@@ -117,7 +117,7 @@ func (st Status) Overview() string {
 		fmt.Fprintf(&b, "  by type: %s\n", strings.Join(parts, ", "))
 	}
 	parts = nil
-	for _, t := range []notes.Tier{notes.TierEphemeral, notes.TierWorking, notes.TierLongterm} {
+	for _, t := range []memory.Tier{memory.TierEphemeral, memory.TierWorking, memory.TierLongterm} {
 		parts = append(parts, fmt.Sprintf("%s %d", t, st.Stats.ByTier[string(t)]))
 	}
 	fmt.Fprintf(&b, "  by tier: %s\n", strings.Join(parts, ", "))

@@ -15,7 +15,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/gitstore"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // A repository may subscribe to the memory of others, such as an org-wide
@@ -337,13 +337,13 @@ func (s *Sharing) SyncSubscriptions(ctx context.Context) ([]SubscriptionSync, er
 // subscription's URL, which needs the user's push access there. Only once
 // the push succeeded does the local copy move; if another push came first,
 // it fetches and tries again.
-func (s *Memory) SaveTo(ctx context.Context, name string, req SaveRequest) (notes.Entry, error) {
+func (s *Memory) SaveTo(ctx context.Context, name string, req SaveRequest) (memory.Entry, error) {
 	if req.Private {
-		return notes.Entry{}, Invalidf("a subscription's memory is shared by definition; --private and --to do not go together")
+		return memory.Entry{}, Invalidf("a subscription's memory is shared by definition; --private and --to do not go together")
 	}
 	sub, err := s.subscription(ctx, name)
 	if err != nil {
-		return notes.Entry{}, err
+		return memory.Entry{}, err
 	}
 	req.Duplicates = nil // this repository's ids and commits mean nothing there
 	req.Unanchored = true
@@ -351,7 +351,7 @@ func (s *Memory) SaveTo(ctx context.Context, name string, req SaveRequest) (note
 	if err != nil {
 		return e, err
 	}
-	files := []gitstore.File{{Path: notes.EntryPath(e.ID), Data: doc}}
+	files := []gitstore.File{{Path: memory.EntryPath(e.ID), Data: doc}}
 	msg := fmt.Sprintf("save %s %s\n\n%s", e.Type, e.ID, FirstLine(e.Content, 200))
 	// The commit is built in refs of this save's own (concurrent saves in
 	// this clone would move a shared one under it) and pushed by hash, so
@@ -398,7 +398,7 @@ const saveToAttempts = 10
 // entry is indexed at once; where it lags further, the next command
 // indexes the difference; where it moved elsewhere (a fetch in between),
 // the next sync brings it.
-func (s *core) followSaved(ctx context.Context, name string, base, commit gitstore.Hash, e notes.Entry, doc []byte) {
+func (s *core) followSaved(ctx context.Context, name string, base, commit gitstore.Hash, e memory.Entry, doc []byte) {
 	mirror := subMemoryRef(name)
 	cur, err := s.log.Tip(mirror)
 	if err != nil {

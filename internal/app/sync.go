@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/gitstore"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // ErrNoRemote is returned when sync has no remote to talk to.
@@ -319,7 +319,7 @@ func (s *core) pushable(ctx context.Context, remote string) ([]string, error) {
 }
 
 // memoryDirs are the names a memory tree may hold at its root.
-var memoryDirs = map[string]bool{notes.EntriesDir: true, notes.OpsDir: true, notes.PurgedDir: true}
+var memoryDirs = map[string]bool{memory.EntriesDir: true, memory.OpsDir: true, memory.PurgedDir: true}
 
 // looksLikeMemory refuses a commit under refs/synaptic/ whose tree is not
 // memory (a branch pushed there by mistake): sync pushes only memory.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // A time in the query ranks entries of that time first, in lexical and
@@ -22,9 +22,9 @@ func TestSearchReadsTimeInTheQuery(t *testing.T) {
 			opts.RawScores = true
 			s := openTest(t, opts)
 			ents, err := s.Memory().Import(ctx, []SaveRequest{
-				{Content: "cache decision: keep the cache in the git dir", Type: notes.TypeDecision, Created: time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)},
-				{Content: "cache decision: the cache moves to tmpfs on CI", Type: notes.TypeDecision, Created: now.AddDate(0, 0, -4)},
-				{Content: "Yesterday we made a cache decision: drop the cache warmup", Type: notes.TypeDecision, Created: time.Date(2026, 8, 15, 9, 0, 0, 0, time.UTC)},
+				{Content: "cache decision: keep the cache in the git dir", Type: memory.TypeDecision, Created: time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)},
+				{Content: "cache decision: the cache moves to tmpfs on CI", Type: memory.TypeDecision, Created: now.AddDate(0, 0, -4)},
+				{Content: "Yesterday we made a cache decision: drop the cache warmup", Type: memory.TypeDecision, Created: time.Date(2026, 8, 15, 9, 0, 0, 0, time.UTC)},
 			})
 			if err != nil {
 				t.Fatal(err)

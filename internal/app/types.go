@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // The application's own result and request types. Their JSON is the
@@ -14,7 +14,7 @@ import (
 // Entry is a memory entry in its current state, as list, log, show and
 // search return it.
 type Entry struct {
-	notes.State
+	memory.State
 	Source  string `json:"source"` // the ref it came from (refs/synaptic/memory, ...), or git:history
 	Private bool   `json:"private"`
 	Commit  string `json:"commit,omitempty"` // for notes: the annotated commit
@@ -69,9 +69,9 @@ type Priors struct {
 // Filter selects entries (see ParseFilter for the text form front ends
 // receive).
 type Filter struct {
-	Types           []notes.Type
+	Types           []memory.Type
 	Tags            []string // all must be present
-	Tier            notes.Tier
+	Tier            memory.Tier
 	Since, Until    time.Time
 	Author          string // case-insensitive substring of "Name <email>"
 	Project         string

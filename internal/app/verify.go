@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Verification is an entry read against HEAD: its marks, and for each
@@ -101,13 +101,13 @@ func (s *Recall) Verify(ctx context.Context, ids []string) (VerifyReport, error)
 // Confirm records that an entry still holds for the code at HEAD: relevant
 // feedback (its score kept, or 0.5), which anchors it here again, so that
 // the files it names count as current.
-func (s *Memory) Confirm(ctx context.Context, idPrefix string) (notes.Op, error) {
+func (s *Memory) Confirm(ctx context.Context, idPrefix string) (memory.Op, error) {
 	d, err := s.recall().Show(ctx, idPrefix)
 	if err != nil {
-		return notes.Op{}, err
+		return memory.Op{}, err
 	}
-	if d.Type == notes.TypeGitCommit || d.Type == notes.TypeNote {
-		return notes.Op{}, Invalidf("%s is %s, derived from git; only memory entries are confirmed", ShortID(d.ID), d.Type)
+	if d.Type == memory.TypeGitCommit || d.Type == memory.TypeNote {
+		return memory.Op{}, Invalidf("%s is %s, derived from git; only memory entries are confirmed", ShortID(d.ID), d.Type)
 	}
 	score := d.Relevance
 	if score <= 0 {
@@ -115,7 +115,7 @@ func (s *Memory) Confirm(ctx context.Context, idPrefix string) (notes.Op, error)
 	}
 	head, err := s.repo.Head()
 	if err != nil || head.IsZero() {
-		return notes.Op{}, Invalidf("there is no commit to confirm %s against", ShortID(d.ID))
+		return memory.Op{}, Invalidf("there is no commit to confirm %s against", ShortID(d.ID))
 	}
 	return s.Feedback(ctx, d.ID, true, score, "confirmed against the code at "+head.String()[:12], "")
 }

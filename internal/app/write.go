@@ -10,15 +10,15 @@ import (
 	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/internal/memlog"
 	"github.com/git-synaptic/git-synaptic/internal/secrets"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // SaveRequest is a new memory entry.
 type SaveRequest struct {
 	Content     string
-	Type        notes.Type
+	Type        memory.Type
 	Tags        []string
-	Tier        notes.Tier // "" = by type
+	Tier        memory.Tier // "" = by type
 	Pinned      bool
 	Private     bool // stored in private memory (PrivateRef), never pushed
 	AllowSecret bool // store content that looks like a credential anyway
@@ -43,7 +43,7 @@ type SaveRequest struct {
 // and linked the entry to (reported, never dropped), and, for an issue
 // that forms or joins a recurring pattern, that pattern.
 type Saved struct {
-	Entry      notes.Entry
+	Entry      memory.Entry
 	Duplicates []Similar
 	Pattern    *Group
 }
@@ -65,12 +65,12 @@ func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, by Likeness) (
 		s.keepVector(ctx, e.Content, vec)
 	}
 	saved := Saved{Entry: e, Duplicates: dups}
-	if by == ByMeaning && e.Type == notes.TypeIssue {
+	if by == ByMeaning && e.Type == memory.TypeIssue {
 		groups, _ := s.Patterns(ctx) // needs the model; without it, no pattern
 		for i, g := range groups {
 			if slices.ContainsFunc(g.Entries, func(x Entry) bool { return x.ID == e.ID }) {
 				saved.Pattern = &groups[i]
-				saved.Entry.Tier = notes.TierLongterm
+				saved.Entry.Tier = memory.TierLongterm
 			}
 		}
 	}
@@ -98,7 +98,7 @@ func (s *Memory) keepPatterns(ctx context.Context, groups []Group) {
 	var ids []string
 	for _, g := range groups {
 		for _, x := range g.Entries {
-			if x.Tier != notes.TierLongterm && SubscriptionOf(x.Source) == "" { // a subscription's memory is read-only here
+			if x.Tier != memory.TierLongterm && SubscriptionOf(x.Source) == "" { // a subscription's memory is read-only here
 				ids = append(ids, x.ID)
 			}
 		}
@@ -106,7 +106,7 @@ func (s *Memory) keepPatterns(ctx context.Context, groups []Group) {
 	if len(ids) == 0 {
 		return
 	}
-	done, err := s.recordEach(ctx, ids, notes.Op{Kind: notes.OpTier, Tier: notes.TierLongterm})
+	done, err := s.recordEach(ctx, ids, memory.Op{Kind: memory.OpTier, Tier: memory.TierLongterm})
 	if err != nil {
 		s.warnf("could not make every recurring issue longterm: %v", err)
 	}
@@ -117,7 +117,7 @@ func (s *Memory) keepPatterns(ctx context.Context, groups []Group) {
 	for _, g := range groups {
 		for i, x := range g.Entries {
 			if kept[x.ID] {
-				g.Entries[i].Tier = notes.TierLongterm
+				g.Entries[i].Tier = memory.TierLongterm
 			}
 		}
 	}
@@ -129,43 +129,43 @@ const secretHint = "shared memory is pushed to your remotes; remove the secret, 
 // newEntry builds the entry req asks for, anchored at HEAD (or
 // req.Anchor) with the files it names there; ts keeps the trees read
 // across calls (nil: none kept).
-func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, branch string, ts trees) (notes.Entry, error) {
+func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, branch string, ts trees) (memory.Entry, error) {
 	if req.Type == "" {
-		req.Type = notes.TypeInsight
+		req.Type = memory.TypeInsight
 	}
-	if _, err := notes.ParseType(string(req.Type)); err != nil {
-		return notes.Entry{}, badRequest(err)
+	if _, err := memory.ParseType(string(req.Type)); err != nil {
+		return memory.Entry{}, badRequest(err)
 	}
-	if err := notes.ValidateContent(req.Content); err != nil {
-		return notes.Entry{}, err
+	if err := memory.ValidateContent(req.Content); err != nil {
+		return memory.Entry{}, err
 	}
 	for _, f := range []struct{ name, v string }{{"session id", req.SessionID}, {"agent id", req.AgentID}} {
-		if !notes.ValidName(f.v) {
-			return notes.Entry{}, notes.Invalidf("%s %q must be a line of at most 256 bytes without control characters", f.name, f.v)
+		if !memory.ValidName(f.v) {
+			return memory.Entry{}, memory.Invalidf("%s %q must be a line of at most 256 bytes without control characters", f.name, f.v)
 		}
 	}
 	if !req.Private {
 		if err := s.checkAsGiven("tag", req.Tags, req.AllowSecret); err != nil {
-			return notes.Entry{}, err
+			return memory.Entry{}, err
 		}
 	}
-	tags, err := notes.NormalizeTags(req.Tags)
+	tags, err := memory.NormalizeTags(req.Tags)
 	if err != nil {
-		return notes.Entry{}, err
+		return memory.Entry{}, err
 	}
 	created := req.Created
 	if created.IsZero() {
 		created = s.now()
 	}
-	e := notes.Entry{
-		V: notes.FormatVersion, ID: notes.NewID(), Type: req.Type, Content: req.Content, Tags: tags,
+	e := memory.Entry{
+		V: memory.FormatVersion, ID: memory.NewID(), Type: req.Type, Content: req.Content, Tags: tags,
 		Project: project, Branch: branch, SessionID: firstNonEmpty(req.SessionID, s.sessionID()),
 		AgentID: firstNonEmpty(req.AgentID, s.per.Agent), Author: author,
 		Created: created.UTC(), Tier: req.Tier, Pinned: req.Pinned,
 	}
 	for _, r := range req.Related {
-		if !notes.ValidID(r) {
-			return notes.Entry{}, Invalidf("related id %q must be a full 32-digit id", r)
+		if !memory.ValidID(r) {
+			return memory.Entry{}, Invalidf("related id %q must be a full 32-digit id", r)
 		}
 		e.RelatedIDs = append(e.RelatedIDs, r)
 	}
@@ -175,8 +175,8 @@ func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, b
 	switch {
 	case req.Unanchored:
 	case req.Anchor != "":
-		if !notes.ValidObjectID(req.Anchor) {
-			return notes.Entry{}, Invalidf("anchor %q is not a full commit id", req.Anchor)
+		if !memory.ValidObjectID(req.Anchor) {
+			return memory.Entry{}, Invalidf("anchor %q is not a full commit id", req.Anchor)
 		}
 		e.Anchor, e.Files = req.Anchor, s.filesAt(ctx, req.Anchor, e.Content, ts)
 	default:
@@ -196,7 +196,7 @@ func firstNonEmpty(a ...string) string {
 
 // Save stores a new entry and indexes it. The ref write is the commit
 // point: a cache failure afterwards is only a warning.
-func (s *Memory) Save(ctx context.Context, req SaveRequest) (notes.Entry, error) {
+func (s *Memory) Save(ctx context.Context, req SaveRequest) (memory.Entry, error) {
 	e, doc, author, err := s.prepare(ctx, req)
 	if err != nil {
 		return e, err
@@ -206,7 +206,7 @@ func (s *Memory) Save(ctx context.Context, req SaveRequest) (notes.Entry, error)
 		ref = PrivateRef
 	}
 	msg := fmt.Sprintf("save %s %s\n\n%s", e.Type, e.ID, FirstLine(e.Content, 200))
-	commit, parent, err := s.appendDocs(ctx, ref, []gitstore.File{{Path: notes.EntryPath(e.ID), Data: doc}}, author, msg, req.AllowSecret)
+	commit, parent, err := s.appendDocs(ctx, ref, []gitstore.File{{Path: memory.EntryPath(e.ID), Data: doc}}, author, msg, req.AllowSecret)
 	if err != nil {
 		return e, fmt.Errorf("save: %w", err)
 	}
@@ -216,7 +216,7 @@ func (s *Memory) Save(ctx context.Context, req SaveRequest) (notes.Entry, error)
 
 // prepare builds and encodes the entry req asks for, by the author it
 // returns, with its related ids resolved.
-func (s *core) prepare(ctx context.Context, req SaveRequest) (e notes.Entry, doc []byte, author string, err error) {
+func (s *core) prepare(ctx context.Context, req SaveRequest) (e memory.Entry, doc []byte, author string, err error) {
 	if author, err = s.author(ctx); err != nil {
 		return e, nil, "", err
 	}
@@ -236,7 +236,7 @@ func (s *core) prepare(ctx context.Context, req SaveRequest) (e notes.Entry, doc
 	if e, err = s.newEntry(ctx, req, author, s.project(ctx), s.repo.CurrentBranch(), nil); err != nil {
 		return e, nil, "", err
 	}
-	doc, err = notes.EncodeEntry(e)
+	doc, err = memory.EncodeEntry(e)
 	return e, doc, author, err
 }
 
@@ -245,21 +245,21 @@ func (s *core) prepare(ctx context.Context, req SaveRequest) (e notes.Entry, doc
 // in another. Every entry is validated and the shared ones are
 // secret-checked first; nothing is written unless all pass. The shared
 // commit comes first, so a refusal there writes nothing at all.
-func (s *Memory) Import(ctx context.Context, reqs []SaveRequest) ([]notes.Entry, error) {
+func (s *Memory) Import(ctx context.Context, reqs []SaveRequest) ([]memory.Entry, error) {
 	author, err := s.author(ctx)
 	if err != nil {
 		return nil, err
 	}
 	project, branch := s.project(ctx), s.repo.CurrentBranch()
 	var shared, private importBatch
-	entries := make([]notes.Entry, 0, len(reqs))
+	entries := make([]memory.Entry, 0, len(reqs))
 	ts := trees{}
 	for i, req := range reqs {
 		e, err := s.newEntry(ctx, req, author, project, branch, ts)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
-		doc, err := notes.EncodeEntry(e)
+		doc, err := memory.EncodeEntry(e)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
@@ -285,13 +285,13 @@ func (s *Memory) Import(ctx context.Context, reqs []SaveRequest) ([]notes.Entry,
 // importBatch is the part of an import bound for one ref.
 type importBatch struct {
 	files   []gitstore.File
-	entries []notes.Entry
+	entries []memory.Entry
 	strict  bool // some entry does not allow secrets
 }
 
-func (b *importBatch) add(e notes.Entry, doc []byte, allowSecret bool) {
+func (b *importBatch) add(e memory.Entry, doc []byte, allowSecret bool) {
 	b.strict = b.strict || !allowSecret
-	b.files = append(b.files, gitstore.File{Path: notes.EntryPath(e.ID), Data: doc})
+	b.files = append(b.files, gitstore.File{Path: memory.EntryPath(e.ID), Data: doc})
 	b.entries = append(b.entries, e)
 }
 
@@ -343,7 +343,7 @@ func (s *core) afterWrite(ctx context.Context) {
 // refs/notes/synaptic (appended to any note already there), indexes it,
 // and returns the commit's full id.
 func (s *Memory) Note(ctx context.Context, rev, text string, allowSecret bool) (string, error) {
-	if err := notes.ValidateContent(text); err != nil {
+	if err := memory.ValidateContent(text); err != nil {
 		return "", err
 	}
 	const hint = "notes are pushed to your remotes: remove the secret, or pass --allow-secret if it is not a real credential"
@@ -358,8 +358,8 @@ func (s *Memory) Note(ctx context.Context, rev, text string, allowSecret bool) (
 	// indexed: refuse the append that would make one.
 	if n, err := s.repo.NoteSize(ctx, c); err != nil {
 		return "", err
-	} else if n+int64(len(text))+2 > notes.MaxDocumentBytes {
-		return "", notes.Invalidf("the note of %s would grow to %d bytes, over the %d-byte limit of a note; attach a summary instead", short(c.String()), n+int64(len(text))+2, notes.MaxDocumentBytes)
+	} else if n+int64(len(text))+2 > memory.MaxDocumentBytes {
+		return "", memory.Invalidf("the note of %s would grow to %d bytes, over the %d-byte limit of a note; attach a summary instead", short(c.String()), n+int64(len(text))+2, memory.MaxDocumentBytes)
 	}
 	if err := s.repo.AppendNote(ctx, c, text); err != nil {
 		return "", err

@@ -20,7 +20,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // BenchmarkScale1M measures an organisation's memory on one machine:
@@ -322,7 +322,7 @@ func (s *scaleRun) vectorRecall(dir string) {
 	if ok, err := c.UseStoredModel(ctx); err != nil || !ok {
 		b.Fatalf("no stored model in the cache: %v", err)
 	}
-	f := cache.Filter{Types: append(append([]notes.Type{}, notes.SavableTypes...), notes.TypeNote)}
+	f := cache.Filter{Types: append(append([]memory.Type{}, memory.SavableTypes...), memory.TypeNote)}
 	var recall float64
 	var took []time.Duration
 	for _, q := range vecs {

@@ -30,7 +30,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/internal/excerpt"
 	"github.com/git-synaptic/git-synaptic/internal/regular"
 	"github.com/git-synaptic/git-synaptic/internal/secrets"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // changingTools are the agent tools that change the project: an exchange
@@ -376,7 +376,7 @@ func (b *Buffers) inWorkTree(path string) (string, bool) {
 // same session as the hooks. It writes only when the id changes.
 func (b *Buffers) RecordSession(id string) {
 	id = strings.TrimSpace(id)
-	if id == "" || len(id) > 200 || !notes.ValidName(id) || b.Session() == id {
+	if id == "" || len(id) > 200 || !memory.ValidName(id) || b.Session() == id {
 		return
 	}
 	if err := atomicfile.Write(b.sessionFile, []byte(id+"\n"), 0o600); err != nil {
@@ -389,7 +389,7 @@ func (b *Buffers) RecordSession(id string) {
 func (b *Buffers) Session() string {
 	data, err := regular.ReadFile(b.sessionFile, 256)
 	id := strings.TrimSpace(string(data))
-	if err != nil || !notes.ValidName(id) {
+	if err != nil || !memory.ValidName(id) {
 		return ""
 	}
 	return id

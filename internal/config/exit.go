@@ -6,7 +6,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/internal/agentsetup"
 	"github.com/git-synaptic/git-synaptic/internal/app"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Exit codes. Every error of both programs is mapped by ExitCode and
@@ -34,9 +34,9 @@ func ExitCode(err error, usage bool) int {
 		return ExitNotRepo
 	case errors.Is(err, app.ErrNotFound), errors.Is(err, app.ErrAmbiguous), errors.Is(err, app.ErrNoRemote), errors.Is(err, app.ErrNoCommits), errors.Is(err, app.ErrNoModel), errors.Is(err, app.ErrNotProject), errors.Is(err, app.ErrNoSubscription):
 		return ExitNotFound
-	case errors.Is(err, notes.ErrUnsupportedVersion):
+	case errors.Is(err, memory.ErrUnsupportedVersion):
 		return ExitUnsupported
-	case errors.Is(err, notes.ErrInvalid), errors.Is(err, app.ErrSecret), errors.Is(err, agentsetup.ErrConfig):
+	case errors.Is(err, memory.ErrInvalid), errors.Is(err, app.ErrSecret), errors.Is(err, agentsetup.ErrConfig):
 		return ExitRefused
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted

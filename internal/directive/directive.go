@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // A correction is a standing instruction on how to work: what the user
@@ -96,7 +96,7 @@ func describes(w string) bool {
 
 // Is reports whether text, saved as an entry of type typ, reads
 // as a standing instruction (see above).
-func Is(text string, typ notes.Type) bool {
+func Is(text string, typ memory.Type) bool {
 	key := string(typ) + "\x00" + text
 	directives.Lock()
 	d, ok := directives.read[key]
@@ -130,7 +130,7 @@ var directives struct {
 const maxDirectiveMemo = 20000
 
 // readsAsDirective is Is, unremembered.
-func readsAsDirective(text string, typ notes.Type) bool {
+func readsAsDirective(text string, typ memory.Type) bool {
 	if markerRE().MatchString(text) {
 		return true
 	}
@@ -143,7 +143,7 @@ func readsAsDirective(text string, typ notes.Type) bool {
 }
 
 // sentenceDirective reads one sentence (see Is).
-func sentenceDirective(s string, typ notes.Type) bool {
+func sentenceDirective(s string, typ memory.Type) bool {
 	question := strings.HasSuffix(s, "?")
 	// A decision's reasons follow its first clause: only that clause can
 	// be a norm ("Branch names must start with the ticket number").
@@ -198,7 +198,7 @@ func sentenceDirective(s string, typ notes.Type) bool {
 		return true
 	case lead == "only":
 		return imperatives[words[1]]
-	case typ == notes.TypeDecision || typ == notes.TypeReference:
+	case typ == memory.TypeDecision || typ == memory.TypeReference:
 		return false
 	}
 	return imperatives[lead]

@@ -3,7 +3,7 @@ package directive
 import (
 	"testing"
 
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Directives are found by their words (the model-free path): the seed's
@@ -63,12 +63,12 @@ func TestDirectives(t *testing.T) {
 		"Should we use gRPC or plain HTTP for the internal API?",
 	}
 	for _, d := range directives {
-		if !Is(d, notes.TypeInsight) {
+		if !Is(d, memory.TypeInsight) {
 			t.Errorf("missed directive: %q", d)
 		}
 	}
 	for _, p := range plain {
-		if Is(p, notes.TypeInsight) {
+		if Is(p, memory.TypeInsight) {
 			t.Errorf("not a directive, but taken for one: %q", p)
 		}
 	}

@@ -20,7 +20,7 @@
 //	                         (agent exchanges as they happen)
 //	1  storage and engines   gitstore, cache, rank, embed, hooks, registry,
 //	                         internal/secrets
-//	0  pure packages         notes (the domain model), cochange, timeexpr,
+//	0  pure packages         memory (the domain model), cochange, timeexpr,
 //	                         internal/memfile, internal/agents,
 //	                         internal/directive, and small
 //	                         helpers: internal/regular, internal/atomicfile,

@@ -13,7 +13,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/gitstore"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Source is the log an Index reads: a Store, and of its objects whether
@@ -167,7 +167,7 @@ func (ix *Index) dropRef(tx *cache.Tx, ref string, old gitstore.Hash) bool {
 		return false
 	}
 	for _, ch := range changes {
-		kind, id := notes.PathKind(ch.Path)
+		kind, id := memory.PathKind(ch.Path)
 		switch kind {
 		case "entry":
 			err = tx.DeleteEntry(id)
@@ -249,7 +249,7 @@ func (ix *Index) applyChange(ctx context.Context, tx *cache.Tx, ref string, priv
 	if err := tx.ClearProblem(ref, ch.Path); err != nil {
 		return err
 	}
-	kind, id := notes.PathKind(ch.Path)
+	kind, id := memory.PathKind(ch.Path)
 	if !toRead(ch, kind) {
 		switch {
 		case ch.Deleted && kind == "entry":
@@ -294,12 +294,12 @@ func (ix *Index) applyNotes(tx *cache.Tx, tip gitstore.Hash, changes []gitstore.
 			continue
 		}
 		if ch.Deleted {
-			if err := tx.DeleteEntry(notes.NoteID(sha)); err != nil {
+			if err := tx.DeleteEntry(memory.NoteID(sha)); err != nil {
 				return err
 			}
 			continue
 		}
-		data, err := ix.Log.ReadBlob(ch.Hash, notes.MaxDocumentBytes)
+		data, err := ix.Log.ReadBlob(ch.Hash, memory.MaxDocumentBytes)
 		if err == nil && !utf8.Valid(data) {
 			err = errors.New("note is not valid UTF-8")
 		}
@@ -307,7 +307,7 @@ func (ix *Index) applyNotes(tx *cache.Tx, tip gitstore.Hash, changes []gitstore.
 			// The note was replaced by one that cannot be read (over the
 			// size limit, not UTF-8): the old text must not stay
 			// searchable as if it were still the note.
-			if err := tx.DeleteEntry(notes.NoteID(sha)); err != nil {
+			if err := tx.DeleteEntry(memory.NoteID(sha)); err != nil {
 				return err
 			}
 			if err := problem(ch.Path, ch.Hash, err); err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/internal/memlog"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 const (
@@ -24,14 +24,14 @@ const (
 var when = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
 // entryFile is an entry of content as the log stores it.
-func entryFile(t *testing.T, content string) (notes.Entry, gitstore.File) {
+func entryFile(t *testing.T, content string) (memory.Entry, gitstore.File) {
 	t.Helper()
-	e := notes.Entry{V: 1, ID: notes.NewID(), Type: notes.TypeInsight, Content: content, Author: "Ann <ann@x>", Created: when}
-	doc, err := notes.EncodeEntry(e)
+	e := memory.Entry{V: 1, ID: memory.NewID(), Type: memory.TypeInsight, Content: content, Author: "Ann <ann@x>", Created: when}
+	doc, err := memory.EncodeEntry(e)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e, gitstore.File{Path: notes.EntryPath(e.ID), Data: doc}
+	return e, gitstore.File{Path: memory.EntryPath(e.ID), Data: doc}
 }
 
 // indexFixture is an in-memory log, a real cache and an Index between
@@ -98,13 +98,13 @@ func TestIndexFollowsTheRefs(t *testing.T) {
 	a, fa := entryFile(t, "the release script needs GNU tar")
 	p, fp := entryFile(t, "my own reminder")
 	s, fs := entryFile(t, "org-wide: sign every tag")
-	f.append(t, shared, fa, gitstore.File{Path: notes.EntryPath(notes.NewID()), Data: []byte("not json")})
+	f.append(t, shared, fa, gitstore.File{Path: memory.EntryPath(memory.NewID()), Data: []byte("not json")})
 	f.append(t, private, fp)
 	f.append(t, sub, fs)
 	f.update(t)
 
 	for _, want := range []struct {
-		e       notes.Entry
+		e       memory.Entry
 		source  string
 		private bool
 	}{{a, shared, false}, {p, private, true}, {s, sub, false}} {
@@ -146,7 +146,7 @@ func TestIndexFollowsTheRefs(t *testing.T) {
 	if _, ok := f.get(t, s.ID); ok {
 		t.Error("a vanished subscription's entry is still indexed")
 	}
-	for _, e := range []notes.Entry{a, p, b} {
+	for _, e := range []memory.Entry{a, p, b} {
 		if _, ok := f.get(t, e.ID); !ok {
 			t.Errorf("%q left the index with the subscription", e.Content)
 		}
@@ -174,7 +174,7 @@ func TestIndexRebuildsWhenTheIndexedTipIsGone(t *testing.T) {
 	b, fb := entryFile(t, "second")
 	f.append(t, shared, fb)
 	f.update(t)
-	for _, e := range []notes.Entry{a, b} {
+	for _, e := range []memory.Entry{a, b} {
 		if _, ok := f.get(t, e.ID); !ok {
 			t.Errorf("%q is not indexed after the rebuild", e.Content)
 		}

@@ -5,19 +5,19 @@ import (
 	"sync"
 
 	"github.com/git-synaptic/git-synaptic/gitstore"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // readChange is a changed memory file read and decoded: an entry or an
 // operation with its document, or why it cannot be indexed.
 type readChange struct {
-	entry notes.Entry
-	op    notes.Op
+	entry memory.Entry
+	op    memory.Op
 	data  []byte
 	err   error
 }
 
-// toRead reports whether a change, of kind (notes.PathKind of its path),
+// toRead reports whether a change, of kind (memory.PathKind of its path),
 // is a memory file to read: an entry or an operation, there and a regular
 // file.
 func toRead(ch gitstore.Change, kind string) bool {
@@ -39,7 +39,7 @@ func (ix *Index) readAhead(ctx context.Context, changes []gitstore.Change) (read
 		defer wg.Done()
 		defer close(out)
 		for _, ch := range changes {
-			kind, id := notes.PathKind(ch.Path)
+			kind, id := memory.PathKind(ch.Path)
 			if !toRead(ch, kind) {
 				continue
 			}
@@ -56,16 +56,16 @@ func (ix *Index) readAhead(ctx context.Context, changes []gitstore.Change) (read
 // readMemoryFile reads and decodes the entry or operation id (of kind)
 // at ch.
 func (ix *Index) readMemoryFile(ch gitstore.Change, kind, id string) readChange {
-	data, err := ix.Log.ReadBlob(ch.Hash, notes.MaxDocumentBytes)
+	data, err := ix.Log.ReadBlob(ch.Hash, memory.MaxDocumentBytes)
 	if err != nil {
 		return readChange{err: err}
 	}
 	r := readChange{data: data}
 	switch kind {
 	case "entry":
-		r.entry, r.err = notes.DecodeEntry(data, id)
+		r.entry, r.err = memory.DecodeEntry(data, id)
 	default:
-		r.op, r.err = notes.DecodeOp(data, id)
+		r.op, r.err = memory.DecodeOp(data, id)
 	}
 	return r
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/gitstore"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Reading ahead yields the memory files of a change list in order, each
@@ -20,14 +20,14 @@ func TestReadAheadYieldsInOrderAndStops(t *testing.T) {
 	at := time.Now().UTC()
 	var files []gitstore.File
 	for i := range 600 {
-		e := notes.Entry{V: 1, ID: notes.NewID(), Type: notes.TypeInsight, Content: fmt.Sprintf("entry %d", i), Author: "Ann <ann@x>", Created: at}
-		doc, err := notes.EncodeEntry(e)
+		e := memory.Entry{V: 1, ID: memory.NewID(), Type: memory.TypeInsight, Content: fmt.Sprintf("entry %d", i), Author: "Ann <ann@x>", Created: at}
+		doc, err := memory.EncodeEntry(e)
 		if err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, gitstore.File{Path: notes.EntryPath(e.ID), Data: doc})
+		files = append(files, gitstore.File{Path: memory.EntryPath(e.ID), Data: doc})
 	}
-	bad := notes.EntryPath(notes.NewID())
+	bad := memory.EntryPath(memory.NewID())
 	files = append(files, gitstore.File{Path: bad, Data: []byte("not json")}, gitstore.File{Path: "README", Data: []byte("not memory")})
 	tip, _, err := log.Append(ctx, "refs/synaptic/memory", files, gitstore.Signature{Name: "Ann", Email: "ann@x", When: at}, "memory")
 	if err != nil {
@@ -47,7 +47,7 @@ func TestReadAheadYieldsInOrderAndStops(t *testing.T) {
 	stop()
 	var want []gitstore.Change
 	for _, ch := range changes {
-		if kind, _ := notes.PathKind(ch.Path); toRead(ch, kind) {
+		if kind, _ := memory.PathKind(ch.Path); toRead(ch, kind) {
 			want = append(want, ch)
 		}
 	}
@@ -55,7 +55,7 @@ func TestReadAheadYieldsInOrderAndStops(t *testing.T) {
 		t.Fatalf("%d changes to read, %d read; want 601 of both", len(want), len(got))
 	}
 	for i, ch := range want {
-		_, id := notes.PathKind(ch.Path)
+		_, id := memory.PathKind(ch.Path)
 		switch {
 		case ch.Path == bad && got[i].err == nil:
 			t.Fatalf("%s: read without an error", ch.Path)

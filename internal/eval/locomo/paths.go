@@ -17,7 +17,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/frontend/agenthook"
 	"github.com/git-synaptic/git-synaptic/internal/frontend/mcp"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // path is one way a question reaches memory.
@@ -116,7 +116,7 @@ func newConversation(ctx context.Context, name string, turns []turn, bin string)
 			return nil, fmt.Errorf("turn %s: date %q: %w", t.ID, t.DateTime, err)
 		}
 		created = created.Add(time.Duration(i) * time.Second)
-		reqs[i] = app.SaveRequest{Content: t.Speaker + ": " + t.Text, Type: notes.TypeReference, Tags: []string{strings.ToLower(t.ID)},
+		reqs[i] = app.SaveRequest{Content: t.Speaker + ": " + t.Text, Type: memory.TypeReference, Tags: []string{strings.ToLower(t.ID)},
 			Created: created, SessionID: t.Conv + "-session-" + t.Session}
 		if created.After(last) {
 			last = created

@@ -17,7 +17,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/internal/agents"
 	"github.com/git-synaptic/git-synaptic/internal/app"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Names are the hooks an agent calls, by the name the CLI takes.
@@ -117,8 +117,8 @@ func Run(ctx context.Context, a *app.Agent, req Request, out io.Writer) error {
 	if !event.Valid() {
 		return fmt.Errorf("unknown agent hook %q", req.Name)
 	}
-	if !notes.ValidName(in.SessionID) {
-		err := notes.Invalidf("the hook's session_id %q must be a line of at most 256 bytes without control characters", in.SessionID)
+	if !memory.ValidName(in.SessionID) {
+		err := memory.Invalidf("the hook's session_id %q must be a line of at most 256 bytes without control characters", in.SessionID)
 		return errors.Join(err, write(out, req, event, "", ""))
 	}
 	switch event {

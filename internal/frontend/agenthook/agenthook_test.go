@@ -13,7 +13,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/internal/agents"
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 func TestMain(m *testing.M) { testrepo.Main(m) }
@@ -36,7 +36,7 @@ func open(t *testing.T) *app.Service {
 func TestHooksSpeakClaudeCodesJSON(t *testing.T) {
 	ctx := context.Background()
 	s := open(t)
-	if _, err := s.Memory().Save(ctx, app.SaveRequest{Content: "we chose postgres for billing", Type: notes.TypeDecision, SessionID: "sess-1"}); err != nil {
+	if _, err := s.Memory().Save(ctx, app.SaveRequest{Content: "we chose postgres for billing", Type: memory.TypeDecision, SessionID: "sess-1"}); err != nil {
 		t.Fatal(err)
 	}
 	in := ReadInput(strings.NewReader(`{"session_id":"sess-1","hook_event_name":"SessionStart","cwd":"/x"}`))
@@ -75,7 +75,7 @@ func TestHooksSpeakClaudeCodesJSON(t *testing.T) {
 	if out.Len() != 0 {
 		t.Fatalf("stop printed %q", out.String())
 	}
-	handoffs, err := s.Recall().List(ctx, app.Filter{Types: []notes.Type{notes.TypeHandoff}})
+	handoffs, err := s.Recall().List(ctx, app.Filter{Types: []memory.Type{memory.TypeHandoff}})
 	if err != nil || len(handoffs) != 1 || handoffs[0].SessionID != "sess-1" {
 		t.Fatalf("handoffs after stop: %+v, %v", handoffs, err)
 	}
@@ -170,7 +170,7 @@ func TestUsedHandoffExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	h, err := s.Memory().Save(ctx, app.SaveRequest{Content: "handoff: the migration is half done, resume at step 4", Type: notes.TypeHandoff})
+	h, err := s.Memory().Save(ctx, app.SaveRequest{Content: "handoff: the migration is half done, resume at step 4", Type: memory.TypeHandoff})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/atomicfile"
 	"github.com/git-synaptic/git-synaptic/internal/memfile"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // exportMarker names the files an export wrote into its folder, so that
@@ -309,18 +309,18 @@ func itemOf(d memfile.Doc) (app.ImportItem, error) {
 		SessionID: d.Session, AgentID: d.Agent, Private: d.Private}}
 	var err error
 	if d.Type != "" {
-		if it.Type, err = notes.ParseType(d.Type); err != nil {
+		if it.Type, err = memory.ParseType(d.Type); err != nil {
 			return it, err
 		}
 	}
 	if d.Tier != "" {
-		if it.Tier, err = notes.ParseTier(d.Tier); err != nil {
+		if it.Tier, err = memory.ParseTier(d.Tier); err != nil {
 			return it, err
 		}
 	}
 	if d.Created != nil {
 		if d.Created.IsZero() {
-			return it, notes.Invalidf("created %s is not a date an entry can have; leave the field out for now", d.Created.Format(time.RFC3339))
+			return it, memory.Invalidf("created %s is not a date an entry can have; leave the field out for now", d.Created.Format(time.RFC3339))
 		}
 		it.Created = *d.Created
 	}
@@ -374,7 +374,7 @@ func readMarkdownFolder(dir string) ([]sourcedDoc, error) {
 			return nil // a link could lead anywhere
 		}
 		if len(docs) == maxImportLines {
-			return notes.Invalidf("more than %d entries in one import; import the folders one at a time", maxImportLines)
+			return memory.Invalidf("more than %d entries in one import; import the folders one at a time", maxImportLines)
 		}
 		doc, err := readMarkdownFile(p)
 		if err != nil {
@@ -398,16 +398,16 @@ func readMarkdownFile(path string) (sourcedDoc, error) {
 		return sourcedDoc{}, usagef("cannot read %s: %v", path, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, notes.MaxDocumentBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, memory.MaxDocumentBytes+1))
 	if err != nil {
 		return sourcedDoc{}, fmt.Errorf("read %s: %w", path, err)
 	}
-	if len(data) > notes.MaxDocumentBytes {
-		return sourcedDoc{}, notes.Invalidf("%s is larger than %d bytes (one entry's content may be at most %d bytes)", path, notes.MaxDocumentBytes, notes.MaxContentBytes)
+	if len(data) > memory.MaxDocumentBytes {
+		return sourcedDoc{}, memory.Invalidf("%s is larger than %d bytes (one entry's content may be at most %d bytes)", path, memory.MaxDocumentBytes, memory.MaxContentBytes)
 	}
 	d, err := memfile.ParseMarkdown(data)
 	if err != nil {
-		return sourcedDoc{}, notes.Invalidf("%s: %v", path, err)
+		return sourcedDoc{}, memory.Invalidf("%s: %v", path, err)
 	}
 	return sourcedDoc{d, path}, nil
 }
@@ -415,7 +415,7 @@ func readMarkdownFile(path string) (sourcedDoc, error) {
 func readJSONLines(r io.Reader, name string) ([]sourcedDoc, error) {
 	var docs []sourcedDoc
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), notes.MaxDocumentBytes)
+	sc.Buffer(make([]byte, 1<<20), memory.MaxDocumentBytes)
 	n := 0
 	for n = 1; sc.Scan(); n++ {
 		line := sc.Bytes()
@@ -426,16 +426,16 @@ func readJSONLines(r io.Reader, name string) ([]sourcedDoc, error) {
 			continue
 		}
 		if len(docs) == maxImportLines {
-			return nil, notes.Invalidf("more than %d entries in one import; split the file (split -l %d) and import the parts", maxImportLines, maxImportLines)
+			return nil, memory.Invalidf("more than %d entries in one import; split the file (split -l %d) and import the parts", maxImportLines, maxImportLines)
 		}
 		var d memfile.Doc
 		if err := json.Unmarshal(line, &d); err != nil {
-			return nil, notes.Invalidf("line %d: %v", n, err)
+			return nil, memory.Invalidf("line %d: %v", n, err)
 		}
 		docs = append(docs, sourcedDoc{d, fmt.Sprintf("line %d", n)})
 	}
 	if errors.Is(sc.Err(), bufio.ErrTooLong) {
-		return nil, notes.Invalidf("line %d is longer than %d bytes (one entry's content may be at most %d bytes)", n, notes.MaxDocumentBytes, notes.MaxContentBytes)
+		return nil, memory.Invalidf("line %d is longer than %d bytes (one entry's content may be at most %d bytes)", n, memory.MaxDocumentBytes, memory.MaxContentBytes)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)

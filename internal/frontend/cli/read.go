@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // filterFlags are the filters log, list and search share.
@@ -194,9 +194,9 @@ func marks(r app.Entry) string {
 func printEntry(w io.Writer, r app.Entry, tty bool) {
 	head := "entry " + r.ID
 	switch r.Type {
-	case notes.TypeNote:
+	case memory.TypeNote:
 		head = "note " + r.ID + " on commit " + r.Commit
-	case notes.TypeGitCommit:
+	case memory.TypeGitCommit:
 		head = "commit " + r.ID
 	}
 	fmt.Fprintf(w, "%s (%s)\n", colour(tty, yellow, head), flagsOf(r))
@@ -289,7 +289,7 @@ func runShow(e *env, o *showOptions) error {
 	})
 }
 
-func describeOp(op notes.Op) string {
+func describeOp(op memory.Op) string {
 	if d := app.DescribeOp(op); d != "" {
 		return ": " + d
 	}
@@ -463,7 +463,7 @@ func explainHit(info app.SearchInfo, h app.Hit) string {
 	weight := fmt.Sprintf("weight %.4f", h.Weight)
 	if p := h.Priors; p != nil {
 		tier := string(h.Tier) + " tier"
-		if h.Type == notes.TypeGitCommit {
+		if h.Type == memory.TypeGitCommit {
 			tier = "commit"
 		}
 		weight += fmt.Sprintf(" = %s %.2f × recency %.3f × confidence %.2f (%d reads) × feedback %.2f", tier, p.Tier, p.Recency, p.Confidence, h.Reads, p.Feedback)

@@ -13,7 +13,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/internal/agents"
 	"github.com/git-synaptic/git-synaptic/internal/agentsetup"
 	"github.com/git-synaptic/git-synaptic/internal/app"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 type initOptions struct {
@@ -382,7 +382,7 @@ func runNote(e *env, o *noteOptions) error {
 		}
 		// the note's entry id (what show, search and feedback take), as
 		// show's header gives it
-		fmt.Fprintf(e.io.Out, "note %s on commit %s\n", notes.NoteID(commit), commit)
+		fmt.Fprintf(e.io.Out, "note %s on commit %s\n", memory.NoteID(commit), commit)
 		return nil
 	})
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // readContent takes text from arguments, a file (-F FILE) or stdin (-F -,
@@ -41,12 +41,12 @@ func readContent(e *env, args []string, file string) (string, error) {
 // readLimited reads at most a little over the content limit, so a huge
 // input is refused without being held in memory.
 func readLimited(r io.Reader, name string) (string, error) {
-	b, err := io.ReadAll(io.LimitReader(r, notes.MaxContentBytes+1))
+	b, err := io.ReadAll(io.LimitReader(r, memory.MaxContentBytes+1))
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", name, err)
 	}
-	if len(b) > notes.MaxContentBytes {
-		return "", notes.Invalidf("content from %s is over the %d-byte (64 KiB) limit; save a summary and a reference instead", name, notes.MaxContentBytes)
+	if len(b) > memory.MaxContentBytes {
+		return "", memory.Invalidf("content from %s is over the %d-byte (64 KiB) limit; save a summary and a reference instead", name, memory.MaxContentBytes)
 	}
 	return string(b), nil
 }
@@ -96,13 +96,13 @@ they look like a credential; --private entries stay in this clone.`,
 }
 
 func runSave(e *env, o *saveOptions) error {
-	typ, err := notes.ParseType(o.typ)
+	typ, err := memory.ParseType(o.typ)
 	if err != nil {
 		return usageError{err}
 	}
-	var tier notes.Tier
+	var tier memory.Tier
 	if o.tier != "" {
-		if tier, err = notes.ParseTier(o.tier); err != nil {
+		if tier, err = memory.ParseTier(o.tier); err != nil {
 			return usageError{err}
 		}
 	}
@@ -177,7 +177,7 @@ type markOptions struct {
 }
 
 func runMark(e *env, o *markOptions) error {
-	return eachID(e, o.ids, func(s *app.Service, id string) (notes.Op, error) {
+	return eachID(e, o.ids, func(s *app.Service, id string) (memory.Op, error) {
 		if o.mark == "pin" {
 			return s.Memory().SetPinned(contextOf(e), id, o.on)
 		}
@@ -187,7 +187,7 @@ func runMark(e *env, o *markOptions) error {
 
 // eachID applies f to every id, reporting each; it fails if any failed
 // (the error of one id alone is the command's, not told twice).
-func eachID(e *env, ids []string, f func(*app.Service, string) (notes.Op, error)) error {
+func eachID(e *env, ids []string, f func(*app.Service, string) (memory.Op, error)) error {
 	return e.withService(func(s *app.Service) error {
 		var firstErr error
 		for _, id := range ids {
@@ -251,15 +251,15 @@ ref's history. With no change flags, the content opens in your editor
 func runEdit(e *env, o *editOptions) error {
 	req := app.EditRequest{AddTags: o.addTags, RemoveTags: o.removeTags, AllowSecret: o.allowSecret}
 	if o.typ != "" {
-		t, err := notes.ParseType(o.typ)
+		t, err := memory.ParseType(o.typ)
 		if err != nil {
 			return usageError{err}
 		}
 		req.Type = t
 	}
-	var tier notes.Tier
+	var tier memory.Tier
 	if o.tier != "" {
-		t, err := notes.ParseTier(o.tier)
+		t, err := memory.ParseTier(o.tier)
 		if err != nil {
 			return usageError{err}
 		}
@@ -419,7 +419,7 @@ now. Use it for content that must not be shared, such as a leaked secret.`,
 
 func runDelete(e *env, o *deleteOptions) error {
 	if !o.purge {
-		return eachID(e, o.args, func(s *app.Service, id string) (notes.Op, error) {
+		return eachID(e, o.args, func(s *app.Service, id string) (memory.Op, error) {
 			return s.Memory().SetArchived(contextOf(e), id, true)
 		})
 	}

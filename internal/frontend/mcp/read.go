@@ -9,7 +9,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 func (h *request) session(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
@@ -140,7 +140,7 @@ func (h *request) provenance(me string, r app.Entry) provenance {
 	p := provenance{ID: r.ID, Type: string(r.Type), Tier: string(r.Tier), Author: r.Author, Origin: app.Origin(r, me), Created: r.Created.Format(time.RFC3339),
 		Age: app.Age(h.svc.Now(), r.Created), Source: r.Source, Tags: r.Tags, Pinned: r.Pinned, Archived: r.Archived || r.Decayed, AgentID: r.AgentID, Content: r.Content,
 		Unmerged: r.Unmerged, Stale: r.Stale}
-	if r.Type == notes.TypeGitCommit {
+	if r.Type == memory.TypeGitCommit {
 		p.Branch = r.Branch
 	}
 	return p

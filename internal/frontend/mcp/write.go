@@ -10,7 +10,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 func (h *request) relevant(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
@@ -42,8 +42,8 @@ func (h *request) save(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.Cal
 	if err != nil {
 		return nil, err
 	}
-	req := app.SaveRequest{Content: content, Type: notes.Type(r.GetString("type", "insight")), Tags: r.GetStringSlice("tags", nil),
-		Tier: notes.Tier(r.GetString("tier", "")), Pinned: r.GetBool("pinned", false), Private: r.GetBool("private", false),
+	req := app.SaveRequest{Content: content, Type: memory.Type(r.GetString("type", "insight")), Tags: r.GetStringSlice("tags", nil),
+		Tier: memory.Tier(r.GetString("tier", "")), Pinned: r.GetBool("pinned", false), Private: r.GetBool("private", false),
 		Related: r.GetStringSlice("related_ids", nil), AgentID: r.GetString("agent_id", cmp.Or(h.svc.AgentID(), "main"))}
 	// the server keeps the model loaded, so near-duplicates are found by
 	// meaning; they are linked and reported, never dropped
@@ -60,7 +60,7 @@ func (h *request) save(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.Cal
 	}
 	tier := e.Tier
 	if tier == "" {
-		tier = notes.DefaultTier(e.Type)
+		tier = memory.DefaultTier(e.Type)
 	}
 	out := map[string]any{"id": e.ID, "type": e.Type, "tier": tier}
 	if len(dupIDs) > 0 {
@@ -91,7 +91,7 @@ func (h *request) update(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.C
 	if err != nil {
 		return nil, err
 	}
-	req := app.EditRequest{Type: notes.Type(r.GetString("type", "")), AddTags: r.GetStringSlice("add_tags", nil), RemoveTags: r.GetStringSlice("remove_tags", nil)}
+	req := app.EditRequest{Type: memory.Type(r.GetString("type", "")), AddTags: r.GetStringSlice("add_tags", nil), RemoveTags: r.GetStringSlice("remove_tags", nil)}
 	if c := r.GetString("content", ""); c != "" {
 		req.Content = &c
 	}

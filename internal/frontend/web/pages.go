@@ -17,7 +17,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/cochange"
 	"github.com/git-synaptic/git-synaptic/internal/app"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // pageNames are the templates, each rendered inside layout.html.
@@ -216,7 +216,7 @@ type entryData struct {
 }
 
 type opRow struct {
-	notes.Op
+	memory.Op
 	What string
 }
 
@@ -236,8 +236,8 @@ func (s call) entry(r *http.Request) (view, error) {
 		return view{}, err
 	}
 	d := entryData{Row: s.rows(r, []app.Entry{rel.Entry})[0], Links: s.rows(r, rel.Links), Backlinks: s.rows(r, rel.Backlinks)}
-	ops := append([]notes.Op(nil), rel.Ops...)
-	notes.SortOps(ops)
+	ops := append([]memory.Op(nil), rel.Ops...)
+	memory.SortOps(ops)
 	for _, o := range ops {
 		d.Ops = append(d.Ops, opRow{Op: o, What: app.DescribeOp(o)})
 	}
@@ -374,7 +374,7 @@ func (s call) code(r *http.Request) (view, error) {
 		return view{}, err
 	}
 	q := d.File + " " + path.Base(d.File)
-	hist, _, err := s.svc.Recall().Search(ctx, app.SearchRequest{Query: q, Filter: app.Filter{Limit: 10, Types: []notes.Type{notes.TypeGitCommit}}, Mode: "bm25"})
+	hist, _, err := s.svc.Recall().Search(ctx, app.SearchRequest{Query: q, Filter: app.Filter{Limit: 10, Types: []memory.Type{memory.TypeGitCommit}}, Mode: "bm25"})
 	if err != nil && !errors.Is(err, app.ErrNoWords) {
 		return view{}, err
 	}

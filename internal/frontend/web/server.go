@@ -33,7 +33,7 @@ import (
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 //go:embed templates/*.html static/*
@@ -178,7 +178,7 @@ func statusOf(err error) int {
 		return he.code
 	case errors.Is(err, app.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, app.ErrAmbiguous), errors.Is(err, app.ErrNoWords), errors.Is(err, app.ErrInvalidRequest), errors.Is(err, notes.ErrInvalid):
+	case errors.Is(err, app.ErrAmbiguous), errors.Is(err, app.ErrNoWords), errors.Is(err, app.ErrInvalidRequest), errors.Is(err, memory.ErrInvalid):
 		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError

@@ -15,7 +15,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 func TestMain(m *testing.M) { testrepo.Main(m) }
@@ -92,7 +92,7 @@ func (s *served) post(path string, form url.Values, origin string) int {
 	return resp.StatusCode
 }
 
-func (s *served) save(content string, typ notes.Type, tags ...string) string {
+func (s *served) save(content string, typ memory.Type, tags ...string) string {
 	s.t.Helper()
 	e, err := s.svc.Memory().Save(context.Background(), app.SaveRequest{Content: content, Type: typ, Tags: tags})
 	if err != nil {
@@ -143,7 +143,7 @@ func TestTokenIsRequiredAndKeptInACookie(t *testing.T) {
 
 func TestHostileContentIsEscaped(t *testing.T) {
 	s := serve(t)
-	id := s.save("<script>alert('x')</script> and <img src=x onerror=alert(1)> and [click](javascript:alert(1)) and [ok](https://example.com/a?b=\"c\")\n\n```\n<b>code</b>\n```", notes.TypeInsight, "xss")
+	id := s.save("<script>alert('x')</script> and <img src=x onerror=alert(1)> and [click](javascript:alert(1)) and [ok](https://example.com/a?b=\"c\")\n\n```\n<b>code</b>\n```", memory.TypeInsight, "xss")
 	for _, path := range []string{"/", "/entry/" + id, "/search?q=script+alert&explain=1", "/?tag=xss"} {
 		code, body := s.get(path)
 		if code != 200 {
@@ -167,10 +167,10 @@ func TestHostileContentIsEscaped(t *testing.T) {
 func TestTimelineFiltersAndPages(t *testing.T) {
 	s := serve(t)
 	for i := range 7 {
-		s.save("decision number "+string(rune('a'+i)), notes.TypeDecision, "db")
+		s.save("decision number "+string(rune('a'+i)), memory.TypeDecision, "db")
 	}
-	issue := s.save("the flaky test again", notes.TypeIssue)
-	archived := s.save("an old insight", notes.TypeInsight)
+	issue := s.save("the flaky test again", memory.TypeIssue)
+	archived := s.save("an old insight", memory.TypeInsight)
 	if _, err := s.svc.Memory().SetArchived(context.Background(), archived, true); err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestTimelineFiltersAndPages(t *testing.T) {
 
 func TestEntryPageShowsHistoryAsADiff(t *testing.T) {
 	s := serve(t)
-	id := s.save("first line\nsecond line", notes.TypeDecision)
+	id := s.save("first line\nsecond line", memory.TypeDecision)
 	text := "first line\nsecond line, amended"
 	if _, err := s.svc.Memory().Edit(context.Background(), id, app.EditRequest{Content: &text}); err != nil {
 		t.Fatal(err)
@@ -247,7 +247,7 @@ func TestEntryPageShowsHistoryAsADiff(t *testing.T) {
 // pending correction moves the shared ref.
 func TestRuleAcceptNeedsTheFormTokenAndMovesTheRef(t *testing.T) {
 	s := serve(t)
-	corr := s.save("always run the linter before pushing", notes.TypeInsight, app.TagCorrection)
+	corr := s.save("always run the linter before pushing", memory.TypeInsight, app.TagCorrection)
 	_, body := s.get("/rules")
 	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(body)
 	if m == nil || !strings.Contains(body, "always run the linter") {
@@ -293,7 +293,7 @@ func TestRuleAcceptNeedsTheFormTokenAndMovesTheRef(t *testing.T) {
 
 func TestStatusAndCodePages(t *testing.T) {
 	s := serve(t)
-	s.save("we deploy with helm", notes.TypeDecision)
+	s.save("we deploy with helm", memory.TypeDecision)
 	for _, path := range []string{"/status", "/code", "/code?file=main.go", "/search", "/search?q=helm&mode=bm25"} {
 		if code, body := s.get(path); code != 200 {
 			t.Errorf("%s: %d\n%s", path, code, body)
@@ -305,8 +305,8 @@ func TestStatusAndCodePages(t *testing.T) {
 	}
 	// the code page lists the memory that names the file, not the
 	// memory that shares a word with it
-	s.save("main.go parses the flags before it opens the repository", notes.TypeDecision)
-	s.save("the main idea of the release is a smaller binary", notes.TypeDecision)
+	s.save("main.go parses the flags before it opens the repository", memory.TypeDecision)
+	s.save("the main idea of the release is a smaller binary", memory.TypeDecision)
 	_, body = s.get("/code?file=cmd/main.go")
 	if !strings.Contains(body, "parses the flags") || strings.Contains(body, "main idea") {
 		t.Errorf("the code page's memory:\n%s", body)

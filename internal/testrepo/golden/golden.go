@@ -12,7 +12,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/gitstore"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
-	"github.com/git-synaptic/git-synaptic/notes"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // Now is the clock of the front ends' golden runs: every age they
@@ -25,23 +25,23 @@ func Repo(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
 	testrepo.Git(t, filepath.Dir(dir), "init", "-q", "-b", "main", dir)
-	entry := func(id string, typ notes.Type, age time.Duration, content string, tags ...string) notes.Entry {
-		return notes.Entry{V: 1, ID: id + strings.Repeat("0", 32-len(id)), Type: typ, Content: content, Tags: tags,
+	entry := func(id string, typ memory.Type, age time.Duration, content string, tags ...string) memory.Entry {
+		return memory.Entry{V: 1, ID: id + strings.Repeat("0", 32-len(id)), Type: typ, Content: content, Tags: tags,
 			Author: "Ann Example <ann@example.com>", Created: Now.Add(-age)}
 	}
 	var files []gitstore.File
-	for _, e := range []notes.Entry{
-		entry("3f2a", notes.TypeDecision, 40*24*time.Hour, "We chose postgres for billing: we need transactions across the ledger and the invoices.", "db", "billing"),
-		entry("7b1c", notes.TypeIssue, 3*24*time.Hour, "The billing worker retries without backoff and floods the queue when postgres restarts.", "billing"),
-		entry("9d4e", notes.TypeInsight, 26*time.Hour, "Retry with exponential backoff and jitter; cap at 30 s. The queue recovers within a minute."),
-		entry("a0b5", notes.TypeHandoff, 2*time.Hour, "Left off: the migration script runs, the rollback is untested."),
-		entry("c6f8", notes.TypeReference, 400*24*time.Hour, "Runbook for postgres failover: docs/runbooks/failover.md", "db", "ops"),
+	for _, e := range []memory.Entry{
+		entry("3f2a", memory.TypeDecision, 40*24*time.Hour, "We chose postgres for billing: we need transactions across the ledger and the invoices.", "db", "billing"),
+		entry("7b1c", memory.TypeIssue, 3*24*time.Hour, "The billing worker retries without backoff and floods the queue when postgres restarts.", "billing"),
+		entry("9d4e", memory.TypeInsight, 26*time.Hour, "Retry with exponential backoff and jitter; cap at 30 s. The queue recovers within a minute."),
+		entry("a0b5", memory.TypeHandoff, 2*time.Hour, "Left off: the migration script runs, the rollback is untested."),
+		entry("c6f8", memory.TypeReference, 400*24*time.Hour, "Runbook for postgres failover: docs/runbooks/failover.md", "db", "ops"),
 	} {
-		doc, err := notes.EncodeEntry(e)
+		doc, err := memory.EncodeEntry(e)
 		if err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, gitstore.File{Path: notes.EntryPath(e.ID), Data: doc})
+		files = append(files, gitstore.File{Path: memory.EntryPath(e.ID), Data: doc})
 	}
 	r, err := gitstore.Open(dir)
 	if err != nil {

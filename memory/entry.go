@@ -1,9 +1,10 @@
-// Package notes defines git-synaptic's authored data: memory entries, the
-// operations recorded on them, their versioned JSON encoding, validation, and
-// the deterministic fold of an entry and its operations into current state.
+// Package memory is git-synaptic's domain model, the data people and
+// agents author: memory entries, the operations recorded on them, their
+// versioned JSON encoding, validation, and the deterministic fold of an
+// entry and its operations into current state.
 //
 // The package is pure: no I/O, no git, no SQLite.
-package notes
+package memory
 
 import (
 	"crypto/rand"
