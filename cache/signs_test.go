@@ -331,6 +331,18 @@ func coarseIDs(ctx context.Context, c *Cache, q []float32, k int, f Filter) ([]i
 // nearest first, ties to the lower rowid, rows without a vector and rows
 // the filter rejects left out.
 func TestHammingInPartsKeepsWhatOneScanKeeps(t *testing.T) {
+	defer func(fast bool) { hammingFast = fast }(hammingFast)
+	paths := []bool{false}
+	if hammingFast { // hamming.c, and the Go loop it stands in for
+		paths = append(paths, true)
+	}
+	for _, fast := range paths {
+		hammingFast = fast
+		t.Run(map[bool]string{false: "go", true: "avx-512"}[fast], testHammingInParts)
+	}
+}
+
+func testHammingInParts(t *testing.T) {
 	const perChunk, chunks = 1024, 2*parallelRows/1024 + 3
 	rng := rand.New(rand.NewSource(5))
 	ix := &signIndex{width: 64, nw: 8}
@@ -470,7 +482,20 @@ func TestByDotOrdersAsPairsDo(t *testing.T) {
 // BenchmarkHammingMillion times the sign-bit stage of a search over a
 // million rows of the default model's 512 bits, every row admitted, on
 // every core as a Nearest runs it: go test -bench HammingMillion ./cache.
+// It runs the Go loop, and hamming.c where the CPU has AVX-512.
 func BenchmarkHammingMillion(b *testing.B) {
+	defer func(fast bool) { hammingFast = fast }(hammingFast)
+	paths := []bool{false}
+	if hammingFast {
+		paths = append(paths, true)
+	}
+	for _, fast := range paths {
+		hammingFast = fast
+		b.Run(map[bool]string{false: "go", true: "avx-512"}[fast], benchHammingMillion)
+	}
+}
+
+func benchHammingMillion(b *testing.B) {
 	const perChunk, chunks = 1024, 1_000_000 / 1024
 	rng := rand.New(rand.NewSource(9))
 	ix := &signIndex{width: 64, nw: 8}

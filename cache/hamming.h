@@ -1,0 +1,20 @@
+#ifndef SYNAPTIC_HAMMING_H
+#define SYNAPTIC_HAMMING_H
+
+#include <stdint.h>
+
+// synaptic_hamming_fast reports whether this CPU runs
+// synaptic_distances512 (AVX-512 with its population count).
+int synaptic_hamming_fast(void);
+
+// synaptic_distances512 writes into dist the Hamming distance from q (8
+// words) of each of the n rows of words (8 words a row), 65535 for a row
+// whose bit in valid is clear or whose rowid (little-endian, 8 bytes a row
+// in rowids) the bitset admit of admit_words words does not hold (admit
+// NULL: every row), and adds each row it measures to count at its
+// distance (513 counts).
+void synaptic_distances512(const uint64_t *words, const uint8_t *valid, const uint8_t *rowids, int64_t n,
+                           const uint64_t *admit, int64_t admit_words, const uint64_t *q, uint16_t *dist,
+                           int64_t *count);
+
+#endif
