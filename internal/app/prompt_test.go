@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -276,5 +277,29 @@ func TestHotItemsOutlastTheSessionsOwnMemory(t *testing.T) {
 	md, _ = s.Agent().PromptContext(ctx, "s2", "ok", 0) // another session: its newest
 	if strings.Count(md, "of this session") != maxHot {
 		t.Errorf("another session does not get the %d newest:\n%s", maxHot, md)
+	}
+}
+
+// TestContentWordsSplitsAsTheirPattern: contentWords finds the words the
+// pattern [\p{L}\p{N}_]+ finds (less stopwords and single letters), in
+// any script, with digits, underscores, marks and invalid UTF-8 between.
+func TestContentWordsSplitsAsTheirPattern(t *testing.T) {
+	re := regexp.MustCompile(`[\p{L}\p{N}_]+`)
+	for _, text := range []string{
+		"", "a", "The pane's RESIZE fixed in layout_tree.c (issue #5511)!",
+		"naïve café über straße ΔΣ λόγος Москва 東京タワー ١٢٣ Ⅻ ½",
+		"snake_case __init__ x86-64 v2.3.1 e\u0301cole a\x80b \xff\xfe tail",
+		"tabs\tand\nnewlines\r\nand\u00a0nbsp and\u2003em-space end_",
+	} {
+		want := map[string]bool{}
+		for _, w := range re.FindAllString(strings.ToLower(text), -1) {
+			if !cache.Stopword(w) && len(w) > 1 {
+				want[w] = true
+			}
+		}
+		got := contentWords(text)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("contentWords(%q) = %v, want %v", text, got, want)
+		}
 	}
 }
