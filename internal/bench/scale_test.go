@@ -180,7 +180,46 @@ func (s *scaleRun) build(dir string, args ...string) (string, time.Duration) {
 // repo clones src with its files, indexes its commits and imports n
 // generated entries into it in commits of 10k, then, if embed, embeds
 // them; it reports the throughput of both under name.
+//
+// BENCH_FIXTURE=DIR keeps what it built (before anything is measured) in
+// DIR, and a later run with the same DIR, size and repository copies it
+// from there instead of building it again: at a million entries that
+// saves the hour of embedding when only what follows is compared. Such a
+// run reports no import or embedding figures.
 func (s *scaleRun) repo(src string, n int, name string, embed bool) string {
+	b := s.b
+	var kept string
+	if root := os.Getenv("BENCH_FIXTURE"); root != "" {
+		kept = filepath.Join(root, fmt.Sprintf("%s-%s-%d-%t", filepath.Base(strings.TrimSuffix(src, "/")), name, n, embed))
+		if _, err := os.Stat(filepath.Join(kept, ".git")); err == nil {
+			dir := filepath.Join(b.TempDir(), "repo")
+			if out, err := exec.Command("cp", "-a", kept, dir).CombinedOutput(); err != nil {
+				b.Fatalf("copy the fixture %s: %v\n%s", kept, err, out)
+			}
+			fmt.Fprintf(os.Stderr, "scale: %s: the fixture in %s, built by an earlier run\n", name, kept)
+			if s.corpus == nil {
+				s.corpus = corpusOf(b, dir)
+			}
+			return dir
+		}
+	}
+	dir := s.fresh(src, n, name, embed)
+	if kept != "" {
+		if err := os.MkdirAll(filepath.Dir(kept), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if out, err := exec.Command("cp", "-a", dir, kept+".tmp").CombinedOutput(); err != nil {
+			b.Fatalf("keep the fixture in %s: %v\n%s", kept, err, out)
+		}
+		if err := os.Rename(kept+".tmp", kept); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// fresh builds repo's repository from nothing.
+func (s *scaleRun) fresh(src string, n int, name string, embed bool) string {
 	b := s.b
 	dir := cloneReal(b, src)
 	testrepo.Git(b, dir, "checkout-index", "--all", "--force")
