@@ -46,6 +46,9 @@ type Cache struct {
 	fewer map[string]bool
 }
 
+// cacheKiB is SQLite's page cache of each connection, in KiB.
+const cacheKiB = 64 << 10
+
 const schema = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tips(ref TEXT PRIMARY KEY, hash TEXT NOT NULL);
@@ -94,11 +97,23 @@ CREATE INDEX IF NOT EXISTS commits_time ON commits(time);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(content, tags, tokenize='porter unicode61');
 CREATE TABLE IF NOT EXISTS vec_state(rowid INTEGER PRIMARY KEY, hash BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS vec_pending(rowid INTEGER PRIMARY KEY);
-CREATE TRIGGER IF NOT EXISTS entries_vec_insert AFTER INSERT ON entries BEGIN INSERT INTO meta(key, value) VALUES('entries_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; INSERT INTO vec_pending(rowid) SELECT new.rowid WHERE NOT EXISTS (SELECT 1 FROM vec_pending WHERE rowid=new.rowid); END;
+` + vecInsertTrigger + `
 CREATE TRIGGER IF NOT EXISTS entries_vec_delete AFTER DELETE ON entries BEGIN INSERT INTO meta(key, value) VALUES('entries_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; DELETE FROM vec_state WHERE rowid=old.rowid; DELETE FROM vec_pending WHERE rowid=old.rowid; END;
 CREATE TRIGGER IF NOT EXISTS entries_gen_update AFTER UPDATE ON entries BEGIN INSERT INTO meta(key, value) VALUES('entries_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; END;
 CREATE TRIGGER IF NOT EXISTS entries_vec_update AFTER UPDATE OF content ON entries WHEN old.content IS NOT new.content BEGIN DELETE FROM vec_state WHERE rowid=old.rowid; INSERT INTO vec_pending(rowid) SELECT old.rowid WHERE NOT EXISTS (SELECT 1 FROM vec_pending WHERE rowid=old.rowid); END;
 ` + lineageSchema + decaySchema + lexLogSchema
+
+// vecInsertTrigger counts a new entry as a change of the entries
+// (entries_gen) and as waiting for its vector.
+const vecInsertTrigger = `CREATE TRIGGER IF NOT EXISTS entries_vec_insert AFTER INSERT ON entries BEGIN INSERT INTO meta(key, value) VALUES('entries_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; INSERT INTO vec_pending(rowid) SELECT new.rowid WHERE NOT EXISTS (SELECT 1 FROM vec_pending WHERE rowid=new.rowid); END;`
+
+// decayInsertTrigger makes a new entry due for a decay verdict.
+const decayInsertTrigger = `CREATE TRIGGER IF NOT EXISTS entries_decay_insert AFTER INSERT ON entries BEGIN INSERT INTO decay(rowid, next) VALUES(new.rowid, 0) ON CONFLICT(rowid) DO UPDATE SET next = 0; END;`
+
+// insertTriggers are the triggers on a new entry that Tx.Reset drops
+// while it writes every row, by name; Commit does their work for all the
+// new rows in one statement each (Tx.afterReset) and makes them again.
+var insertTriggers = map[string]string{"entries_vec_insert": vecInsertTrigger, "entries_decay_insert": decayInsertTrigger}
 
 // lexLogSchema logs the rowid of every entry that came, changed or went,
 // for what a long-lived process keeps of the rows and follows: kind 0
@@ -148,7 +163,7 @@ const v17to18 = liveIndex
 const decaySchema = `
 CREATE TABLE IF NOT EXISTS decay(rowid INTEGER PRIMARY KEY, next INTEGER NOT NULL);
 ` + decayIndex + `
-CREATE TRIGGER IF NOT EXISTS entries_decay_insert AFTER INSERT ON entries BEGIN INSERT INTO decay(rowid, next) VALUES(new.rowid, 0) ON CONFLICT(rowid) DO UPDATE SET next = 0; END;
+` + decayInsertTrigger + `
 CREATE TRIGGER IF NOT EXISTS entries_decay_delete AFTER DELETE ON entries BEGIN DELETE FROM decay WHERE rowid=old.rowid; END;
 CREATE TRIGGER IF NOT EXISTS entries_decay_update AFTER UPDATE OF type, created, updated, tier, tier_explicit, pinned, archived ON entries BEGIN INSERT INTO decay(rowid, next) VALUES(new.rowid, 0) ON CONFLICT(rowid) DO UPDATE SET next = 0; END;
 `
@@ -222,7 +237,7 @@ func open(path string, busy time.Duration) (*Cache, error) {
 	// Prepared statements are kept per connection (64): a long-lived
 	// process asks the same queries on every request, and preparing them
 	// again took about 1.3 ms of a warm prompt hook's 8 at 10k entries.
-	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_busy_timeout=%d&_synchronous=OFF&_txlock=immediate&_cache_size=-65536&_stmt_cache_size=64", path, busy.Milliseconds())
+	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_busy_timeout=%d&_synchronous=OFF&_txlock=immediate&_cache_size=-%d&_stmt_cache_size=64", path, busy.Milliseconds(), cacheKiB)
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, err

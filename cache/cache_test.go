@@ -515,3 +515,94 @@ func TestSetBusyTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A rebuild drops the per-row insert triggers and does their work on
+// commit for every row it wrote: each row is then waiting for its vector
+// (or has one) and due for a decay verdict, the entries count as
+// changed, and the triggers are back for the writes that follow, as if
+// every row had been written one by one. An entry deleted in the rebuild
+// leaves nothing behind.
+func TestARebuildDoesTheInsertTriggersWorkOnCommit(t *testing.T) {
+	c, _ := newCache(t)
+	ctx := context.Background()
+	put(t, c, []memory.Entry{mk(memory.TypeDecision, "before the reset", time.Hour)})
+	gen := func() string {
+		v, err := c.Meta(ctx, "entries_gen")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	count := func(q string) int {
+		var n int
+		if err := c.db.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := gen()
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	gone := mk(memory.TypeIssue, "written then deleted in the rebuild", time.Hour)
+	for _, e := range []memory.Entry{mk(memory.TypeDecision, "rebuilt one", time.Hour), mk(memory.TypeInsight, "rebuilt two", 2*time.Hour), gone} {
+		doc, _ := memory.EncodeEntry(e)
+		if err := tx.PutEntry(e, "refs/synaptic/memory", false, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.DeleteEntry(gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	var during int
+	if err := tx.queryRow(`PRAGMA cache_size`).Scan(&during); err != nil || during != -rebuildCacheKiB {
+		t.Fatalf("page cache during a rebuild: %d %v, want %d", during, err, -rebuildCacheKiB)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	// the one connection goes back to the pool with the usual cache
+	if n := count(`PRAGMA cache_size`); n != -cacheKiB {
+		t.Fatalf("page cache after a rebuild: %d, want %d", n, -cacheKiB)
+	}
+	if gen() == before {
+		t.Fatalf("entries_gen is %s after a rebuild, as before it", gen())
+	}
+	check := func(when string, rows int) {
+		t.Helper()
+		if n := count(`SELECT count(*) FROM entries`); n != rows {
+			t.Fatalf("%s: %d rows, want %d", when, n, rows)
+		}
+		if n := count(`SELECT count(*) FROM entries e WHERE NOT EXISTS (SELECT 1 FROM vec_pending p WHERE p.rowid = e.rowid) AND NOT EXISTS (SELECT 1 FROM vec_state s WHERE s.rowid = e.rowid)`); n != 0 {
+			t.Fatalf("%s: %d rows neither wait for a vector nor have one", when, n)
+		}
+		if n := count(`SELECT count(*) FROM entries e WHERE NOT EXISTS (SELECT 1 FROM decay d WHERE d.rowid = e.rowid AND d.next = 0)`); n != 0 {
+			t.Fatalf("%s: %d rows are not due for a decay verdict", when, n)
+		}
+		if n := count(`SELECT (SELECT count(*) FROM vec_pending) + (SELECT count(*) FROM decay)`); n != 2*rows {
+			t.Fatalf("%s: %d rows of vec_pending and decay, want %d", when, n, 2*rows)
+		}
+	}
+	check("after the rebuild", 2)
+	tx, err = c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	tx.Rollback()
+	if n := count(`PRAGMA cache_size`); n != -cacheKiB {
+		t.Fatalf("page cache after a rebuild rolled back: %d, want %d", n, -cacheKiB)
+	}
+	check("after a rebuild rolled back", 2)
+	if n := count(`SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN ('entries_vec_insert', 'entries_decay_insert')`); n != 2 {
+		t.Fatalf("%d of the two insert triggers after the rebuild", n)
+	}
+	put(t, c, []memory.Entry{mk(memory.TypeDecision, "after the rebuild", time.Hour)})
+	check("a save after the rebuild", 3)
+}

@@ -37,6 +37,9 @@ type Tx struct {
 	// noProblems is set by a reset, which empties the problems, until a
 	// problem is recorded: clearing one is then nothing to do.
 	noProblems bool
+	// floor is, after a reset, a rowid that every row written since is
+	// above (afterReset).
+	floor int64
 }
 
 type pendingEntry struct {
@@ -111,7 +114,20 @@ func (t *Tx) queryRow(q string, args ...any) *sql.Row {
 }
 
 // Rollback abandons the transaction.
-func (t *Tx) Rollback() { t.tx.Rollback() }
+func (t *Tx) Rollback() {
+	t.smallCache()
+	t.tx.Rollback()
+}
+
+// smallCache sets the page cache back after a reset (rebuildCacheKiB):
+// the connection goes back to the pool, and a long-lived process keeps
+// it. Dirty pages stay until the transaction ends; SQLite frees the
+// pages over the limit as it reads others.
+func (t *Tx) smallCache() {
+	if t.reset {
+		_ = t.exec(fmt.Sprintf(`PRAGMA cache_size = -%d`, cacheKiB)) // the transaction's end reports any failure
+	}
+}
 
 // Tips returns the indexed ref tips as seen inside the transaction.
 func (t *Tx) Tips() (map[string]string, error) { return queryTips(t.ctx, t.tx) }
@@ -155,8 +171,53 @@ func (t *Tx) Reset() error {
 			return err
 		}
 	}
+	// the rows written from here on are new: their insert triggers'
+	// work is done for all of them at once on Commit (afterReset)
+	if err := t.queryRow(`SELECT coalesce(max(rowid), 0) FROM entries`).Scan(&t.floor); err != nil {
+		return err
+	}
+	for name := range insertTriggers {
+		if err := t.exec(`DROP TRIGGER IF EXISTS ` + name); err != nil {
+			return err
+		}
+	}
+	if err := t.exec(fmt.Sprintf(`PRAGMA cache_size = -%d`, rebuildCacheKiB)); err != nil {
+		return err
+	}
 	t.reset, t.noProblems = true, true
 	return t.dropIndexes()
+}
+
+// rebuildCacheKiB is SQLite's page cache while a reset's transaction
+// writes every row, where cacheKiB is what other work needs: with less,
+// the pages of the entries' id index and the full-text index a rebuild
+// keeps changing spill to the WAL and are read back from it (a fifth of
+// a rebuild's time at a million entries went to the kernel's copies and
+// the WAL's page lookups). Commit and Rollback set it back.
+const rebuildCacheKiB = 512 << 10
+
+// afterReset does, for every row written since Reset, what the insert
+// triggers it dropped would have done row by row (a tenth of a
+// rebuild's SQL at a million entries), and makes them again.
+func (t *Tx) afterReset() error {
+	for _, q := range []string{
+		// a new row waits for its vector (a row has vec_state or is pending)
+		`INSERT OR IGNORE INTO vec_pending(rowid) SELECT rowid FROM entries e WHERE rowid > ? AND NOT EXISTS (SELECT 1 FROM vec_state s WHERE s.rowid = e.rowid)`,
+		`INSERT INTO decay(rowid, next) SELECT rowid, 0 FROM entries WHERE rowid > ? ON CONFLICT(rowid) DO UPDATE SET next = 0`,
+	} {
+		if err := t.exec(q, t.floor); err != nil {
+			return err
+		}
+	}
+	if err := t.exec(`INSERT INTO meta(key, value) VALUES('entries_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`); err != nil {
+		return err
+	}
+	for _, ddl := range insertTriggers {
+		if err := t.exec(ddl); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dropIndexes drops the entries' secondary indexes until Commit makes
@@ -230,6 +291,9 @@ func (t *Tx) DeleteEntry(id string) error {
 	}
 	delete(t.dirty, id)
 	delete(t.pending, id)
+	if t.reset && rowid <= t.floor {
+		t.floor = rowid - 1 // a row written after this one may take its rowid
+	}
 	for _, q := range []string{`DELETE FROM entries WHERE rowid=?`, `DELETE FROM entry_tags WHERE entry=?`, `DELETE FROM fts WHERE rowid=?`} {
 		if err := t.exec(q, rowid); err != nil {
 			return err
@@ -300,7 +364,7 @@ func (t *Tx) Commit() error {
 	for n, id := range ids {
 		if n%1000 == 0 {
 			if err := t.ctx.Err(); err != nil {
-				t.tx.Rollback()
+				t.Rollback()
 				return fmt.Errorf("cache: %w", err)
 			}
 			if t.onFold != nil {
@@ -308,7 +372,7 @@ func (t *Tx) Commit() error {
 			}
 		}
 		if err := t.refold(id); err != nil {
-			t.tx.Rollback()
+			t.Rollback()
 			return fmt.Errorf("cache: fold %s: %w", id, err)
 		}
 	}
@@ -317,26 +381,31 @@ func (t *Tx) Commit() error {
 	}
 	for _, ddl := range t.indexes {
 		if err := t.exec(ddl); err != nil {
-			t.tx.Rollback()
+			t.Rollback()
 			return fmt.Errorf("cache: make an index again: %w", err)
 		}
 	}
 	if t.reset {
 		if _, err := t.tx.ExecContext(noCancel, lexTriggers); err != nil { // several statements
-			t.tx.Rollback()
+			t.Rollback()
 			return fmt.Errorf("cache: make lex_log's triggers again: %w", err)
+		}
+		if err := t.afterReset(); err != nil {
+			t.Rollback()
+			return fmt.Errorf("cache: after a rebuild: %w", err)
 		}
 	}
 	// a lexicon that read less than the last lexLogKeep changes reads
 	// everything again
 	if err := t.exec(`DELETE FROM lex_log WHERE seq <= (SELECT max(seq) FROM lex_log) - ?`, lexLogKeep); err != nil {
-		t.tx.Rollback()
+		t.Rollback()
 		return fmt.Errorf("cache: trim lex_log: %w", err)
 	}
 	if err := t.ctx.Err(); err != nil {
-		t.tx.Rollback()
+		t.Rollback()
 		return fmt.Errorf("cache: %w", err)
 	}
+	t.smallCache()
 	if err := t.tx.Commit(); err != nil {
 		return fmt.Errorf("cache: commit: %w", err)
 	}
