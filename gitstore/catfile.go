@@ -122,8 +122,12 @@ func (c *catFile) ask(h Hash) (plumbing.EncodedObject, error) {
 	if _, err := obj.Write(data[:size]); err != nil {
 		return nil, err
 	}
-	if obj.Hash() != h { // what git sent must be what was asked for
-		return nil, fmt.Errorf("git cat-file: object %s read back as %s", h, obj.Hash())
+	// what git sent must be what was asked for: a check of the pipe, not
+	// of the object, which git verified; plain SHA-1, a third of go-git's
+	// time with collision detection (0.64 ms on a save's directory of
+	// 3,900 entries at a million), as treeHash
+	if got := objectHash(typ, data[:size]); got != h {
+		return nil, fmt.Errorf("git cat-file: object %s read back as %s", h, got)
 	}
 	return obj, nil
 }

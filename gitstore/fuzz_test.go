@@ -3,6 +3,9 @@ package gitstore
 import (
 	"bytes"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // FuzzParseLog feeds arbitrary bytes to the git log parser: it must never
@@ -17,5 +20,45 @@ func FuzzParseLog(f *testing.F) {
 			fileChanges(pairExactRenames(changes))
 			return nil
 		})
+	})
+}
+
+// FuzzDecodeTree checks the tree parser a save reads its directories
+// with against go-git's object.Tree: the same entries and modes, and an
+// error for what go-git refuses.
+func FuzzDecodeTree(f *testing.F) {
+	id := bytes.Repeat([]byte{0xab}, 20)
+	entry := func(mode, name string) []byte {
+		return append(append([]byte(mode+" "+name+"\x00"), id...))
+	}
+	f.Add([]byte{})
+	f.Add(bytes.Join([][]byte{entry("40000", "entries"), entry("100644", "a.json"), entry("100755", "run"),
+		entry("120000", "link"), entry("160000", "sub"), entry("100664", "old-mode"), entry("644", "odd")}, nil))
+	f.Add(entry("100644", ""))     // an empty name
+	f.Add([]byte("100644 a.json")) // no NUL
+	f.Add([]byte("100644"))        // no space
+	f.Add([]byte("10x644 a\x00" + string(id)))
+	f.Add(entry("100644", "a")[:15]) // a truncated id
+	f.Fuzz(func(t *testing.T, data []byte) {
+		obj := &plumbing.MemoryObject{}
+		obj.SetType(plumbing.TreeObject)
+		obj.Write(data)
+		got, err := decodeTree(obj)
+		var want object.Tree
+		wantErr := want.Decode(obj)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("%q: error %v, go-git's %v", data, err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		if len(got) != len(want.Entries) {
+			t.Fatalf("%q: %d entries, go-git %d", data, len(got), len(want.Entries))
+		}
+		for i := range got {
+			if got[i] != want.Entries[i] {
+				t.Fatalf("%q: entry %d is %+v, go-git's %+v", data, i, got[i], want.Entries[i])
+			}
+		}
 	})
 }

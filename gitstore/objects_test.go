@@ -147,3 +147,14 @@ func TestTreesAreWrittenAsGitReadsThem(t *testing.T) {
 		t.Errorf("git reads %q from the large tree's last file", got)
 	}
 }
+
+// objectHash, which checks what git cat-file sends, gives go-git's ids.
+func TestObjectHashIsGitsID(t *testing.T) {
+	for _, typ := range []plumbing.ObjectType{plumbing.BlobObject, plumbing.TreeObject, plumbing.CommitObject, plumbing.TagObject} {
+		for _, data := range [][]byte{nil, []byte("x"), bytes.Repeat([]byte("memory "), 10000)} {
+			if got, want := objectHash(typ, data), plumbing.ComputeHash(typ, data); got != want {
+				t.Errorf("%s of %d bytes: %s, want %s", typ, len(data), got, want)
+			}
+		}
+	}
+}

@@ -1,8 +1,10 @@
 package gitstore
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strconv"
@@ -31,12 +33,78 @@ func (r *Repo) readTree(h Hash) ([]object.TreeEntry, error) {
 	if obj.Type() != plumbing.TreeObject {
 		return nil, fmt.Errorf("object %s is a %s, not a tree", h, obj.Type())
 	}
-	t := &object.Tree{}
-	if err := t.Decode(obj); err != nil {
+	entries, err := decodeTree(obj)
+	if err != nil {
 		return nil, fmt.Errorf("tree %s: %w", h, err)
 	}
-	r.trees.put(h, t.Entries)
-	return t.Entries, nil
+	r.trees.put(h, entries)
+	return entries, nil
+}
+
+// decodeTree parses a tree object as object.Tree's Decode does, with the
+// same checks and modes, from its bytes in place: Decode reads each
+// entry's mode and name through a bufio.Reader into strings of their
+// own, 1.4 to 3.6 ms of a save at a million entries for the directory of
+// 3,900 it rewrites.
+func decodeTree(obj plumbing.EncodedObject) ([]object.TreeEntry, error) {
+	rd, err := obj.Reader()
+	if err != nil {
+		return nil, err
+	}
+	data := make([]byte, obj.Size())
+	_, err = io.ReadFull(rd, data)
+	rd.Close()
+	if err != nil {
+		return nil, err
+	}
+	// every entry takes at least 28 bytes: a mode, a space, a name, a NUL
+	// and an id
+	entries := make([]object.TreeEntry, 0, len(data)/(len("100644 ")+1+len(Hash{})+41))
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		if sp < 0 {
+			return nil, fmt.Errorf("%w: missing mode terminator", object.ErrMalformedTree)
+		}
+		mode, err := strconv.ParseUint(string(data[:sp]), 8, 32)
+		if err != nil {
+			return nil, fmt.Errorf("%w: malformed mode", object.ErrMalformedTree)
+		}
+		data = data[sp+1:]
+		nul := bytes.IndexByte(data, 0)
+		if nul < 0 {
+			return nil, fmt.Errorf("%w: missing filename terminator", object.ErrMalformedTree)
+		}
+		if nul == 0 {
+			return nil, fmt.Errorf("%w: empty filename", object.ErrMalformedTree)
+		}
+		name := string(data[:nul])
+		data = data[nul+1:]
+		var id Hash
+		if len(data) < len(id) {
+			return nil, fmt.Errorf("%w: truncated object id", object.ErrMalformedTree)
+		}
+		copy(id[:], data)
+		data = data[len(id):]
+		entries = append(entries, object.TreeEntry{Name: name, Mode: canonicalMode(filemode.FileMode(mode)), Hash: id})
+	}
+	return entries, nil
+}
+
+// canonicalMode is the mode object.Tree's Decode gives an entry of mode m.
+func canonicalMode(m filemode.FileMode) filemode.FileMode {
+	switch m & 0o170000 {
+	case 0o040000:
+		return filemode.Dir
+	case 0o100000:
+		if m&0o111 != 0 {
+			return filemode.Executable
+		}
+		return filemode.Regular
+	case 0o120000:
+		return filemode.Symlink
+	default:
+		return filemode.Submodule
+	}
 }
 
 func (r *Repo) writeTree(entries []object.TreeEntry) (Hash, error) {
@@ -69,9 +137,13 @@ func (r *Repo) writeTree(entries []object.TreeEntry) (Hash, error) {
 // for trees of plain names only (plainNames), which with their modes and
 // ids (computed with that detection) leave no run of bytes an attacker
 // chooses.
-func treeHash(data []byte) Hash {
+func treeHash(data []byte) Hash { return objectHash(plumbing.TreeObject, data) }
+
+// objectHash is git's id of the object of type typ that holds data, by
+// crypto/sha1 (see treeHash).
+func objectHash(typ plumbing.ObjectType, data []byte) Hash {
 	h := sha1.New()
-	h.Write(strconv.AppendInt([]byte("tree "), int64(len(data)), 10))
+	h.Write(strconv.AppendInt([]byte(typ.String()+" "), int64(len(data)), 10))
 	h.Write([]byte{0})
 	h.Write(data)
 	return Hash(h.Sum(nil))
