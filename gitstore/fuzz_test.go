@@ -29,7 +29,7 @@ func FuzzParseLog(f *testing.F) {
 func FuzzDecodeTree(f *testing.F) {
 	id := bytes.Repeat([]byte{0xab}, 20)
 	entry := func(mode, name string) []byte {
-		return append(append([]byte(mode+" "+name+"\x00"), id...))
+		return append([]byte(mode+" "+name+"\x00"), id...)
 	}
 	f.Add([]byte{})
 	f.Add(bytes.Join([][]byte{entry("40000", "entries"), entry("100644", "a.json"), entry("100755", "run"),
