@@ -606,3 +606,51 @@ func TestARebuildDoesTheInsertTriggersWorkOnCommit(t *testing.T) {
 	put(t, c, []memory.Entry{mk(memory.TypeDecision, "after the rebuild", time.Hour)})
 	check("a save after the rebuild", 3)
 }
+
+// A decay pass over most entries drops the row triggers of entries_gen
+// and lex_log while it writes, says once after that every row may have
+// changed (lex_log's -1: a long-lived process reads its rows again), and
+// leaves the triggers and the usual page cache for what follows.
+func TestABigDecayPassSaysOnceWhatItsTriggersSay(t *testing.T) {
+	defer func(n int) { bigPass = n }(bigPass)
+	bigPass = 1
+	ctx := context.Background()
+	c, _ := newCache(t)
+	put(t, c, []memory.Entry{mk(memory.TypeInsight, "alpha", time.Hour), mk(memory.TypeIssue, "beta", time.Hour)})
+	value := func(q string) int64 {
+		t.Helper()
+		var v int64
+		if err := c.db.QueryRowContext(ctx, q).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	const gen, lastLogged = `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'entries_gen'`, `SELECT row FROM lex_log ORDER BY seq DESC LIMIT 1`
+	before, logged := value(gen), value(`SELECT count(*) FROM lex_log`)
+	judged, err := c.Maintain(ctx, DecayPass{Now: time.Now(), Judge: func(Standing) Verdict { return Verdict{Tier: memory.TierEphemeral} }})
+	if err != nil || judged != 2 {
+		t.Fatalf("maintain: %d judged, %v", judged, err)
+	}
+	if got := value(`SELECT count(*) FROM entries WHERE auto_tier = 'ephemeral'`); got != 2 {
+		t.Fatalf("%d entries with the verdict, want 2", got)
+	}
+	if value(gen) != before+1 {
+		t.Fatalf("entries_gen %d after the pass, want %d", value(gen), before+1)
+	}
+	if value(`SELECT count(*) FROM lex_log`) != logged+1 || value(lastLogged) != -1 {
+		t.Fatalf("lex_log after the pass: %d rows, the last %d; want %d, -1", value(`SELECT count(*) FROM lex_log`), value(lastLogged), logged+1)
+	}
+	if n := value(`SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN ('entries_gen_update', 'entries_lex_state')`); n != 2 {
+		t.Fatalf("%d of the two update triggers after the pass", n)
+	}
+	if n := value(`PRAGMA cache_size`); n != -cacheKiB {
+		t.Fatalf("page cache after the pass: %d, want %d", n, -cacheKiB)
+	}
+	// the triggers work again
+	if _, err := c.db.ExecContext(ctx, `UPDATE entries SET auto_tier = 'working'`); err != nil {
+		t.Fatal(err)
+	}
+	if value(gen) != before+3 || value(lastLogged) < 0 { // a row each
+		t.Fatalf("an update after the pass: entries_gen %d, last logged row %d", value(gen), value(lastLogged))
+	}
+}

@@ -135,12 +135,19 @@ func (c *Cache) Maintain(ctx context.Context, p DecayPass) (int, error) {
 	// indexes its verdicts move again once after, as a rebuild makes the
 	// entries' (dropIndexes): kept up verdict by verdict, they were a
 	// fifth of the pass at a million entries.
+	// Its row triggers (entries_gen, lex_log's rows of changed columns)
+	// are dropped too, and what they say said once after: every row may
+	// have changed. It runs with the larger page cache of a rebuild.
 	remake := len(standings) >= bigPass
 	if remake {
-		for _, q := range []string{`DROP INDEX IF EXISTS decay_next`, `DROP INDEX IF EXISTS entries_live`} {
+		for _, q := range []string{`DROP INDEX IF EXISTS decay_next`, `DROP INDEX IF EXISTS entries_live`,
+			`DROP TRIGGER IF EXISTS entries_gen_update`, `DROP TRIGGER IF EXISTS entries_lex_state`} {
 			if err := tx.exec(q); err != nil {
 				return 0, fmt.Errorf("cache: maintain: %w", err)
 			}
+		}
+		if err := tx.largeCache(); err != nil {
+			return 0, fmt.Errorf("cache: maintain: %w", err)
 		}
 	}
 	for _, st := range standings {
@@ -166,11 +173,12 @@ func (c *Cache) Maintain(ctx context.Context, p DecayPass) (int, error) {
 		return 0, fmt.Errorf("cache: maintain: %w", err)
 	}
 	if remake {
-		for _, q := range []string{decayIndex, liveIndex} {
-			if err := tx.exec(q); err != nil {
-				return 0, fmt.Errorf("cache: maintain: make an index again: %w", err)
+		for _, q := range []string{decayIndex, liveIndex, genUpdateTrigger, lexTriggers, bumpEntriesGen, `INSERT INTO lex_log(row) VALUES(-1)`} {
+			if _, err := tx.tx.ExecContext(noCancel, q); err != nil { // lexTriggers: several statements
+				return 0, fmt.Errorf("cache: maintain: make an index or trigger again: %w", err)
 			}
 		}
+		tx.smallCache()
 	}
 	if err := tx.SetMeta("decay_now", strconv.FormatInt(now, 10)); err != nil {
 		return 0, fmt.Errorf("cache: maintain: %w", err)

@@ -40,6 +40,9 @@ type Tx struct {
 	// floor is, after a reset, a rowid that every row written since is
 	// above (afterReset).
 	floor int64
+	// large is set while the transaction has the larger page cache
+	// (largeCache).
+	large bool
 }
 
 type pendingEntry struct {
@@ -119,12 +122,23 @@ func (t *Tx) Rollback() {
 	t.tx.Rollback()
 }
 
-// smallCache sets the page cache back after a reset (rebuildCacheKiB):
-// the connection goes back to the pool, and a long-lived process keeps
-// it. Dirty pages stay until the transaction ends; SQLite frees the
-// pages over the limit as it reads others.
+// largeCache gives a transaction that writes most rows (a reset, a
+// decay pass over most entries) the page cache of rebuildCacheKiB until
+// it ends.
+func (t *Tx) largeCache() error {
+	if err := t.exec(fmt.Sprintf(`PRAGMA cache_size = -%d`, rebuildCacheKiB)); err != nil {
+		return err
+	}
+	t.large = true
+	return nil
+}
+
+// smallCache sets the page cache back after largeCache: the connection
+// goes back to the pool, and a long-lived process keeps it. Dirty pages
+// stay until the transaction ends; SQLite frees the pages over the
+// limit as it reads others.
 func (t *Tx) smallCache() {
-	if t.reset {
+	if t.large {
 		_ = t.exec(fmt.Sprintf(`PRAGMA cache_size = -%d`, cacheKiB)) // the transaction's end reports any failure
 	}
 }
@@ -181,7 +195,7 @@ func (t *Tx) Reset() error {
 			return err
 		}
 	}
-	if err := t.exec(fmt.Sprintf(`PRAGMA cache_size = -%d`, rebuildCacheKiB)); err != nil {
+	if err := t.largeCache(); err != nil {
 		return err
 	}
 	t.reset, t.noProblems = true, true
@@ -209,7 +223,7 @@ func (t *Tx) afterReset() error {
 			return err
 		}
 	}
-	if err := t.exec(`INSERT INTO meta(key, value) VALUES('entries_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`); err != nil {
+	if err := t.exec(bumpEntriesGen); err != nil {
 		return err
 	}
 	for _, ddl := range insertTriggers {
