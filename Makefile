@@ -120,7 +120,9 @@ fmt-check:
 # rebuild). BENCH_SCALE=small runs them at a tenth of the size; BENCH=regexp
 # runs only the benchmarks it matches (e.g. BENCH=MCPSearch100k). BENCH=1M
 # runs the million-entry benchmark (well over an hour; BENCH_ENTRIES=N for
-# another size), which no other pattern runs.
+# another size), which no other pattern runs; BENCH_FIXTURE=DIR keeps the
+# repositories it builds there, and a later run copies them instead of
+# building them again (the hour of embedding).
 BENCH ?= .
 bench: model
 	$(GO) test -tags=$(TESTTAGS) -count=1 -timeout 240m -run '^$$' -bench '$(BENCH)' -benchtime 1x ./embed/ ./internal/bench/
