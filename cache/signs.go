@@ -44,57 +44,6 @@ type signChunk struct {
 	valid  []byte   // bit i%8 of byte i/8: slot i holds a vector
 	rowids []byte   // little-endian int64 per slot
 	words  []uint64 // the sign bits, nw words per slot, read as little-endian
-	// lo and hi bound the rowids its slots name, once bounded (bound)
-	lo, hi  int64
-	bounded bool
-}
-
-// bound sets the least and greatest rowid the chunk's slots name. A slot
-// keeps its rowid once written (a deleted vector only clears its validity
-// bit; a chunk with free slots is read again as they fill), so the bounds
-// hold for as long as the chunk is held.
-func (ch *signChunk) bound() {
-	ch.lo, ch.hi = math.MaxInt64, 0
-	for i := range len(ch.rowids) / 8 {
-		if id := ch.rowid(i); id != 0 {
-			ch.lo, ch.hi = min(ch.lo, id), max(ch.hi, id)
-		}
-	}
-	ch.bounded = true
-}
-
-// boundWords is the widest range of rowids, in words of a set of
-// admitted rows, that noneAdmitted looks through.
-const boundWords = 64
-
-// noneAdmitted reports whether admit (nil: every row) holds none of the
-// chunk's rows, read from the words of admit that its bounds span: a
-// filter that admits few rows (commits among much memory) leaves most
-// chunks out, and a scan need not read their rows one by one. It says
-// false when it cannot tell cheaply.
-func (ch *signChunk) noneAdmitted(admit []uint64) bool {
-	if admit == nil || !ch.bounded {
-		return false
-	}
-	if ch.hi == 0 {
-		return true // no slot written
-	}
-	if ch.hi/64-ch.lo/64 >= boundWords {
-		return false
-	}
-	for w := ch.lo / 64; w <= ch.hi/64 && w < int64(len(admit)); w++ {
-		if admit[w] != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// skipChunk marks every row of a chunk that noneAdmitted leaves out.
-func skipChunk(dist []uint16) {
-	for i := range dist {
-		dist[i] = skip
-	}
 }
 
 // coarse returns the first vq.k rows of vq.ranked that the filter admits,
@@ -283,7 +232,6 @@ func (ix *signIndex) readFrom(ctx context.Context, tx *sql.Tx, from int64) error
 		for i := 0; i < size; i++ {
 			ix.pack(ch.words[i*ix.nw:(i+1)*ix.nw], vecs[i*ix.width:(i+1)*ix.width])
 		}
-		ch.bound()
 		ix.chunks = append(ix.chunks, ch)
 	}
 	return rows.Err()
@@ -451,10 +399,6 @@ func (ix *signIndex) distances(dist []uint16, starts []int, lo, hi int, qw, admi
 	for ci := lo; ci < hi; ci++ {
 		ch := &ix.chunks[ci]
 		at := starts[ci]
-		if ch.noneAdmitted(admit) {
-			skipChunk(dist[at:starts[ci+1]])
-			continue
-		}
 		for i := range starts[ci+1] - at {
 			if !ch.holds(i) || admit != nil && !has(admit, ch.rowid(i)) {
 				dist[at+i] = skip
@@ -484,10 +428,6 @@ func (ix *signIndex) distances8(dist []uint16, starts []int, lo, hi int, q *[8]u
 		for ci := lo; ci < hi; ci++ {
 			ch := &ix.chunks[ci]
 			at, n := starts[ci], starts[ci+1]-starts[ci]
-			if ch.noneAdmitted(admit) {
-				skipChunk(dist[at : at+n])
-				continue
-			}
 			distances512(ch.words, ch.valid, ch.rowids, n, admit, q, dist[at:at+n], count)
 		}
 		return
@@ -502,10 +442,6 @@ func (ix *signIndex) distances8(dist []uint16, starts []int, lo, hi int, q *[8]u
 		at := starts[ci]
 		n := starts[ci+1] - at
 		out := dist[at : at+n]
-		if ch.noneAdmitted(admit) {
-			skipChunk(out)
-			continue
-		}
 		words := ch.words[:8*n]
 		valid := ch.valid[:(n+7)/8]
 		scanned := func(i int) bool {
