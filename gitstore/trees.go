@@ -57,8 +57,8 @@ func decodeTree(obj plumbing.EncodedObject) ([]object.TreeEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	// every entry takes at least 28 bytes: a mode, a space, a name, a NUL
-	// and an id
+	// room for entries of memory's size: a mode, a space, a file name of
+	// about 40 bytes, a NUL and an object id (more are appended as needed)
 	entries := make([]object.TreeEntry, 0, len(data)/(len("100644 ")+1+len(Hash{})+41))
 	for len(data) > 0 {
 		sp := bytes.IndexByte(data, ' ')
