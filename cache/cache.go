@@ -98,14 +98,14 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(content, tags, tokenize='porte
 CREATE TABLE IF NOT EXISTS vec_state(rowid INTEGER PRIMARY KEY, hash BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS vec_pending(rowid INTEGER PRIMARY KEY);
 ` + vecInsertTrigger + `
-CREATE TRIGGER IF NOT EXISTS entries_vec_delete AFTER DELETE ON entries BEGIN INSERT INTO meta(key, value) VALUES('entries_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; DELETE FROM vec_state WHERE rowid=old.rowid; DELETE FROM vec_pending WHERE rowid=old.rowid; END;
+CREATE TRIGGER IF NOT EXISTS entries_vec_delete AFTER DELETE ON entries BEGIN ` + bumpEntriesGen + `; DELETE FROM vec_state WHERE rowid=old.rowid; DELETE FROM vec_pending WHERE rowid=old.rowid; END;
 ` + genUpdateTrigger + `
 CREATE TRIGGER IF NOT EXISTS entries_vec_update AFTER UPDATE OF content ON entries WHEN old.content IS NOT new.content BEGIN DELETE FROM vec_state WHERE rowid=old.rowid; INSERT INTO vec_pending(rowid) SELECT old.rowid WHERE NOT EXISTS (SELECT 1 FROM vec_pending WHERE rowid=old.rowid); END;
 ` + lineageSchema + decaySchema + lexLogSchema
 
 // vecInsertTrigger counts a new entry as a change of the entries
 // (entries_gen) and as waiting for its vector.
-const vecInsertTrigger = `CREATE TRIGGER IF NOT EXISTS entries_vec_insert AFTER INSERT ON entries BEGIN INSERT INTO meta(key, value) VALUES('entries_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; INSERT INTO vec_pending(rowid) SELECT new.rowid WHERE NOT EXISTS (SELECT 1 FROM vec_pending WHERE rowid=new.rowid); END;`
+const vecInsertTrigger = `CREATE TRIGGER IF NOT EXISTS entries_vec_insert AFTER INSERT ON entries BEGIN ` + bumpEntriesGen + `; INSERT INTO vec_pending(rowid) SELECT new.rowid WHERE NOT EXISTS (SELECT 1 FROM vec_pending WHERE rowid=new.rowid); END;`
 
 // bumpEntriesGen counts a change of the entries, as their triggers do
 // for each row.
@@ -113,7 +113,7 @@ const bumpEntriesGen = `INSERT INTO meta(key, value) VALUES('entries_gen', '1') 
 
 // genUpdateTrigger counts a changed entry as a change of the entries
 // (entries_gen).
-const genUpdateTrigger = `CREATE TRIGGER IF NOT EXISTS entries_gen_update AFTER UPDATE ON entries BEGIN INSERT INTO meta(key, value) VALUES('entries_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; END;`
+const genUpdateTrigger = `CREATE TRIGGER IF NOT EXISTS entries_gen_update AFTER UPDATE ON entries BEGIN ` + bumpEntriesGen + `; END;`
 
 // decayInsertTrigger makes a new entry due for a decay verdict.
 const decayInsertTrigger = `CREATE TRIGGER IF NOT EXISTS entries_decay_insert AFTER INSERT ON entries BEGIN INSERT INTO decay(rowid, next) VALUES(new.rowid, 0) ON CONFLICT(rowid) DO UPDATE SET next = 0; END;`

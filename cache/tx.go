@@ -140,6 +140,7 @@ func (t *Tx) largeCache() error {
 func (t *Tx) smallCache() {
 	if t.large {
 		_ = t.exec(fmt.Sprintf(`PRAGMA cache_size = -%d`, cacheKiB)) // the transaction's end reports any failure
+		t.large = false
 	}
 }
 
