@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -286,8 +287,8 @@ var all = Filter{IncludeArchived: true}
 // waiting, and another model's vectors of the same texts are left alone.
 func TestRestoringByScanTakesWhatLookupsTake(t *testing.T) {
 	ctx := context.Background()
-	defer func(n int) { restorePage = n }(restorePage)
-	restorePage = 7 // several pages
+	defer func(n, b int) { restorePage, storeBatch = n, b }(restorePage, storeBatch)
+	restorePage, storeBatch = 7, 3 // several pages, several batches in each
 	var entries []memory.Entry
 	for i := range 40 {
 		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("entry %d", i%30), time.Hour))
@@ -361,5 +362,60 @@ func TestRestoringByScanTakesWhatLookupsTake(t *testing.T) {
 				t.Fatalf("%s: %q has %v (%v), want m@1's %v", way, e.Content, v, ok, want)
 			}
 		}
+	}
+}
+
+// Storing vectors under a context that ended stores none of them: the
+// statements run without it (noCancel), so store checks it between its
+// batches, and the transaction is rolled back.
+func TestStoringUnderAnEndedContextStoresNothing(t *testing.T) {
+	defer func(b int) { storeBatch = b }(storeBatch)
+	storeBatch = 2
+	ctx := context.Background()
+	c, _ := newCache(t)
+	var entries []memory.Entry
+	for i := range 5 {
+		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
+	}
+	put(t, c, entries)
+	if err := c.UseModel(ctx, "m@1", 8); err != nil {
+		t.Fatal(err)
+	}
+	pending, _, err := c.PendingVectors(ctx, 100)
+	if err != nil || len(pending) != 5 {
+		t.Fatalf("%d pending, %v", len(pending), err)
+	}
+	vecs := make([][]float32, len(pending))
+	for i := range vecs {
+		vecs[i] = unit(i % 8)
+	}
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.blobWriter(ctx, tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs := make([][]byte, len(vecs))
+	for i, v := range vecs {
+		blobs[i] = encodeVec(v)
+	}
+	err = w.store(ended, pending, blobs)
+	w.close()
+	tx.Rollback()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("store under an ended context: %v, want context.Canceled", err)
+	}
+	if n, err := c.PendingCount(ctx); err != nil || n != 5 {
+		t.Fatalf("%d waiting after the refused store (%v), want 5", n, err)
+	}
+	if err := c.StoreVectors(ctx, pending, vecs); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.PendingCount(ctx); err != nil || n != 0 {
+		t.Fatalf("%d waiting after storing 5 in batches of 2 (%v), want 0", n, err)
 	}
 }
