@@ -114,18 +114,7 @@ func TestVectorsSurviveRebuildAndEdits(t *testing.T) {
 func TestVectorStorePacksVectors(t *testing.T) {
 	ctx := context.Background()
 	c, path := newCache(t)
-	var entries []memory.Entry
-	for i := range 2000 {
-		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
-	}
-	put(t, c, entries)
-	if err := c.UseModel(ctx, "m@1", 512); err != nil {
-		t.Fatal(err)
-	}
-	pending, _, err := c.PendingVectors(ctx, len(entries))
-	if err != nil || len(pending) != len(entries) {
-		t.Fatalf("%d pending, %v", len(pending), err)
-	}
+	pending := waitingEntries(t, c, 2000, 512)
 	vecs := make([][]float32, len(pending))
 	for i := range vecs {
 		vecs[i] = make([]float32, 512)
@@ -143,7 +132,7 @@ func TestVectorStorePacksVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if per := fi.Size() / int64(len(entries)); per > 3200 {
+	if per := fi.Size() / int64(len(pending)); per > 3200 {
 		t.Fatalf("%d bytes a vector of 2048", per)
 	}
 }
@@ -373,18 +362,7 @@ func TestStoringUnderAnEndedContextStoresNothing(t *testing.T) {
 	storeBatch = 2
 	ctx := context.Background()
 	c, _ := newCache(t)
-	var entries []memory.Entry
-	for i := range 5 {
-		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
-	}
-	put(t, c, entries)
-	if err := c.UseModel(ctx, "m@1", 8); err != nil {
-		t.Fatal(err)
-	}
-	pending, _, err := c.PendingVectors(ctx, 100)
-	if err != nil || len(pending) != 5 {
-		t.Fatalf("%d pending, %v", len(pending), err)
-	}
+	pending := waitingEntries(t, c, 5, 8)
 	vecs := make([][]float32, len(pending))
 	for i := range vecs {
 		vecs[i] = unit(i % 8)
@@ -418,4 +396,24 @@ func TestStoringUnderAnEndedContextStoresNothing(t *testing.T) {
 	if n, err := c.PendingCount(ctx); err != nil || n != 0 {
 		t.Fatalf("%d waiting after storing 5 in batches of 2 (%v), want 0", n, err)
 	}
+}
+
+// waitingEntries puts n insights in c, selects model m@1 of dim
+// dimensions, and returns the n entries waiting for a vector.
+func waitingEntries(t *testing.T, c *Cache, n, dim int) []PendingText {
+	t.Helper()
+	ctx := context.Background()
+	var entries []memory.Entry
+	for i := range n {
+		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
+	}
+	put(t, c, entries)
+	if err := c.UseModel(ctx, "m@1", dim); err != nil {
+		t.Fatal(err)
+	}
+	pending, _, err := c.PendingVectors(ctx, n)
+	if err != nil || len(pending) != n {
+		t.Fatalf("%d pending, %v", len(pending), err)
+	}
+	return pending
 }
