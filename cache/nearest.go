@@ -18,7 +18,36 @@ import (
 // the candidates have float vectors (stale sign bits), it scores every
 // entry the filter admits.
 func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hit, error) {
-	vq, err := c.planNearest(ctx, f, n)
+	return c.nearest(ctx, q, f, n, nearestPool(n))
+}
+
+// NearestAlike is Nearest for what says nearly the same as q: the
+// entries f admits within cosine minCos of it (a near-duplicate's 0.9),
+// at most n, nearest first. Such entries lie among the first few of the
+// sign-bit ranking, so it scores alikePool×n of them exactly where Nearest
+// scores 200 or more; that scoring reads the float vectors from a store
+// far larger than memory (10 ms of an MCP save's near-duplicate check at
+// a million entries).
+func (c *Cache) NearestAlike(ctx context.Context, q []float32, f Filter, n int, minCos float64) ([]Hit, error) {
+	hits, err := c.nearest(ctx, q, f, n, alikePool*n)
+	var out []Hit
+	for _, h := range hits {
+		if h.Cosine >= minCos {
+			out = append(out, h)
+		}
+	}
+	return out, err
+}
+
+// alikePool is how many candidates per hit NearestAlike scores exactly.
+const alikePool = 4
+
+// nearestPool is how many candidates Nearest scores exactly for n hits.
+func nearestPool(n int) int { return min(max(200, 4*n), 4096) }
+
+// nearest is Nearest scoring k candidates exactly.
+func (c *Cache) nearest(ctx context.Context, q []float32, f Filter, n, k int) ([]Hit, error) {
+	vq, err := c.planNearest(ctx, f, n, k)
 	if err != nil {
 		return nil, err
 	}
@@ -46,8 +75,8 @@ type vectorQuery struct {
 // planNearest reads what a Nearest needs before its query vector: whether
 // any entry has the filter's types, the sign bits, and how the filter is
 // applied to them (coarse).
-func (c *Cache) planNearest(ctx context.Context, f Filter, n int) (*vectorQuery, error) {
-	vq := &vectorQuery{f: f, n: n, k: min(max(200, 4*n), 4096)}
+func (c *Cache) planNearest(ctx context.Context, f Filter, n, k int) (*vectorQuery, error) {
+	vq := &vectorQuery{f: f, n: n, k: k}
 	// none of these types at all (commits in a repository that never
 	// indexed them): no KNN, no scan
 	some, err := c.anyOf(ctx, f.Types)

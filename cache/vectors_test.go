@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand"
 	"os"
 	"slices"
 	"testing"
@@ -416,4 +418,81 @@ func waitingEntries(t *testing.T, c *Cache, n, dim int) []PendingText {
 		t.Fatalf("%d pending, %v", len(pending), err)
 	}
 	return pending
+}
+
+// NearestAlike finds what says nearly the same as the query, from a pool
+// much smaller than Nearest's: of 500 entries, the three planted within
+// cosine 0.9 of it, nearest first, and no other; at most n of them.
+func TestNearestAlikeFindsTheNearDuplicates(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	const dim = 64
+	pending := waitingEntries(t, c, 500, dim)
+	rng := rand.New(rand.NewSource(11))
+	random := func() []float32 {
+		v := make([]float32, dim)
+		var n float64
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+			n += float64(v[i]) * float64(v[i])
+		}
+		for i := range v {
+			v[i] /= float32(math.Sqrt(n))
+		}
+		return v
+	}
+	q := random()
+	// near(w) has cosine about 1/sqrt(1+w²) with q
+	near := func(w float64) []float32 {
+		r := random()
+		v := make([]float32, dim)
+		var n float64
+		for i := range v {
+			v[i] = q[i] + float32(w)*r[i]
+			n += float64(v[i]) * float64(v[i])
+		}
+		for i := range v {
+			v[i] /= float32(math.Sqrt(n))
+		}
+		return v
+	}
+	vecs := make([][]float32, len(pending))
+	for i := range vecs {
+		vecs[i] = random()
+	}
+	for _, p := range []struct {
+		i int
+		w float64
+	}{{17, 0.2}, {250, 0.3}, {444, 0.4}} {
+		vecs[p.i] = near(p.w)
+	}
+	if err := c.StoreVectors(ctx, pending, vecs); err != nil {
+		t.Fatal(err)
+	}
+	all, err := c.NearestExact(ctx, q, Filter{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, h := range all {
+		if h.Cosine >= 0.9 {
+			want = append(want, h.ID)
+		}
+	}
+	if len(want) != 3 {
+		t.Fatalf("exact search finds %d within 0.9, want the 3 planted", len(want))
+	}
+	for _, n := range []int{5, 2} {
+		got, err := c.NearestAlike(ctx, q, Filter{}, n, 0.9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, h := range got {
+			ids = append(ids, h.ID)
+		}
+		if w := want[:min(n, len(want))]; !slices.Equal(ids, w) {
+			t.Fatalf("n=%d: %v, want %v", n, ids, w)
+		}
+	}
 }

@@ -170,11 +170,9 @@ func (s *Recall) nearDuplicates(ctx context.Context, content string, by Likeness
 				return err
 			}
 			vec = v[0]
-			hits, err := c.Nearest(ctx, v[0], cache.Filter{Limit: 5}, 5)
+			hits, err := c.NearestAlike(ctx, v[0], cache.Filter{Limit: 5}, 5, duplicateCosine)
 			for _, h := range hits {
-				if h.Cosine >= duplicateCosine {
-					out = append(out, Similar{Entry: entryOf(h.Row), Similarity: h.Cosine, How: "vector"})
-				}
+				out = append(out, Similar{Entry: entryOf(h.Row), Similarity: h.Cosine, How: "vector"})
 			}
 			return err
 		})
