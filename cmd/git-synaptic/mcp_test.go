@@ -313,9 +313,19 @@ func TestMCPServerOverStdio(t *testing.T) {
 		}
 		json.Unmarshal(r.Structured, &e)
 		issueIDs = append(issueIDs, e.ID)
-		if len(issueIDs) == 3 && (len(e.Dups) == 0 || !strings.Contains(r.Content[0].Text, "near-duplicate of")) {
-			t.Fatalf("near-duplicate not reported: %s", r.Content[0].Text)
+		if len(issueIDs) == 3 && (len(e.Dups) == 0 || !strings.Contains(r.Content[0].Text, "near-duplicate of") || !strings.Contains(r.Content[0].Text, ", linked: ")) {
+			t.Fatalf("near-duplicate not reported as linked: %s", r.Content[0].Text)
 		}
+	}
+	// A shared near-duplicate of private memory is reported, not linked.
+	priv := c.tool("context_save", map[string]any{"content": "the staging database password rotates every Monday at noon", "type": "insight", "private": true})
+	var privID struct {
+		ID string `json:"id"`
+	}
+	json.Unmarshal(priv.Structured, &privID)
+	if r := c.tool("context_save", map[string]any{"content": "the staging database password rotates every Monday at noon.", "type": "insight"}); privID.ID == "" ||
+		!strings.Contains(r.Content[0].Text, "near-duplicate of "+privID.ID[:8]) || !strings.Contains(r.Content[0].Text, "not linked (private memory") {
+		t.Fatalf("a shared near-duplicate of private memory: %s", r.Content[0].Text)
 	}
 	if r := c.tool("context_search", map[string]any{"query": "TestSync timeout", "types": []string{"issue"}}); !strings.Contains(r.Content[0].Text, "[Pattern: seen 3 times since") {
 		t.Fatalf("pattern label missing:\n%s", r.Content[0].Text)

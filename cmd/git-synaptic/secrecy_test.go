@@ -57,8 +57,11 @@ func TestNothingPrivateOrSecretReachesTheRemote(t *testing.T) {
 		t.Fatalf("captured exchange: %+v", caps)
 	}
 	// A shared save that is a near-duplicate of the private one does not
-	// link to it, and an explicit link is refused.
-	save(t, a, "it turns out that the root cause was the crimson-otter feature flag once more")
+	// link to it, and says so; an explicit link is refused.
+	if r := run(t, a, "", "save", "the root cause was the crimson-otter feature flag, it turns out"); r.code != 0 ||
+		!strings.Contains(r.err, "near-duplicate of "+priv[:8]) || !strings.Contains(r.err, "not linked to it (it is private memory") {
+		t.Fatalf("a shared near-duplicate of private memory: exit %d, stderr %q; want it reported as not linked", r.code, r.err)
+	}
 	if r := run(t, a, "", "save", "see the private note", "--related", priv); r.code != 4 || !strings.Contains(r.err, "private") {
 		t.Fatalf("linking a shared entry to a private one: exit %d, %s", r.code, r.err)
 	}

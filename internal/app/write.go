@@ -40,13 +40,18 @@ type SaveRequest struct {
 }
 
 // Saved is what SaveLinked did: the entry, the near-duplicates it found
-// and linked the entry to (reported, never dropped), and, for an issue
-// that forms or joins a recurring pattern, that pattern.
+// (reported, never dropped; Linked says which the entry links to), and,
+// for an issue that forms or joins a recurring pattern, that pattern.
 type Saved struct {
 	Entry      memory.Entry
 	Duplicates []Similar
 	Pattern    *Group
 }
+
+// Linked reports whether the saved entry links to the entry id: every
+// near-duplicate but one in private memory when the entry is shared (the
+// link would push the private id).
+func (s Saved) Linked(id string) bool { return slices.Contains(s.Entry.RelatedIDs, id) }
 
 // SaveLinked looks for near-duplicates of req's content (by), then saves
 // req linked to them. A failed lookup saves without links. An issue saved

@@ -122,7 +122,7 @@ func runSave(e *env, o *saveOptions) error {
 		}
 		ent := saved.Entry
 		for _, d := range saved.Duplicates {
-			fmt.Fprintf(e.io.Err, "note: near-duplicate of %s (%s similarity %.2f): %s; saved anyway and linked to it\n", app.ShortID(d.ID), d.How, d.Similarity, app.FirstLine(d.Content, 60))
+			fmt.Fprintf(e.io.Err, "note: near-duplicate of %s (%s similarity %.2f): %s; saved anyway and %s\n", app.ShortID(d.ID), d.How, d.Similarity, app.FirstLine(d.Content, 60), linkedNote(saved.Linked(d.ID)))
 		}
 		if o.js {
 			return writeJSON(e.io.Out, ent)
@@ -130,6 +130,14 @@ func runSave(e *env, o *saveOptions) error {
 		fmt.Fprintln(e.io.Out, ent.ID)
 		return nil
 	})
+}
+
+// linkedNote says whether a save linked its entry to a near-duplicate.
+func linkedNote(linked bool) string {
+	if linked {
+		return "linked to it"
+	}
+	return "not linked to it (it is private memory and this entry is shared)"
 }
 
 func newPin(e *env, pin bool) *cobra.Command {

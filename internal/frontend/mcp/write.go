@@ -46,7 +46,8 @@ func (h *request) save(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.Cal
 		Tier: memory.Tier(r.GetString("tier", "")), Pinned: r.GetBool("pinned", false), Private: r.GetBool("private", false),
 		Related: r.GetStringSlice("related_ids", nil), AgentID: r.GetString("agent_id", cmp.Or(h.svc.AgentID(), "main"))}
 	// the server keeps the model loaded, so near-duplicates are found by
-	// meaning; they are linked and reported, never dropped
+	// meaning; they are reported, never dropped, and linked (but not one
+	// in private memory from a shared entry)
 	saved, err := h.svc.Memory().SaveLinked(ctx, req, app.ByMeaning)
 	if err != nil {
 		return nil, err
@@ -56,7 +57,11 @@ func (h *request) save(ctx context.Context, r mcpgo.CallToolRequest) (*mcpgo.Cal
 	text := ""
 	for _, d := range saved.Duplicates {
 		dupIDs = append(dupIDs, d.ID)
-		text += fmt.Sprintf("\nnear-duplicate of %s (%s similarity %.2f), linked: %s", app.ShortID(d.ID), d.How, d.Similarity, app.FirstLine(d.Content, 80))
+		how := "linked"
+		if !saved.Linked(d.ID) {
+			how = "not linked (private memory, and this entry is shared)"
+		}
+		text += fmt.Sprintf("\nnear-duplicate of %s (%s similarity %.2f), %s: %s", app.ShortID(d.ID), d.How, d.Similarity, how, app.FirstLine(d.Content, 80))
 	}
 	tier := e.Tier
 	if tier == "" {
