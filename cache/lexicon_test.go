@@ -153,6 +153,26 @@ func TestLexiconRanksAsFTS5(t *testing.T) {
 		t.Fatal("the lexicon followed the changes without marking an old document dead")
 	}
 
+	// rows of equal score, half of them written later (later documents,
+	// earlier rowids): the window takes the earliest rowids, as FTS5 does
+	var ties []memory.Entry
+	for i := range 10 {
+		text := "quokka"
+		if i < 5 {
+			text = "numbat"
+		}
+		ties = append(ties, mk(memory.TypeInsight, text, time.Duration(i)*time.Hour))
+	}
+	put(t, c, ties)
+	sameSearch(t, c, []string{"quokka"}, []Filter{{Limit: 1}}) // the lexicon follows the ten
+	for i := range ties[:5] {
+		ties[i].Content = "quokka"
+	}
+	put(t, c, ties[:5])
+	if n := sameSearch(t, c, []string{"quokka"}, []Filter{{Limit: 1}, {Limit: 2}}); n != 2 {
+		t.Fatalf("the lexicon ranked %d of 2 searches of rows of equal score", n)
+	}
+
 	// a reset (reindex) logs that everything changed: FTS5 ranks until
 	// the lexicon has been read again
 	tx, err = c.Begin(ctx)
