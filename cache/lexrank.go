@@ -40,19 +40,37 @@ func idf(nRow, nHit int64) float64 {
 
 // lexCursor walks one phrase's postings for top.
 type lexCursor struct {
+	at     uint32 // docs[pos], lexNone past the end: one load to compare
+	pos    int
+	docs   []uint32 // p.docs
+	p      *lexPostings
 	phrase int
 	idf    float64
 	ub     float64 // the most this phrase can add to a row's score
-	p      *lexPostings
-	pos    int
+}
+
+// newLexCursor is a cursor at p's first posting.
+func newLexCursor(p *lexPostings) lexCursor {
+	c := lexCursor{p: p, docs: p.docs, pos: -1}
+	c.advance()
+	return c
+}
+
+// advance moves the cursor to its next posting.
+func (c *lexCursor) advance() {
+	c.pos++
+	c.at = lexNone
+	if c.pos < len(c.docs) {
+		c.at = c.docs[c.pos]
+	}
 }
 
 // seek moves the cursor to the first posting at or after doc.
 func (c *lexCursor) seek(doc uint32) {
-	docs := c.p.docs
-	if c.pos >= len(docs) || docs[c.pos] >= doc {
+	if c.at >= doc {
 		return
 	}
+	docs := c.docs
 	step, lo := 1, c.pos
 	hi := lo + step
 	for hi < len(docs) && docs[hi] < doc {
@@ -63,6 +81,10 @@ func (c *lexCursor) seek(doc uint32) {
 	hi = min(hi, len(docs))
 	i, _ := slices.BinarySearch(docs[lo:hi], doc)
 	c.pos = lo + i
+	c.at = lexNone
+	if c.pos < len(docs) {
+		c.at = docs[c.pos]
+	}
 }
 
 // boundSlack widens bounds past the rounding of sums taken in another
@@ -113,7 +135,7 @@ type maxScore struct {
 	k      int
 	admit  []byte
 	avgdl  float64
-	cur    []*lexCursor
+	cur    []lexCursor
 	prefix []float64 // prefix[i]: the most cur[:i] can add together
 	ess    int
 	h      lexHeap
@@ -132,11 +154,12 @@ func (ix *lexIndex) maxScore(phrases []*lexPostings, k int, admit []byte) *maxSc
 		if df == 0 {
 			continue
 		}
-		w := idf(ix.nRow, df)
-		m.cur = append(m.cur, &lexCursor{phrase: i, idf: w, p: p,
-			ub: bm25Term(w, float64(p.max2)/2, float64(p.minD), m.avgdl) * boundSlack})
+		c := newLexCursor(p)
+		c.phrase, c.idf = i, idf(ix.nRow, df)
+		c.ub = bm25Term(c.idf, float64(p.max2)/2, float64(p.minD), m.avgdl) * boundSlack
+		m.cur = append(m.cur, c)
 	}
-	slices.SortStableFunc(m.cur, func(a, b *lexCursor) int { return cmp.Compare(a.ub, b.ub) })
+	slices.SortStableFunc(m.cur, func(a, b lexCursor) int { return cmp.Compare(a.ub, b.ub) })
 	m.prefix = make([]float64, len(m.cur)+1)
 	for i, c := range m.cur {
 		m.prefix[i+1] = m.prefix[i] + c.ub
@@ -155,12 +178,10 @@ func (m *maxScore) next() (uint32, bool) {
 
 // firstDoc is the first document any of the cursors is at, lexNone when
 // all are past their end.
-func firstDoc(cur []*lexCursor) uint32 {
+func firstDoc(cur []lexCursor) uint32 {
 	doc := uint32(lexNone)
-	for _, c := range cur {
-		if c.pos < len(c.p.docs) && c.p.docs[c.pos] < doc {
-			doc = c.p.docs[c.pos]
-		}
+	for i := range cur {
+		doc = min(doc, cur[i].at)
 	}
 	return doc
 }
@@ -173,14 +194,16 @@ func (m *maxScore) score(doc uint32) (float64, bool) {
 	skip := ix.isDead(doc) || m.admit != nil && !admits(m.admit, ix.rowid[doc])
 	d := float64(ix.length[doc])
 	bound := 0.0
-	for _, c := range m.cur[m.ess:] {
-		if c.pos < len(c.p.docs) && c.p.docs[c.pos] == doc {
+	ess := m.cur[m.ess:]
+	for i := range ess {
+		c := &ess[i]
+		if c.at == doc {
 			if !skip {
 				s := bm25Term(c.idf, float64(c.p.twice(c.pos))/2, d, m.avgdl)
 				m.parts[c.phrase] = s
 				bound += s
 			}
-			c.pos++
+			c.advance()
 		}
 	}
 	if skip {
@@ -192,20 +215,24 @@ func (m *maxScore) score(doc uint32) (float64, bool) {
 			pruned = true
 			break
 		}
-		c := m.cur[i]
+		c := &m.cur[i]
 		c.seek(doc)
-		if c.pos < len(c.p.docs) && c.p.docs[c.pos] == doc {
+		if c.at == doc {
 			s := bm25Term(c.idf, float64(c.p.twice(c.pos))/2, d, m.avgdl)
 			m.parts[c.phrase] = s
 			bound += s
 		}
+	}
+	if pruned {
+		clear(m.parts)
+		return 0, false
 	}
 	score := 0.0
 	for i, s := range m.parts {
 		score += s
 		m.parts[i] = 0
 	}
-	return score, !pruned
+	return score, true
 }
 
 // admits reports whether the set admit (bit rowid%8 of byte rowid/8)
@@ -227,11 +254,11 @@ func (m *maxScore) offer(x lexHit) {
 // matches reports whether more than n live rows hold any of the phrases.
 func (ix *lexIndex) matches(phrases []*lexPostings, n int) bool {
 	var total int64
-	var cur []*lexCursor
+	var cur []lexCursor
 	for _, p := range phrases {
 		if p != nil && len(p.docs) > 0 {
 			total += ix.liveDF(p)
-			cur = append(cur, &lexCursor{p: p})
+			cur = append(cur, newLexCursor(p))
 		}
 	}
 	if total <= int64(n) {
@@ -243,9 +270,9 @@ func (ix *lexIndex) matches(phrases []*lexPostings, n int) bool {
 		if doc == lexNone {
 			return false
 		}
-		for _, c := range cur {
-			if c.pos < len(c.p.docs) && c.p.docs[c.pos] == doc {
-				c.pos++
+		for i := range cur {
+			if cur[i].at == doc {
+				cur[i].advance()
 			}
 		}
 		if !ix.isDead(doc) {
