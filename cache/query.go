@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/memory"
@@ -308,12 +309,12 @@ var ErrNotFound = errors.New("no such memory entry")
 // ErrAmbiguous is returned when an id prefix matches several entries.
 var ErrAmbiguous = errors.New("ambiguous id prefix")
 
-var hexRE = regexp.MustCompile(`^[0-9a-f]{4,40}$`)
+var hexRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{4,40}$`) })
 
 // Resolve expands an id prefix (at least 4 hex digits) to one full id.
 func (c *Cache) Resolve(ctx context.Context, prefix string) (string, error) {
 	p := strings.ToLower(prefix)
-	if !hexRE.MatchString(p) {
+	if !hexRE().MatchString(p) {
 		return "", fmt.Errorf("%w: %q (ids are hex; give at least 4 digits)", ErrNotFound, prefix)
 	}
 	rows, err := c.db.QueryContext(ctx, `SELECT id FROM entries WHERE id >= ? AND id < ? LIMIT 6`, p, p+"g")

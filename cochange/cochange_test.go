@@ -220,7 +220,7 @@ func withChecksum(b []byte) []byte {
 		return b
 	}
 	body := b[: len(b)-4 : len(b)-4]
-	return binary.LittleEndian.AppendUint32(body, crc32.Checksum(body, crcTable))
+	return binary.LittleEndian.AppendUint32(body, crc32.Checksum(body, crcTable()))
 }
 
 func FuzzLoad(f *testing.F) {

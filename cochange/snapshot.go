@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"math"
 	"path"
+	"sync"
 	"time"
 )
 
@@ -16,7 +17,7 @@ const snapshotMagic = "synaptic-cochange-2\n"
 // version.
 var ErrSnapshot = errors.New("cochange: not a model snapshot of this version")
 
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
+var crcTable = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // Snapshot encodes the model, so that a later process can load it in a
 // few milliseconds instead of learning the whole history again. Each
@@ -57,7 +58,7 @@ func (m *Model) Snapshot() []byte {
 		b = binary.AppendUvarint(b, uint64(len(block)))
 		b = append(b, block...)
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable()))
 }
 
 func appendPartners(b []byte, partners map[int32]*pair) []byte {
@@ -79,7 +80,7 @@ func Load(b []byte) (m *Model, err error) {
 		return nil, ErrSnapshot
 	}
 	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
-	if crc32.Checksum(body, crcTable) != sum {
+	if crc32.Checksum(body, crcTable()) != sum {
 		return nil, ErrSnapshot
 	}
 	r := reader{b: body[len(snapshotMagic):]}

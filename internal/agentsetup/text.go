@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Plain-text edits: a marked block in a Markdown instruction file or in
@@ -77,16 +78,20 @@ func markdownBlock(agent, body string) string {
 const mdBeginPrefix = "<!-- >>> git-synaptic:"
 
 var (
-	tomlHeader       = regexp.MustCompile(`(?m)^[ \t]*\[\[?[ \t]*([^\]]*?)[ \t]*\]\]?[ \t]*(#.*)?$`)
-	tomlCodexHooks   = regexp.MustCompile(`(?m)^[ \t]*codex_hooks[ \t]*=[ \t]*(\w+)`)
-	tomlDottedFeat   = regexp.MustCompile(`(?m)^[ \t]*features\.codex_hooks[ \t]*=[ \t]*(\w+)`)
-	tomlServerHeader = regexp.MustCompile(`(?m)^[ \t]*\[[ \t]*mcp_servers\.("git-synaptic"|'git-synaptic'|git-synaptic)[ \t]*\]`)
+	tomlHeader = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^[ \t]*\[\[?[ \t]*([^\]]*?)[ \t]*\]\]?[ \t]*(#.*)?$`)
+	})
+	tomlCodexHooks   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*codex_hooks[ \t]*=[ \t]*(\w+)`) })
+	tomlDottedFeat   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*features\.codex_hooks[ \t]*=[ \t]*(\w+)`) })
+	tomlServerHeader = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^[ \t]*\[[ \t]*mcp_servers\.("git-synaptic"|'git-synaptic'|git-synaptic)[ \t]*\]`)
+	})
 )
 
 // tomlTable is the body of the table named name (from after its header
 // line to the next header), as offsets, or -1.
 func tomlTable(text, name string) (int, int) {
-	hs := tomlHeader.FindAllStringSubmatchIndex(text, -1)
+	hs := tomlHeader().FindAllStringSubmatchIndex(text, -1)
 	for i, h := range hs {
 		if strings.TrimSpace(text[h[2]:h[3]]) != name || strings.HasPrefix(strings.TrimSpace(text[h[0]:h[1]]), "[[") {
 			continue
@@ -111,14 +116,14 @@ func tomlTable(text, name string) (int, int) {
 func codexConfig(text string) (string, string) {
 	outside := stripBlock(text)
 	var block []string
-	if !tomlServerHeader.MatchString(outside) {
+	if !tomlServerHeader().MatchString(outside) {
 		block = append(block, "[mcp_servers.git-synaptic]", `command = "git-synaptic"`, `args = ["mcp"]`)
 	}
 	var set string // the value the user gave codex_hooks, if any
-	if m := tomlDottedFeat.FindStringSubmatch(outside); m != nil {
+	if m := tomlDottedFeat().FindStringSubmatch(outside); m != nil {
 		set = m[1]
 	} else if s, e := tomlTable(outside, "features"); s >= 0 {
-		if m := tomlCodexHooks.FindStringSubmatch(outside[s:e]); m != nil {
+		if m := tomlCodexHooks().FindStringSubmatch(outside[s:e]); m != nil {
 			set = m[1]
 		} else {
 			// the user's [features]: one marked line at its top

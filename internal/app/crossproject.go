@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/embed"
@@ -347,7 +348,9 @@ var isLanguage = func() map[string]bool {
 	return m
 }()
 
-var goRequireRE = regexp.MustCompile(`(?m)^\s*(?:require\s+)?([a-zA-Z0-9.\-_~]+(?:/[a-zA-Z0-9.\-_~]+)+)\s+v\d`)
+var goRequireRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^\s*(?:require\s+)?([a-zA-Z0-9.\-_~]+(?:/[a-zA-Z0-9.\-_~]+)+)\s+v\d`)
+})
 
 // stackNames are the languages and direct dependencies of the project at
 // dir, read from its manifests (go.mod and package.json for now).
@@ -359,7 +362,7 @@ func stackNames(dir string) []string {
 		}
 	}
 	if b, err := regular.ReadFile(filepath.Join(dir, "go.mod"), 1<<20); err == nil {
-		for _, m := range goRequireRE.FindAllStringSubmatch(string(b), 200) {
+		for _, m := range goRequireRE().FindAllStringSubmatch(string(b), 200) {
 			parts := strings.Split(m[1], "/")
 			name := parts[len(parts)-1]
 			if len(name) > 1 && name[0] == 'v' && strings.Trim(name[1:], "0123456789") == "" && len(parts) > 1 {

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/memory"
@@ -85,7 +86,9 @@ func (s *Service) Now() time.Time { return s.now() }
 // Filter is ParseFilter on the Service's clock.
 func (s *Service) Filter(spec FilterSpec) (Filter, error) { return ParseFilter(spec, s.now()) }
 
-var relTime = regexp.MustCompile(`^(\d+)\s*[. ]?\s*(h|hours?|d|days?|w|weeks?|mo|months?|y|years?|min|minutes?)(\s+ago)?$`)
+var relTime = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\d+)\s*[. ]?\s*(h|hours?|d|days?|w|weeks?|mo|months?|y|years?|min|minutes?)(\s+ago)?$`)
+})
 
 // ParseTime reads a point in time: a date (2026-01-31), RFC 3339, today,
 // yesterday, or an age before now (3d, 2.weeks, 12h, 1 month ago). Errors
@@ -107,7 +110,7 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 			return t, nil
 		}
 	}
-	if m := relTime.FindStringSubmatch(s); m != nil {
+	if m := relTime().FindStringSubmatch(s); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		switch u := m[2]; {
 		case strings.HasPrefix(u, "min"):

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/cache"
@@ -57,7 +58,7 @@ type SubscriptionSync struct {
 	Error string `json:"error,omitempty"` // why it could not be fetched
 }
 
-var subNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+var subNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`) })
 
 // SubscriptionOf is the name of the subscription a memory source (an
 // entry's ref) belongs to, or "" when it is not one.
@@ -100,7 +101,7 @@ func (s *core) configuredSubscriptions(ctx context.Context) ([]Subscription, err
 	}
 	out := make([]Subscription, 0, len(urls))
 	for name, url := range urls {
-		if !subNameRE.MatchString(name) || strings.HasPrefix(url, "-") {
+		if !subNameRE().MatchString(name) || strings.HasPrefix(url, "-") {
 			s.warnf("ignoring the subscription %q (%s): not a name or URL git-synaptic gives out; remove it with git config --remove-section %s.%s", name, url, subSection, name)
 			continue
 		}
@@ -128,7 +129,7 @@ func (s *core) subscription(ctx context.Context, name string) (Subscription, err
 // fetches it first, so a URL that cannot be read is refused and leaves
 // nothing behind.
 func (s *Sharing) Subscribe(ctx context.Context, name, url string) (Subscription, error) {
-	if !subNameRE.MatchString(name) {
+	if !subNameRE().MatchString(name) {
 		return Subscription{}, Invalidf("subscription name %q: use letters, digits, - and _ (at most 64, starting with a letter or digit)", name)
 	}
 	url, err := s.checkSubscriptionURL(ctx, url)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -35,7 +36,7 @@ func FirstLine(s string, n int) string {
 }
 
 // sentenceEnd ends a sentence: . ! or ? before a space or the end.
-var sentenceEnd = regexp.MustCompile(`[.!?](\s|$)`)
+var sentenceEnd = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[.!?](\s|$)`) })
 
 // Digest is the first sentence of text, with the second when the first
 // is short, on one line: at most about 200 characters, except that a
@@ -45,7 +46,7 @@ func Digest(text string) string {
 	text = strings.Join(strings.Fields(text), " ")
 	const most, longest = 200, 400
 	end := 0
-	for _, m := range sentenceEnd.FindAllStringIndex(text, 2) {
+	for _, m := range sentenceEnd().FindAllStringIndex(text, 2) {
 		if end > 0 && m[0]+1 > most || end == 0 && m[0]+1 > longest || end >= 80 {
 			break
 		}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/git-synaptic/git-synaptic/internal/agents"
 	"github.com/git-synaptic/git-synaptic/internal/app"
@@ -172,7 +173,7 @@ func reply(ag agents.Agent, e agents.Event, session, md string) any {
 		switch ag.Output {
 		case agents.SnakeCase: // Cursor's sessionStart
 			r := map[string]any{"additional_context": md}
-			if sessionIDRE.MatchString(session) {
+			if sessionIDRE().MatchString(session) {
 				r["env"] = map[string]string{"GIT_SYNAPTIC_SESSION": session}
 			}
 			return r
@@ -191,12 +192,12 @@ func reply(ag agents.Agent, e agents.Event, session, md string) any {
 
 // sessionIDRE is what a session id must look like to be exported to a
 // shell: Claude Code's are UUIDs.
-var sessionIDRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+var sessionIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`) })
 
 // exportSession appends GIT_SYNAPTIC_SESSION=id to the agent's env file
 // (a shell fragment the agent sources before its commands).
 func exportSession(envFile, id string) error {
-	if envFile == "" || !sessionIDRE.MatchString(id) {
+	if envFile == "" || !sessionIDRE().MatchString(id) {
 		return nil
 	}
 	f, err := os.OpenFile(envFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // markdown renders memory text as a safe subset of Markdown: paragraphs,
@@ -44,17 +45,17 @@ func markdown(src string) template.HTML {
 		case trim == "":
 			flush()
 			closeList()
-		case headingRE.MatchString(trim):
+		case headingRE().MatchString(trim):
 			flush()
 			closeList()
-			m := headingRE.FindStringSubmatch(trim)
+			m := headingRE().FindStringSubmatch(trim)
 			lvl := string(rune('2' + min(len(m[1])-1, 3))) // # → h2: h1 is the page's
 			b.WriteString("<h" + lvl + ">" + inline(m[2]) + "</h" + lvl + ">\n")
-		case bulletRE.MatchString(line) || numberRE.MatchString(line):
+		case bulletRE().MatchString(line) || numberRE().MatchString(line):
 			flush()
-			kind, m := "ul", bulletRE.FindStringSubmatch(line)
+			kind, m := "ul", bulletRE().FindStringSubmatch(line)
 			if m == nil {
-				kind, m = "ol", numberRE.FindStringSubmatch(line)
+				kind, m = "ol", numberRE().FindStringSubmatch(line)
 			}
 			if list != kind {
 				closeList()
@@ -73,13 +74,13 @@ func markdown(src string) template.HTML {
 }
 
 var (
-	headingRE = regexp.MustCompile(`^(#{1,6})\s+(.*)$`)
-	bulletRE  = regexp.MustCompile(`^\s*[-*+]\s+(.*)$`)
-	numberRE  = regexp.MustCompile(`^\s*\d+[.)]\s+(.*)$`)
-	codeRE    = regexp.MustCompile("`([^`]+)`")
-	linkRE    = regexp.MustCompile(`\[([^\]]+)\]\((https?://[^\s()]+)\)`)
-	boldRE    = regexp.MustCompile(`\*\*([^*]+)\*\*`)
-	emRE      = regexp.MustCompile(`(^|[\s(])_([^_]+)_([\s).,;:!?]|$)`)
+	headingRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(#{1,6})\s+(.*)$`) })
+	bulletRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*[-*+]\s+(.*)$`) })
+	numberRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\d+[.)]\s+(.*)$`) })
+	codeRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`([^`]+)`") })
+	linkRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[([^\]]+)\]\((https?://[^\s()]+)\)`) })
+	boldRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\*\*([^*]+)\*\*`) })
+	emRE      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[\s(])_([^_]+)_([\s).,;:!?]|$)`) })
 )
 
 // inline escapes s, then marks up code spans (whose insides are left
@@ -89,7 +90,7 @@ var (
 func inline(s string) string {
 	var parts []string
 	for {
-		loc := codeRE.FindStringIndex(s)
+		loc := codeRE().FindStringIndex(s)
 		if loc == nil {
 			parts = append(parts, marks(html.EscapeString(s)))
 			break
@@ -101,11 +102,11 @@ func inline(s string) string {
 }
 
 func marks(esc string) string {
-	esc = linkRE.ReplaceAllStringFunc(esc, func(m string) string {
-		sm := linkRE.FindStringSubmatch(m)
+	esc = linkRE().ReplaceAllStringFunc(esc, func(m string) string {
+		sm := linkRE().FindStringSubmatch(m)
 		href := html.EscapeString(html.UnescapeString(sm[2]))
 		return `<a href="` + href + `" rel="noopener noreferrer nofollow">` + sm[1] + `</a>`
 	})
-	esc = boldRE.ReplaceAllString(esc, "<strong>$1</strong>")
-	return emRE.ReplaceAllString(esc, "$1<em>$2</em>$3")
+	esc = boldRE().ReplaceAllString(esc, "<strong>$1</strong>")
+	return emRE().ReplaceAllString(esc, "$1<em>$2</em>$3")
 }
