@@ -41,6 +41,7 @@ type Cache struct {
 	rows       *heldRows    // what filters admit, followed (heldrows.go)
 	admits     admitted     // the rows filters admit, for signs (signs.go)
 	lex        *lexHolder   // the terms held in memory (lexicon.go)
+	aside      *sql.DB      // a second reader of the vector store (vectorsAside)
 	// fewer names the filters whose best matches Search found to hold
 	// too few of the rows they admit (lexical.go).
 	fewer map[string]bool
@@ -407,6 +408,9 @@ func (c *Cache) Path() string { return c.path }
 // Close closes the database.
 func (c *Cache) Close() error {
 	c.lex.stop()
+	if c.aside != nil {
+		c.aside.Close()
+	}
 	return c.db.Close()
 }
 

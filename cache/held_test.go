@@ -1,10 +1,14 @@
 package cache
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"math/rand"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -403,4 +407,62 @@ func heldPair(t *testing.T) (c, held *Cache) {
 	t.Cleanup(func() { held.Close() })
 	held.HoldVectors(1 << 20)
 	return c, held
+}
+
+// A long-lived cache reads half of many vectors on a second connection
+// to the store: the same vectors one connection reads, and all of them
+// still when that connection reads another store (one made again after
+// it opened) or fails, since it asks again for what it did not find.
+func TestVectorsBesideReadWhatOneConnectionReads(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	pending := waitingEntries(t, c, 100, 16)
+	rng := rand.New(rand.NewSource(5))
+	var vecs [][]float32
+	var hashes []string
+	for _, p := range pending {
+		vecs = append(vecs, randomVector(rng))
+		hashes = append(hashes, hex.EncodeToString(p.hash))
+	}
+	if err := c.StoreVectors(ctx, pending, vecs); err != nil {
+		t.Fatal(err)
+	}
+	hashes = append(hashes, strings.Repeat("ab", 16), strings.Repeat("cd", 16)) // texts without a vector
+	want, err := c.vectorsByHashes(ctx, hashes)
+	if err != nil || len(want) != len(pending) {
+		t.Fatalf("%d vectors from one connection, %v", len(want), err)
+	}
+	same := func(step string) {
+		t.Helper()
+		got, err := c.vectorsBeside(ctx, hashes)
+		if err != nil || !maps.EqualFunc(got, want, bytes.Equal) {
+			t.Fatalf("%s: %d vectors read beside, %d by one connection (%v)", step, len(got), len(want), err)
+		}
+	}
+	same("the store")
+	if c.aside == nil {
+		t.Fatal("no second connection was used")
+	}
+	other := filepath.Join(t.TempDir(), "other.db")
+	db, err := sql.Open("sqlite3", other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE vectors(model TEXT NOT NULL, hash BLOB NOT NULL, vec BLOB NOT NULL, PRIMARY KEY(model, hash)) WITHOUT ROWID`); err != nil {
+		t.Fatal(err)
+	}
+	c.aside.Close()
+	c.aside = db
+	same("another store beside")
+	db.Close()
+	same("a closed connection beside")
+	c.aside = nil
+	same("opened again")
+	aside := c.aside
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if aside.PingContext(ctx) == nil {
+		t.Fatal("the second connection outlived the cache")
+	}
 }

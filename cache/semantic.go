@@ -403,7 +403,8 @@ func (c *Cache) vectorsAhead(ctx context.Context, q *SemanticQuery, ids []string
 // holds, or from the store (heldVectorsOf).
 func (c *Cache) heldVectorsOfIDs(ctx context.Context, h *heldVectors, ids []string) (*aheadVectors, error) {
 	idJSON, _ := json.Marshal(ids)
-	found, err := c.heldVectorsOf(ctx, h, `json_each(?) j CROSS JOIN`, `e.id = j.value`, []any{string(idJSON)})
+	found, err := c.heldVectorsOf(ctx, h, `SELECT e.rowid, e.id, s.hash FROM json_each(?) j CROSS JOIN entries e JOIN vec_state s ON s.rowid = e.rowid
+		WHERE e.id = j.value`, string(idJSON))
 	if err != nil {
 		return nil, err
 	}
