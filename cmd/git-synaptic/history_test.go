@@ -131,6 +131,12 @@ func TestIndexCochangesAndSuggest(t *testing.T) {
 	if again := ok(t, dir, "index"); !strings.Contains(again, "indexed 0 new commits") {
 		t.Fatalf("re-index not incremental: %s", again)
 	}
+	// A rebuild of the cache walks the indexed history again: the
+	// commits and their files are all there, nothing is left to index.
+	ok(t, dir, "reindex")
+	if again := ok(t, dir, "index"); !strings.Contains(again, "indexed 0 new commits") {
+		t.Fatalf("reindex lost the indexed commits: %s", again)
+	}
 
 	var cc struct {
 		Commits   int          `json:"commits"`

@@ -18,6 +18,7 @@ const historyTipsKey = "history:tips"
 type IndexOptions struct {
 	All      bool      // every local branch
 	Branch   string    // one branch (default: HEAD)
+	From     []string  // the tips of earlier complete walks (Walked), walked again
 	Since    time.Time // only commits after this
 	Max      int       // at most this many commits (0: no limit)
 	Progress func(done, total int)
@@ -122,6 +123,13 @@ type walkTips struct{ names, ids []string }
 func (h *Code) indexTips(ctx context.Context, opt IndexOptions) (walkTips, error) {
 	var t walkTips
 	switch {
+	case len(opt.From) > 0:
+		for _, id := range opt.From {
+			// a tip git no longer has (pruned after a rewrite) is left out
+			if c, err := h.repo.ResolveCommit(ctx, id); err == nil && len(id) == 40 {
+				t.names, t.ids = append(t.names, id[:12]), append(t.ids, c.String())
+			}
+		}
 	case opt.All:
 		refs, err := h.repo.Refs("refs/heads/")
 		if err != nil {
@@ -151,6 +159,18 @@ func (h *Code) indexTips(ctx context.Context, opt IndexOptions) (walkTips, error
 		return t, ErrNoCommits
 	}
 	return t, nil
+}
+
+// Walked returns the tips the complete walks of Index started from, as
+// the cache holds them ("" when history was never indexed in full): the
+// history to walk again (IndexOptions.From) when the cache is rebuilt.
+func (h *Code) Walked(ctx context.Context) ([]string, error) {
+	c, err := h.cache()
+	if err != nil {
+		return nil, err
+	}
+	known, err := c.Meta(ctx, historyTipsKey)
+	return strings.Fields(known), err
 }
 
 // covered reports whether every tip is one an earlier complete walk
