@@ -125,8 +125,11 @@ func (h *Code) indexTips(ctx context.Context, opt IndexOptions) (walkTips, error
 	switch {
 	case len(opt.From) > 0:
 		for _, id := range opt.From {
+			if len(id) != 40 {
+				continue
+			}
 			// a tip git no longer has (pruned after a rewrite) is left out
-			if c, err := h.repo.ResolveCommit(ctx, id); err == nil && len(id) == 40 {
+			if c, err := h.repo.ResolveCommit(ctx, id); err == nil {
 				t.names, t.ids = append(t.names, id[:12]), append(t.ids, c.String())
 			}
 		}
@@ -162,8 +165,9 @@ func (h *Code) indexTips(ctx context.Context, opt IndexOptions) (walkTips, error
 }
 
 // Walked returns the tips the complete walks of Index started from, as
-// the cache holds them ("" when history was never indexed in full): the
-// history to walk again (IndexOptions.From) when the cache is rebuilt.
+// the cache holds them (none when history was never indexed in full):
+// the history to walk again (IndexOptions.From) when the cache is
+// rebuilt.
 func (h *Code) Walked(ctx context.Context) ([]string, error) {
 	c, err := h.cache()
 	if err != nil {
