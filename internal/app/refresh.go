@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -233,13 +232,14 @@ func (s *Recall) Reindex(ctx context.Context) error {
 	if err := s.conn.remove(); err != nil {
 		return err
 	}
+	// kept in the new cache first: a rebuild killed midway still walks
+	// them, at the next command
+	if err := s.hist.WalkAgain(ctx, walked); err != nil {
+		s.warnf("the indexed commits will not be indexed again (%v): run 'git synaptic index' after this", err)
+	}
+	// the rebuild, then the catch-up that walks the history again
 	if _, err := s.ready(ctx); err != nil {
 		return err
-	}
-	if len(walked) > 0 {
-		if _, err := s.hist.Index(ctx, IndexOptions{From: walked, Progress: s.per.Progress, Tune: true}); err != nil && !errors.Is(err, ErrNoCommits) {
-			return fmt.Errorf("reindex: the indexed commits: %w", err)
-		}
 	}
 	if _, err := s.memory().Maintain(ctx, false); err != nil {
 		return err

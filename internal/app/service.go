@@ -162,6 +162,7 @@ func newService(repo *gitstore.Repo, opts Options) *Service {
 		},
 		Refresh:  func(ctx context.Context) error { _, err := s.ready(ctx); return err },
 		Snapshot: filepath.Join(filepath.Dir(s.cachePath()), snapshotFile),
+		Progress: opts.Progress,
 	})
 	return &Service{s}
 }

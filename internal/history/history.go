@@ -66,6 +66,9 @@ type Options struct {
 	// Snapshot is the file the co-change model is kept in between
 	// commands; as disposable as the cache beside it.
 	Snapshot string
+	// Progress, if set, is told how far a walk of history again after a
+	// rebuild of the cache has got (CatchUp).
+	Progress func(done, total int)
 }
 
 // Code knows the code's history of one repository: the commit index,
@@ -75,11 +78,12 @@ type Code struct {
 	cache    func() (Cache, error)
 	refresh  func(ctx context.Context) error
 	snapshot string
+	progress func(done, total int)
 }
 
 // New returns the Code that o describes.
 func New(o Options) *Code {
-	return &Code{repo: o.Repo, cache: o.Cache, refresh: o.Refresh, snapshot: o.Snapshot}
+	return &Code{repo: o.Repo, cache: o.Cache, refresh: o.Refresh, snapshot: o.Snapshot, progress: o.Progress}
 }
 
 // update runs f in one cache transaction.

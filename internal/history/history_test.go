@@ -172,3 +172,49 @@ func TestSuggestWithoutAWorkTreeOrCommits(t *testing.T) {
 		t.Fatalf("index of an empty repository: %v", err)
 	}
 }
+
+// After the cache is rebuilt, the next catch-up walks again the history
+// that had been indexed, from the tips read before (WalkAgain writes them
+// into the new cache first, so that a rebuild killed midway still walks
+// them). A tip git does not have is left out; with none left, the
+// catch-up stops asking.
+func TestCatchUpWalksAgainAfterARebuild(t *testing.T) {
+	ctx := context.Background()
+	dir := testrepo.NewRepo(t)
+	f := open(t, dir)
+	first := f.commit(t, "one", "a.go", "a1")
+	second := f.commit(t, "two", "a.go", "a2", "b.go", "b1")
+	if _, err := f.code.Index(ctx, history.IndexOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tips, err := f.code.Walked(ctx)
+	if err != nil || len(tips) != 1 || tips[0] != second {
+		t.Fatalf("walked %v (%v), want [%s]", tips, err, second)
+	}
+	g := open(t, dir) // the rebuilt cache
+	if err := g.code.WalkAgain(ctx, append(tips, strings.Repeat("0", 40))); err != nil {
+		t.Fatal(err)
+	}
+	if g.has(t, first) {
+		t.Fatal("indexed before the catch-up")
+	}
+	if err := g.code.CatchUp(ctx); err != nil || !g.has(t, first) || !g.has(t, second) {
+		t.Fatalf("catch-up after a rebuild: err %v, indexed %v %v", err, g.has(t, first), g.has(t, second))
+	}
+	if again, err := g.c.Meta(ctx, "history:rewalk"); err != nil || again != "" {
+		t.Fatalf("still to walk again after the walk: %q (%v)", again, err)
+	}
+	if now, err := g.code.Walked(ctx); err != nil || !slices.Equal(now, tips) {
+		t.Fatalf("walked after the walk again: %v (%v), want %v", now, err, tips)
+	}
+	h := open(t, dir)
+	if err := h.code.WalkAgain(ctx, []string{strings.Repeat("1", 40)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.code.CatchUp(ctx); err != nil || h.has(t, first) {
+		t.Fatalf("catch-up with no tip left: err %v, indexed %v", err, h.has(t, first))
+	}
+	if again, err := h.c.Meta(ctx, "history:rewalk"); err != nil || again != "" {
+		t.Fatalf("still asking to walk a tip git does not have: %q (%v)", again, err)
+	}
+}

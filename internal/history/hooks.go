@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -70,13 +71,24 @@ const catchUpWalk = 1000
 // so that commits made, merged or checked out since are searchable
 // without a git hook on git's hot path. It costs nothing when HEAD has
 // not moved, and nothing where history was never indexed (git synaptic
-// index starts that).
+// index starts that). After a rebuild of the cache it first walks again
+// the history that had been indexed (WalkAgain).
 func (h *Code) CatchUp(ctx context.Context) error {
 	if h.repo.Unborn() {
 		return nil
 	}
 	c, err := h.cache()
 	if err != nil {
+		return err
+	}
+	if again, err := c.Meta(ctx, rewalkKey); err != nil || again != "" {
+		if err != nil {
+			return err
+		}
+		_, err := h.Index(ctx, IndexOptions{From: strings.Fields(again), Progress: h.progress, Tune: true})
+		if errors.Is(err, ErrNoCommits) { // none of the tips is left to walk from
+			return c.Update(ctx, func(tx *cache.Tx) error { return tx.SetMeta(rewalkKey, "") })
+		}
 		return err
 	}
 	if known, err := c.Meta(ctx, historyTipsKey); err != nil || known == "" {

@@ -14,6 +14,11 @@ import (
 
 const historyTipsKey = "history:tips"
 
+// rewalkKey names the tips a rebuilt cache has yet to walk again
+// (WalkAgain): written into the new cache before its rebuild, so that a
+// rebuild killed midway walks them at the next command (CatchUp).
+const rewalkKey = "history:rewalk"
+
 // IndexOptions select which history Index walks.
 type IndexOptions struct {
 	All      bool      // every local branch
@@ -98,6 +103,11 @@ func (h *Code) Index(ctx context.Context, opt IndexOptions) (IndexReport, error)
 		if err != nil || !opt.Since.IsZero() || opt.Max != 0 && rep.Seen >= opt.Max {
 			return err
 		}
+		if len(opt.From) > 0 {
+			if err := tx.SetMeta(rewalkKey, ""); err != nil {
+				return err
+			}
+		}
 		return tx.SetMeta(historyTipsKey, mergeTips(exclude, tips.ids))
 	})
 	if err != nil {
@@ -175,6 +185,19 @@ func (h *Code) Walked(ctx context.Context) ([]string, error) {
 	}
 	known, err := c.Meta(ctx, historyTipsKey)
 	return strings.Fields(known), err
+}
+
+// WalkAgain records tips (Walked's, read before the cache was deleted)
+// in the new cache for the next CatchUp to walk again.
+func (h *Code) WalkAgain(ctx context.Context, tips []string) error {
+	if len(tips) == 0 {
+		return nil
+	}
+	c, err := h.cache()
+	if err != nil {
+		return err
+	}
+	return c.Update(ctx, func(tx *cache.Tx) error { return tx.SetMeta(rewalkKey, strings.Join(tips, " ")) })
 }
 
 // covered reports whether every tip is one an earlier complete walk
