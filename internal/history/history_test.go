@@ -207,6 +207,16 @@ func TestCatchUpWalksAgainAfterARebuild(t *testing.T) {
 	if now, err := g.code.Walked(ctx); err != nil || !slices.Equal(now, tips) {
 		t.Fatalf("walked after the walk again: %v (%v), want %v", now, err, tips)
 	}
+	// tips already walked (two processes caught up at once): asked once
+	if err := g.code.WalkAgain(ctx, tips); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.code.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := g.c.Meta(ctx, "history:rewalk"); err != nil || again != "" {
+		t.Fatalf("still to walk again what was walked: %q (%v)", again, err)
+	}
 	h := open(t, dir)
 	if err := h.code.WalkAgain(ctx, []string{strings.Repeat("1", 40)}); err != nil {
 		t.Fatal(err)

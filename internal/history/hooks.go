@@ -86,7 +86,9 @@ func (h *Code) CatchUp(ctx context.Context) error {
 			return err
 		}
 		_, err := h.Index(ctx, IndexOptions{From: strings.Fields(again), Progress: h.progress, Tune: true})
-		if errors.Is(err, ErrNoCommits) { // none of the tips is left to walk from
+		// walked (or found walked), or none of the tips is left to walk
+		// from: nothing to ask again
+		if err == nil || errors.Is(err, ErrNoCommits) {
 			return c.Update(ctx, func(tx *cache.Tx) error { return tx.SetMeta(rewalkKey, "") })
 		}
 		return err
