@@ -81,10 +81,11 @@ func (h *Code) CatchUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if again, err := c.Meta(ctx, rewalkKey); err != nil || again != "" {
-		if err != nil {
-			return err
-		}
+	again, err := c.Meta(ctx, rewalkKey)
+	if err != nil {
+		return err
+	}
+	if again != "" {
 		_, err := h.Index(ctx, IndexOptions{From: strings.Fields(again), Progress: h.progress, Tune: true})
 		// walked (or found walked), or none of the tips is left to walk
 		// from: nothing to ask again

@@ -103,11 +103,6 @@ func (h *Code) Index(ctx context.Context, opt IndexOptions) (IndexReport, error)
 		if err != nil || !opt.Since.IsZero() || opt.Max != 0 && rep.Seen >= opt.Max {
 			return err
 		}
-		if len(opt.From) > 0 {
-			if err := tx.SetMeta(rewalkKey, ""); err != nil {
-				return err
-			}
-		}
 		return tx.SetMeta(historyTipsKey, mergeTips(exclude, tips.ids))
 	})
 	if err != nil {
