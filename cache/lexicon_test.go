@@ -3,7 +3,9 @@ package cache
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,10 +109,19 @@ func TestLexiconRanksAsFTS5(t *testing.T) {
 		"cafe naive unicode", "Ünïcödé", "why does the deploy pipeline time out on postgres?", "the and of"}
 	filters := []Filter{{Limit: 1}, {Limit: 10}, {Limit: 50}, {Limit: 600},
 		{Limit: 10, Types: []memory.Type{memory.TypeGitCommit}}, {Limit: 10, Types: []memory.Type{memory.TypeDecision, memory.TypeIssue}},
-		{Limit: 5, Since: time.Now().Add(-100 * time.Hour)}}
+		{Limit: 5, Since: time.Now().Add(-100 * time.Hour)}, {Limit: 10, Types: []memory.Type{memory.TypeGitCommit}, Since: time.Now().Add(-30 * time.Hour)}}
 	if n := sameSearch(t, c, queries, filters); n != len(queries)*len(filters) {
 		t.Fatalf("the lexicon ranked %d of %d searches", n, len(queries)*len(filters))
 	}
+	// a filter's rows scored one by one wherever it names them, rather
+	// than found by walking the postings (lexSparse)
+	defer func(n int) { lexSparse = n }(lexSparse)
+	sparse := lexSparse
+	lexSparse = math.MaxInt32
+	if n := sameSearch(t, c, queries, filters); n != len(queries)*len(filters) {
+		t.Fatalf("scoring the admitted rows, the lexicon ranked %d of %d searches", n, len(queries)*len(filters))
+	}
+	lexSparse = sparse
 
 	// entries added, edited (text and tags), unchanged but written again,
 	// and deleted: the lexicon follows lex_log
@@ -152,6 +163,12 @@ func TestLexiconRanksAsFTS5(t *testing.T) {
 	if c.lex.ix.nDead == 0 {
 		t.Fatal("the lexicon followed the changes without marking an old document dead")
 	}
+	lexSparse = math.MaxInt32 // rows written again: later documents than rows after them
+	if n := sameSearch(t, c, queries, filters); n != len(queries)*len(filters) {
+		t.Fatalf("after changes, scoring the admitted rows, the lexicon ranked %d of %d searches", n, len(queries)*len(filters))
+	}
+	topsAgree(t, c.lex.ix, queries, rng)
+	lexSparse = sparse
 
 	// rows of equal score, half of them written later (later documents,
 	// earlier rowids): the window takes the earliest rowids, as FTS5 does
@@ -199,6 +216,46 @@ func TestLexiconRanksAsFTS5(t *testing.T) {
 	var triggers int
 	if err := c.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'entries_lex_%'`).Scan(&triggers); err != nil || triggers != len(lexTriggerNames) {
 		t.Fatalf("lex_log's triggers after a reset: %d (%v), want %d", triggers, err, len(lexTriggerNames))
+	}
+}
+
+// topsAgree ranks each query's rows among random sets of rows of every
+// size both ways: each admitted row scored (lexSparse past any set) and
+// the postings walked (lexSparse 0), which must keep the same rows with the
+// same scores, to the bit.
+func topsAgree(t *testing.T, ix *lexIndex, queries []string, rng *rand.Rand) {
+	t.Helper()
+	for _, q := range queries {
+		words, err := queryWords(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		phrases := make([]*lexPostings, len(words))
+		for i, w := range words {
+			if id, ok := ix.terms[w]; ok {
+				phrases[i] = &ix.lists[id]
+			}
+		}
+		for _, share := range []int{1, 10, 50, 100} {
+			admit := make([]byte, len(ix.ofRow)/8+1)
+			for r := range len(ix.ofRow) {
+				if rng.IntN(100) < share {
+					admit[r/8] |= 1 << (r % 8)
+				}
+			}
+			for _, k := range []int{1, 7, 40} {
+				lexSparse = math.MaxInt32
+				if _, ok := ix.admittedDocs(ix.maxScore(phrases, k, admit), admit, admitCount(admit)); !ok && slices.ContainsFunc(phrases, func(p *lexPostings) bool { return p != nil && len(p.docs) > 0 }) {
+					t.Fatalf("%q: the rows of a set were not scored one by one", q)
+				}
+				each := ix.top(phrases, k, admit)
+				lexSparse = 0
+				walked := ix.top(phrases, k, admit)
+				if fmt.Sprint(each) != fmt.Sprint(walked) {
+					t.Fatalf("%q, %d%% of the rows, k=%d: scored one by one %v, walked %v", q, share, k, each, walked)
+				}
+			}
+		}
 	}
 }
 
