@@ -36,6 +36,49 @@ type signIndex struct {
 	nw        int    // words of them
 	chunks    []signChunk
 	scratch   []uint16 // hamming's distances, kept for the next scan
+	// at is where each rowid's newest slot lies (its chunk's index <<
+	// slotBits | the slot; noSlot: none), so that a filter admitting few
+	// rows has only theirs scanned (sparse); unplaced: rows it cannot
+	// place (a chunk too large, a rowid out of range) were read, and
+	// every scan is whole.
+	at       []uint32
+	unplaced bool
+}
+
+// slotBits are the bits of a slot in signIndex.at, enough for
+// sqlite-vec's chunks of 1,024.
+const slotBits = 11
+
+// noSlot is a rowid without a slot in signIndex.at.
+const noSlot = math.MaxUint32
+
+// place records where chunk ci's rows lie (at). The newest slot of a
+// rowid is the one it holds a vector in, if any: older chunks' slots are
+// only ever cleared.
+func (ix *signIndex) place(ci int) {
+	ch := &ix.chunks[ci]
+	n := len(ch.rowids) / 8
+	if ix.unplaced || n > 1<<slotBits || ci >= 1<<(32-slotBits)-1 {
+		ix.at, ix.unplaced = nil, true
+		return
+	}
+	for i := range n {
+		if !ch.holds(i) {
+			continue
+		}
+		id := ch.rowid(i)
+		if id < 0 || id >= lexMaxRowid {
+			ix.at, ix.unplaced = nil, true
+			return
+		}
+		if grow := int(id) + 1 - len(ix.at); grow > 0 {
+			ix.at = slices.Grow(ix.at, max(grow, len(ix.at)/4))
+			for range grow {
+				ix.at = append(ix.at, noSlot)
+			}
+		}
+		ix.at[id] = uint32(ci)<<slotBits | uint32(i)
+	}
 }
 
 // signChunk is one row of vec_bits_chunks with its vectors.
@@ -233,6 +276,7 @@ func (ix *signIndex) readFrom(ctx context.Context, tx *sql.Tx, from int64) error
 			ix.pack(ch.words[i*ix.nw:(i+1)*ix.nw], vecs[i*ix.width:(i+1)*ix.width])
 		}
 		ix.chunks = append(ix.chunks, ch)
+		ix.place(len(ix.chunks) - 1)
 	}
 	return rows.Err()
 }
@@ -341,6 +385,9 @@ func (ix *signIndex) hamming(qb []byte, k int, admit []uint64, offer func(*signS
 	for ci := range ix.chunks {
 		starts[ci+1] = starts[ci] + len(ix.chunks[ci].rowids)/8
 	}
+	if admit != nil && !ix.unplaced && ones(admit)*sparseScan < starts[len(ix.chunks)] {
+		return ix.sparse(qw, k, admit)
+	}
 	dist := slices.Grow(ix.scratch[:0], starts[len(ix.chunks)])[:starts[len(ix.chunks)]]
 	ix.scratch = dist
 	sc := &signScan{ix: ix, qw: qw, admit: admit, dist: dist, starts: starts, count: make([]int, 8*len(qb)+1)}
@@ -378,6 +425,56 @@ func (ix *signIndex) hamming(qb []byte, k int, admit []uint64, offer func(*signS
 		tied = tied[:k-len(out)]
 	}
 	return append(out, tied...)
+}
+
+// sparseScan is what a row a filter admits costs when scanned alone (a
+// slot found through signIndex.at), in rows of a whole scan. The commits
+// among a million entries (12k rows) are scanned alone.
+var sparseScan = 16
+
+// ones is how many rows the set admits.
+func ones(set []uint64) int {
+	n := 0
+	for _, w := range set {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// sparse is hamming over the rows admit holds alone, each found through
+// signIndex.at: the same rows, at the same distances.
+func (ix *signIndex) sparse(qw []uint64, k int, admit []uint64) []signDist {
+	var near []signDist
+	for wi, w := range admit {
+		for ; w != 0; w &= w - 1 {
+			id := int64(wi)*64 + int64(bits.TrailingZeros64(w))
+			if id >= int64(len(ix.at)) {
+				break
+			}
+			p := ix.at[id]
+			if p == noSlot {
+				continue
+			}
+			ci, slot := int(p>>slotBits), int(p&(1<<slotBits-1))
+			if ci >= len(ix.chunks) || slot >= len(ix.chunks[ci].rowids)/8 {
+				continue
+			}
+			ch := &ix.chunks[ci]
+			if !ch.holds(slot) || ch.rowid(slot) != id {
+				continue // its vector is gone
+			}
+			d := 0
+			for j, x := range ch.words[slot*ix.nw : (slot+1)*ix.nw] {
+				d += bits.OnesCount64(x ^ qw[j])
+			}
+			near = append(near, signDist{d, id, ci, slot})
+		}
+	}
+	if len(near) > k {
+		slices.SortFunc(near, func(a, b signDist) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.id, b.id)) })
+		near = near[:k]
+	}
+	return near
 }
 
 // parallelRows is the size of index from which hamming offers its scan

@@ -111,6 +111,15 @@ func TestSignIndexMatchesSqliteVec(t *testing.T) {
 					t.Fatalf("%s: %d %ss, %v", when, len(filtered[i]), typ, err)
 				}
 			}
+			// the decisions (a fifth) scanned alone, each found by its
+			// rowid (sparse), rather than in a whole scan
+			sparse := sparseScan
+			sparseScan = 0
+			alone, err := coarseIDs(ctx, c, q, 50, Filter{Types: []memory.Type{memory.TypeDecision}})
+			sparseScan = sparse
+			if err != nil || fmt.Sprint(alone) != fmt.Sprint(filtered[1]) {
+				t.Fatalf("%s: decisions scanned alone %v (%v), in a whole scan %v", when, alone, err, filtered[1])
+			}
 			kept := c.signs
 			c.signs, c.admits = nil, admitted{} // what another process holds
 			afresh, err := coarseIDs(ctx, c, q, 50, all)
@@ -382,6 +391,7 @@ func testHammingInParts(t *testing.T) {
 			}
 		}
 		ix.chunks = append(ix.chunks, ch)
+		ix.place(ci)
 	}
 	// every row's distance and the count at each distance, exactly
 	starts := []int{0}
@@ -417,6 +427,28 @@ func testHammingInParts(t *testing.T) {
 	var after *signScan
 	joinAfter := func(s *signScan) { after = s } // when it is over
 	offers := map[string]func(*signScan){"alone": nil, "on every core": spreadScan, "joined late": joinLate, "joined after": joinAfter}
+	// a set that admits few rows: each is found by its rowid (sparse)
+	few := slices.Clone(admit)
+	var fewRows []row
+	for _, r := range rows {
+		if r.id%41 == 0 {
+			fewRows = append(fewRows, r)
+		} else {
+			few[r.id/64] &^= 1 << (r.id % 64)
+		}
+	}
+	for _, k := range []int{1, 5, 50, len(fewRows) - 1, len(fewRows) + 5} {
+		got := ix.hamming(q, k, few, spreadScan)
+		var want []signDist
+		for _, r := range fewRows[:min(k, len(fewRows))] {
+			p := ix.at[r.id]
+			want = append(want, signDist{r.d, r.id, int(p >> slotBits), int(p & (1<<slotBits - 1))})
+		}
+		slices.SortFunc(got, func(a, b signDist) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.id, b.id)) })
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("a few rows admitted, k=%d: %d kept, want %d (first %v… and %v…)", k, len(got), len(want), got[:min(3, len(got))], want[:min(3, len(want))])
+		}
+	}
 	for name, offer := range offers {
 		// k at many points of the distances' distribution: a wrong count of
 		// the rows at a distance moves the cut at some of them
