@@ -42,6 +42,8 @@ type Cache struct {
 	admits     admitted     // the rows filters admit, for signs (signs.go)
 	lex        *lexHolder   // the terms held in memory (lexicon.go)
 	aside      *sql.DB      // a second reader of the vector store (vectorsAside)
+	// notice is told how a move of the vector store goes (NoticeMoves).
+	notice func(moved int, done bool, took time.Duration)
 	// fewer names the filters whose best matches Search found to hold
 	// too few of the rows they admit (lexical.go).
 	fewer map[string]bool

@@ -142,15 +142,15 @@ func (c *Cache) heldVectorsOf(ctx context.Context, h *heldVectors, query string,
 // vectorsByHashes reads the active model's vectors of the texts with the
 // hex-encoded hashes, by (raw) hash.
 func (c *Cache) vectorsByHashes(ctx context.Context, hashes []string) (map[string][]byte, error) {
-	return readVectors(ctx, c.db, "vs.vectors", c.vecModel, hashes)
+	return readVectors(ctx, c.db, "vs.vecs", c.vecModel, hashes)
 }
 
 // vectorsBeside is vectorsByHashes reading half of many hashes on a
 // second connection to the store (vectorsAside) while this one reads the
-// other half. A lookup in the store costs about 50 us, all of it SQLite
-// walking a B-tree of seven levels at a million vectors (whole rows in
-// its interior pages, WITHOUT ROWID): the 200 exact scores of a search's
-// vector lane took 10 ms of a 38 ms hybrid search. What the second
+// other half. A lookup in the store reads a page of its index and one of
+// its table (vectorsSchema): 200 took 5-8 ms at a million vectors with
+// both in the kernel's page cache, and 45 ms with neither (the exact
+// scores of a search's vector lane). What the second
 // connection does not find is asked here again, so that a store it
 // opened before the store was made again costs time, never vectors.
 func (c *Cache) vectorsBeside(ctx context.Context, hashes []string) (map[string][]byte, error) {
@@ -168,7 +168,7 @@ func (c *Cache) vectorsBeside(ctx context.Context, hashes []string) (map[string]
 	}
 	done := make(chan result, 1)
 	go func() {
-		m, err := readVectors(ctx, aside, "vectors", c.vecModel, first)
+		m, err := readVectors(ctx, aside, "vecs", c.vecModel, first)
 		done <- result{m, err}
 	}()
 	out, err := c.vectorsByHashes(ctx, second)

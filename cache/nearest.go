@@ -178,7 +178,7 @@ type scoredRow struct {
 
 // vectorJoin joins entries e to their float vectors v (v.model = the
 // active model must be in the WHERE clause).
-const vectorJoin = `JOIN vec_state s ON s.rowid = e.rowid JOIN vs.vectors v ON v.hash = s.hash`
+const vectorJoin = `JOIN vec_state s ON s.rowid = e.rowid JOIN vs.vecs v ON v.hash = s.hash`
 
 // cosines scores the entries matching where by their float vectors. from,
 // if set, is a table joined before entries that drives the loop (the

@@ -39,7 +39,7 @@ func (c *Cache) restoreByScan(ctx context.Context) (bool, error) {
 	}
 	var pages, pageSize, vecBytes int64
 	err = c.db.QueryRowContext(ctx, `SELECT (SELECT page_count FROM pragma_page_count('vs')), (SELECT page_size FROM pragma_page_size('vs')),
-		coalesce((SELECT length(vec) FROM vs.vectors WHERE model = ? LIMIT 1), 0)`, c.vecModel).Scan(&pages, &pageSize, &vecBytes)
+		coalesce((SELECT length(vec) FROM vs.vecs WHERE model = ? LIMIT 1), 0)`, c.vecModel).Scan(&pages, &pageSize, &vecBytes)
 	if err != nil {
 		return false, fmt.Errorf("cache: size of the vector store: %w", err)
 	}
@@ -52,7 +52,7 @@ func (c *Cache) restoreByScan(ctx context.Context) (bool, error) {
 var restorePage = 4096
 
 // restoreScanning is RestoreVectors by one pass over the vector store in
-// key order: it hashes every waiting text, then takes the vectors of the
+// the order it was stored: it hashes every waiting text, then takes the vectors of the
 // ones the store holds, a page of the store at a time, in one
 // transaction (one per page wrote the index's pages again for each).
 func (c *Cache) restoreScanning(ctx context.Context) (int, error) {
@@ -70,7 +70,7 @@ func (c *Cache) restoreScanning(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer w.close()
-	after, restored := []byte{}, 0
+	after, restored := int64(-1<<63), 0
 	for len(want.first) > 0 {
 		items, blobs, n, last, err := c.storedPage(ctx, tx, after, restorePage, want)
 		if err != nil {
@@ -137,21 +137,26 @@ func (c *Cache) waitingByHash(ctx context.Context) (*waiting, error) {
 	return want, rows.Err()
 }
 
-// storedPage reads the next n stored vectors of the active model after
-// hash after, and returns the entries of want they belong to (taken out
-// of want) with their vectors, how many it read and the last hash.
-func (c *Cache) storedPage(ctx context.Context, tx *sql.Tx, after []byte, n int, want *waiting) (items []PendingText, blobs [][]byte, read int, last []byte, err error) {
-	rows, err := tx.QueryContext(ctx, `SELECT hash, vec FROM vs.vectors WHERE model = ? AND hash > ? ORDER BY hash LIMIT ?`, c.vecModel, after, n)
+// storedPage reads the next n stored vectors after the one numbered
+// after, and returns the entries of want those of the active model belong
+// to (taken out of want) with their vectors, how many it read and the
+// number of the last.
+func (c *Cache) storedPage(ctx context.Context, tx *sql.Tx, after int64, n int, want *waiting) (items []PendingText, blobs [][]byte, read int, last int64, err error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, model = ?, hash, vec FROM vs.vecs WHERE id > ? ORDER BY id LIMIT ?`, c.vecModel, after, n)
 	if err != nil {
-		return nil, nil, 0, nil, fmt.Errorf("cache: stored vectors: %w", err)
+		return nil, nil, 0, 0, fmt.Errorf("cache: stored vectors: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var h, blob []byte
-		if err := rows.Scan(&h, &blob); err != nil {
-			return nil, nil, 0, nil, err
+		var ours bool
+		if err := rows.Scan(&last, &ours, &h, &blob); err != nil {
+			return nil, nil, 0, 0, err
 		}
-		read, last = read+1, h
+		read++
+		if !ours {
+			continue // another model's
+		}
 		if len(h) != 16 {
 			continue
 		}
@@ -205,7 +210,7 @@ var storeBatch = 1024
 func (c *Cache) blobWriter(ctx context.Context, tx *sql.Tx) (*blobWriter, error) {
 	w := &blobWriter{model: c.vecModel}
 	for _, q := range []string{
-		storeVector: `INSERT OR REPLACE INTO vs.vectors(model, hash, vec) VALUES(?, ?, ?)`,
+		storeVector: `INSERT OR REPLACE INTO vs.vecs(model, hash, vec) VALUES(?, ?, ?)`,
 		storeUnsign: `DELETE FROM vec_bits WHERE rowid=?`,
 		storeSign:   `INSERT INTO vec_bits(rowid, e) VALUES(?, vec_quantize_binary(?))`,
 		storeStates: `INSERT OR REPLACE INTO vec_state(rowid, hash) SELECT value->>0, unhex(value->>1) FROM json_each(?)`,

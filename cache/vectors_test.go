@@ -2,12 +2,14 @@ package cache
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -495,4 +497,142 @@ func TestNearestAlikeFindsTheNearDuplicates(t *testing.T) {
 			t.Fatalf("n=%d: %v, want %v", n, ids, w)
 		}
 	}
+}
+
+// A vector store of the first layout (vectors, keyed WITHOUT ROWID) is
+// moved into vecs when a process attaches it: every vector once, none
+// embedded again, the index untouched, however many batches a process
+// killed midway left behind and however many processes attach at once;
+// what a process of an older version stores in the first table later is
+// moved by the next to attach.
+func TestAStoreOfTheFirstLayoutIsMovedOnce(t *testing.T) {
+	ctx := context.Background()
+	defer func(n int) { moveBatch = n }(moveBatch)
+	moveBatch = 7
+	c, path := newCache(t)
+	pending := waitingEntries(t, c, 40, 8)
+	vecs := make([][]float32, len(pending))
+	for i := range vecs {
+		vecs[i] = unit(i % 3)
+		vecs[i][7] = float32(i) // each its own
+	}
+	if err := c.StoreVectors(ctx, pending, vecs); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SaveTextVectors(ctx, []string{"a template"}, [][]float32{unit(2)}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := c.SemanticSearch(ctx, SemanticQuery{Vector: unit(1), Mode: ModeVector}, Filter{Limit: 10})
+	if err != nil || len(want) != 10 {
+		t.Fatalf("before: %d hits, %v", len(want), err)
+	}
+	c.Close()
+	store := func(q string, args ...any) {
+		t.Helper()
+		db, err := sql.Open("sqlite3", VectorsPath(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// the first layout, with another model's vectors beside, and one
+	// batch moved by a process killed before the next
+	store(`CREATE TABLE vectors(model TEXT NOT NULL, hash BLOB NOT NULL, vec BLOB NOT NULL, PRIMARY KEY(model, hash)) WITHOUT ROWID;
+		INSERT INTO vectors SELECT model, hash, vec FROM vecs; DROP TABLE vecs;
+		INSERT INTO vectors SELECT 'other@2', hash, vec FROM vectors`)
+	store(`CREATE TABLE vecs(id INTEGER PRIMARY KEY, model TEXT NOT NULL, hash BLOB NOT NULL, vec BLOB NOT NULL);
+		CREATE UNIQUE INDEX vecs_key ON vecs(model, hash);
+		INSERT INTO vecs(model, hash, vec) SELECT model, hash, vec FROM vectors ORDER BY model, hash LIMIT 7;
+		DELETE FROM vectors WHERE (model, hash) IN (SELECT model, hash FROM vectors ORDER BY model, hash LIMIT 7)`)
+
+	var mu sync.Mutex
+	var moved []int
+	open := func() *Cache {
+		t.Helper()
+		c, rebuilt, err := Open(path, 0)
+		if err != nil || rebuilt {
+			t.Fatalf("open: %v %v", err, rebuilt)
+		}
+		c.NoticeMoves(func(n int, done bool, _ time.Duration) {
+			mu.Lock()
+			defer mu.Unlock()
+			if done {
+				moved = append(moved, n)
+			}
+		})
+		return c
+	}
+	counts := func(c *Cache) (first, second int) {
+		t.Helper()
+		if err := c.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM vs.vectors), (SELECT count(*) FROM vs.vecs)`).Scan(&first, &second); err != nil {
+			t.Fatal(err)
+		}
+		return first, second
+	}
+	// two processes attach the store at once
+	cs := []*Cache{open(), open()}
+	var wg sync.WaitGroup
+	errs := make([]error, len(cs))
+	for i, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.UseModel(ctx, "m@1", 8)
+		}()
+	}
+	wg.Wait()
+	for i, c := range cs {
+		defer c.Close()
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+	}
+	total := 0
+	for _, n := range moved {
+		total += n
+	}
+	if first, second := counts(cs[0]); first != 0 || second != 2*41 || total != 2*41-7 {
+		t.Fatalf("moved: %d vectors left in the first table, %d in the second, %d moved (%v), want 0, %d, %d", first, second, total, moved, 2*41, 2*41-7)
+	}
+	for _, c := range cs {
+		if n, err := c.PendingCount(ctx); err != nil || n != 0 {
+			t.Fatalf("after the move, %d entries wait for a vector (%v)", n, err)
+		}
+		got, err := c.SemanticSearch(ctx, SemanticQuery{Vector: unit(1), Mode: ModeVector}, Filter{Limit: 10})
+		if err != nil || fmt.Sprint(ids(got)) != fmt.Sprint(ids(want)) {
+			t.Fatalf("after the move: %v (%v), want %v", ids(got), err, ids(want))
+		}
+		if tv, err := c.TextVectors(ctx, []string{"a template"}); err != nil || tv[0] == nil || tv[0][2] != unit(2)[2] {
+			t.Fatalf("a template's vector after the move: %v %v", tv, err)
+		}
+	}
+	// an older version stores a vector in the first table: moved at the
+	// next attach, and nothing to tell when there is nothing to move
+	moved = nil
+	store(`INSERT INTO vectors(model, hash, vec) VALUES('m@1', ?, ?)`, textHash("stored by an older version"), encodeVec(unit(0)))
+	for range 2 {
+		c := open()
+		if err := c.UseModel(ctx, "m@1", 8); err != nil {
+			t.Fatal(err)
+		}
+		tv, err := c.TextVectors(ctx, []string{"stored by an older version"})
+		if err != nil || tv[0] == nil {
+			t.Fatalf("a vector stored by an older version: %v %v", tv, err)
+		}
+		c.Close()
+	}
+	if fmt.Sprint(moved) != "[1]" {
+		t.Fatalf("moves told: %v, want [1]", moved)
+	}
+}
+
+func ids(hs []Hit) []string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, h.ID)
+	}
+	return out
 }

@@ -44,6 +44,13 @@ func (cc *cacheConn) open() (*cache.Cache, error) {
 	if rebuilt {
 		cc.warnf("the cache at %s was unreadable or of another version; rebuilding it from the memory refs", cc.path)
 	}
+	c.NoticeMoves(func(moved int, done bool, took time.Duration) {
+		if done {
+			cc.warnf("moved %d stored vectors to the vector store's new layout in %s (once; searches read them faster)", moved, took.Round(time.Second))
+		} else {
+			cc.warnf("moving the stored vectors to the vector store's new layout, once: %d so far (%s)", moved, took.Round(time.Second))
+		}
+	})
 	if cc.hold {
 		c.HoldVectors(heldVectorBytes)
 		c.HoldLexicon()
