@@ -3,9 +3,10 @@
 
 #include <stdint.h>
 
-// synaptic_hamming_fast reports whether this CPU runs
-// synaptic_distances512 (AVX-512 with its population count).
-int synaptic_hamming_fast(void);
+// synaptic_hamming_level is which of the functions below this CPU runs:
+// 2 both (AVX-512 with its population count), 1
+// synaptic_distances_popcnt (POPCNT), 0 neither.
+int synaptic_hamming_level(void);
 
 // synaptic_distances512 writes into dist the Hamming distance from q (8
 // words) of each of the n rows of words (8 words a row), 65535 for a row
@@ -16,5 +17,10 @@ int synaptic_hamming_fast(void);
 void synaptic_distances512(const uint64_t *words, const uint8_t *valid, const uint8_t *rowids, int64_t n,
                            const uint64_t *admit, int64_t admit_words, const uint64_t *q, uint16_t *dist,
                            int64_t *count);
+
+// synaptic_distances_popcnt is synaptic_distances512 with POPCNT alone.
+void synaptic_distances_popcnt(const uint64_t *words, const uint8_t *valid, const uint8_t *rowids, int64_t n,
+                               const uint64_t *admit, int64_t admit_words, const uint64_t *q, uint16_t *dist,
+                               int64_t *count);
 
 #endif

@@ -5,6 +5,9 @@ package cache
 // hammingFast is false: distances512 (hamming.c) is written for x86-64.
 var hammingFast = false
 
+// hammingLevel is 0: neither of hamming.c's ways runs here.
+var hammingLevel = 0
+
 func distances512(words []uint64, valid, rowids []byte, n int, admit []uint64, q *[8]uint64, dist []uint16, count []int) {
-	panic("cache: distances512 without AVX-512")
+	panic("cache: distances512 where hamming.c does not run")
 }

@@ -340,15 +340,38 @@ func coarseIDs(ctx context.Context, c *Cache, q []float32, k int, f Filter) ([]i
 // nearest first, ties to the lower rowid, rows without a vector and rows
 // the filter rejects left out.
 func TestHammingInPartsKeepsWhatOneScanKeeps(t *testing.T) {
-	defer func(fast bool) { hammingFast = fast }(hammingFast)
-	paths := []bool{false}
-	if hammingFast { // hamming.c, and the Go loop it stands in for
-		paths = append(paths, true)
+	for _, p := range hammingPaths() {
+		t.Run(p.name, func(t *testing.T) {
+			defer p.use()()
+			testHammingInParts(t)
+		})
 	}
-	for _, fast := range paths {
-		hammingFast = fast
-		t.Run(map[bool]string{false: "go", true: "avx-512"}[fast], testHammingInParts)
+}
+
+// hammingPath is a way to measure the distances this CPU runs: the Go
+// loop, and hamming.c's where it runs them.
+type hammingPath struct {
+	name  string
+	fast  bool
+	level int
+}
+
+func hammingPaths() []hammingPath {
+	paths := []hammingPath{{"go", false, hammingLevel}}
+	if hammingLevel >= 1 {
+		paths = append(paths, hammingPath{"popcnt", true, 1})
 	}
+	if hammingLevel >= 2 {
+		paths = append(paths, hammingPath{"avx-512", true, 2})
+	}
+	return paths
+}
+
+// use makes the path the one scans take, until the function it returns.
+func (p hammingPath) use() func() {
+	fast, level := hammingFast, hammingLevel
+	hammingFast, hammingLevel = p.fast, p.level
+	return func() { hammingFast, hammingLevel = fast, level }
 }
 
 func testHammingInParts(t *testing.T) {
@@ -516,14 +539,11 @@ func TestByDotOrdersAsPairsDo(t *testing.T) {
 // every core as a Nearest runs it: go test -bench HammingMillion ./cache.
 // It runs the Go loop, and hamming.c where the CPU has AVX-512.
 func BenchmarkHammingMillion(b *testing.B) {
-	defer func(fast bool) { hammingFast = fast }(hammingFast)
-	paths := []bool{false}
-	if hammingFast {
-		paths = append(paths, true)
-	}
-	for _, fast := range paths {
-		hammingFast = fast
-		b.Run(map[bool]string{false: "go", true: "avx-512"}[fast], benchHammingMillion)
+	for _, p := range hammingPaths() {
+		b.Run(p.name, func(b *testing.B) {
+			defer p.use()()
+			benchHammingMillion(b)
+		})
 	}
 }
 
