@@ -52,9 +52,9 @@ func (c *Cache) restoreByScan(ctx context.Context) (bool, error) {
 var restorePage = 4096
 
 // restoreScanning is RestoreVectors by one pass over the vector store in
-// the order it was stored: it hashes every waiting text, then takes the vectors of the
-// ones the store holds, a page of the store at a time, in one
-// transaction (one per page wrote the index's pages again for each).
+// the order it was stored: it hashes every waiting text, then takes the
+// vectors of the ones the store holds, a page of the store at a time, in
+// one transaction (one per page wrote the index's pages again for each).
 func (c *Cache) restoreScanning(ctx context.Context) (int, error) {
 	want, err := c.waitingByHash(ctx)
 	if err != nil || len(want.first) == 0 {
