@@ -293,8 +293,8 @@ func (ix *lexIndex) admittedDocs(m *maxScore, admit []byte, n int) ([]uint32, bo
 	return docs, true
 }
 
-// scoreEach scores the live documents docs (in order), each holding any
-// of the phrases, as score does, and keeps the k best.
+// scoreEach scores those of the live documents docs (in order) that hold
+// any of the phrases, as score does, and keeps the k best.
 func (m *maxScore) scoreEach(docs []uint32) {
 	for _, doc := range docs {
 		d := float64(m.ix.length[doc])
