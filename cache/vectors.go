@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -466,32 +465,26 @@ func (c *Cache) newestKeys(ctx context.Context, f Filter, n, offset int) ([]vecK
 // vectorsByHash returns the active model's vectors stored under the keys'
 // hashes, by hash.
 func (c *Cache) vectorsByHash(ctx context.Context, keys []vecKey) (map[string][]float32, error) {
-	out := make(map[string][]float32, len(keys))
-	for len(keys) > 0 {
-		batch := keys[:min(len(keys), 500)]
-		keys = keys[len(batch):]
-		args := make([]any, 0, len(batch)+1)
-		args = append(args, c.vecModel)
-		for _, k := range batch {
-			args = append(args, k.hash)
-		}
-		rows, err := c.db.QueryContext(ctx, `SELECT hash, vec FROM vs.vecs WHERE model = ? AND hash IN (`+placeholders(len(batch))+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("cache: vectors: %w", err)
-		}
-		for rows.Next() {
-			var hash, blob []byte
-			if err := rows.Scan(&hash, &blob); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("cache: vectors: %w", err)
-			}
-			out[string(hash)] = decodeVec(blob)
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, fmt.Errorf("cache: vectors: %w", err)
-		}
+	hashes := make([]string, len(keys))
+	for i, k := range keys {
+		hashes[i] = hex.EncodeToString(k.hash)
+	}
+	out, err := c.decodedByHashes(ctx, hashes)
+	if err != nil {
+		return nil, fmt.Errorf("cache: vectors: %w", err)
+	}
+	return out, nil
+}
+
+// decodedByHashes is vectorsByHashes with the vectors decoded.
+func (c *Cache) decodedByHashes(ctx context.Context, hashes []string) (map[string][]float32, error) {
+	blobs, err := c.vectorsByHashes(ctx, hashes)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]float32, len(blobs))
+	for h, blob := range blobs {
+		out[h] = decodeVec(blob)
 	}
 	return out, nil
 }
@@ -572,16 +565,19 @@ func (c *Cache) TextVectors(ctx context.Context, texts []string) ([][]float32, e
 	if c.vecModel == "" {
 		return nil, fmt.Errorf("cache: no embedding model selected")
 	}
-	out := make([][]float32, len(texts))
+	raw := make([]string, len(texts))
+	hashes := make([]string, len(texts))
 	for i, t := range texts {
-		var blob []byte
-		err := c.db.QueryRowContext(ctx, `SELECT vec FROM vs.vecs WHERE model=? AND hash=?`, c.vecModel, textHash(t)).Scan(&blob)
-		switch {
-		case err == nil:
-			out[i] = decodeVec(blob)
-		case !errors.Is(err, sql.ErrNoRows):
-			return nil, fmt.Errorf("cache: text vectors: %w", err)
-		}
+		h := textHash(t)
+		raw[i], hashes[i] = string(h), hex.EncodeToString(h)
+	}
+	vecs, err := c.decodedByHashes(ctx, hashes)
+	if err != nil {
+		return nil, fmt.Errorf("cache: text vectors: %w", err)
+	}
+	out := make([][]float32, len(texts))
+	for i, h := range raw {
+		out[i] = vecs[h] // nil where none is stored
 	}
 	return out, nil
 }
