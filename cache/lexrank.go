@@ -67,6 +67,12 @@ func (c *lexCursor) advance() {
 	}
 }
 
+// term is what the phrase adds to the score of the row the cursor is
+// at, of d tokens, as bm25() computes it.
+func (c *lexCursor) term(d, avgdl float64) float64 {
+	return bm25Term(c.idf, float64(c.p.twice(c.pos))/2, d, avgdl)
+}
+
 // seek moves the cursor to the first posting at or after doc.
 func (c *lexCursor) seek(doc uint32) {
 	if c.at >= doc {
@@ -206,7 +212,7 @@ func (m *maxScore) score(doc uint32) (float64, bool) {
 		c := &ess[i]
 		if c.at == doc {
 			if !skip {
-				s := bm25Term(c.idf, float64(c.p.twice(c.pos))/2, d, m.avgdl)
+				s := c.term(d, m.avgdl)
 				m.parts[c.phrase] = s
 				bound += s
 			}
@@ -225,7 +231,7 @@ func (m *maxScore) score(doc uint32) (float64, bool) {
 		c := &m.cur[i]
 		c.seek(doc)
 		if c.at == doc {
-			s := bm25Term(c.idf, float64(c.p.twice(c.pos))/2, d, m.avgdl)
+			s := c.term(d, m.avgdl)
 			m.parts[c.phrase] = s
 			bound += s
 		}
@@ -234,12 +240,18 @@ func (m *maxScore) score(doc uint32) (float64, bool) {
 		clear(m.parts)
 		return 0, false
 	}
+	return m.total(), true
+}
+
+// total is the score of the row whose parts are set, summed in the
+// phrases' order as bm25() sums them; it clears the parts.
+func (m *maxScore) total() float64 {
 	score := 0.0
 	for i, s := range m.parts {
 		score += s
 		m.parts[i] = 0
 	}
-	return score, true
+	return score
 }
 
 // lexSparse is how many cursors sought to an admitted row cost what
@@ -303,19 +315,14 @@ func (m *maxScore) scoreEach(docs []uint32) {
 			c := &m.cur[i]
 			c.seek(doc)
 			if c.at == doc {
-				m.parts[c.phrase] = bm25Term(c.idf, float64(c.p.twice(c.pos))/2, d, m.avgdl)
+				m.parts[c.phrase] = c.term(d, m.avgdl)
 				held = true
 			}
 		}
 		if !held {
 			continue
 		}
-		score := 0.0
-		for i, s := range m.parts {
-			score += s
-			m.parts[i] = 0
-		}
-		if len(m.h) < m.k || score >= m.theta {
+		if score := m.total(); len(m.h) < m.k || score >= m.theta {
 			m.offer(lexHit{rowid: m.ix.rowid[doc], rank: score})
 		}
 	}
