@@ -463,11 +463,7 @@ func (ix *signIndex) sparse(qw []uint64, k int, admit []uint64) []signDist {
 			if !ch.holds(slot) || ch.rowid(slot) != id {
 				continue // its vector is gone
 			}
-			d := 0
-			for j, x := range ch.words[slot*ix.nw : (slot+1)*ix.nw] {
-				d += bits.OnesCount64(x ^ qw[j])
-			}
-			near = append(near, signDist{d, id, ci, slot})
+			near = append(near, signDist{ch.distance(slot, qw), id, ci, slot})
 		}
 	}
 	if len(near) > k {
@@ -501,10 +497,7 @@ func (ix *signIndex) distances(dist []uint16, starts []int, lo, hi int, qw, admi
 				dist[at+i] = skip
 				continue
 			}
-			d := 0
-			for j, w := range ch.words[i*len(qw) : (i+1)*len(qw)] {
-				d += bits.OnesCount64(w ^ qw[j])
-			}
+			d := ch.distance(i, qw)
 			dist[at+i] = uint16(d)
 			count[d]++
 		}
@@ -574,6 +567,16 @@ func (ix *signIndex) distances8(dist []uint16, starts []int, lo, hi int, q *[8]u
 	for d := range count[:8*64+1] {
 		count[d] += int(hist[0][d] + hist[1][d])
 	}
+}
+
+// distance is the Hamming distance of slot i's sign bits from qw (a
+// row's words).
+func (ch *signChunk) distance(i int, qw []uint64) int {
+	d := 0
+	for j, w := range ch.words[i*len(qw) : (i+1)*len(qw)] {
+		d += bits.OnesCount64(w ^ qw[j])
+	}
+	return d
 }
 
 // holds reports whether slot i holds a vector (its validity bit).
