@@ -23,14 +23,13 @@ static int admitted(const uint8_t *rowids, int64_t i, const uint64_t *admit, int
 
 // DISTANCES is the body of both: DIST(row) is the distance of the row at
 // row (8 words) from the query.
-#define DISTANCES(DIST)                                                                                   \
-	/* four histograms, so that consecutive rows at one distance do not                                 \
+#define DISTANCES(DIST)                                                                                    \
+	/* four histograms, so that consecutive rows at one distance do not                                \
 	   wait on each other's increments */                                                              \
 	int32_t hist[4][520];                                                                              \
 	memset(hist, 0, sizeof hist);                                                                      \
-	int64_t i = 0;                                                                                     \
-	for (; i + 8 <= n; i += 8) {                                                                       \
-		if (valid[i / 8] == 0xff && admit == NULL) {                                               \
+	for (int64_t i = 0; i < n; i += 8) {                                                               \
+		if (i + 8 <= n && valid[i / 8] == 0xff && admit == NULL) {                                 \
 			for (int j = 0; j < 8; j++) {                                                      \
 				int d = DIST(words + 8 * (i + j));                                         \
 				dist[i + j] = (uint16_t)d;                                                 \
@@ -38,9 +37,10 @@ static int admitted(const uint8_t *rowids, int64_t i, const uint64_t *admit, int
 			}                                                                                  \
 			continue;                                                                          \
 		}                                                                                          \
-		for (int j = 0; j < 8; j++) {                                                              \
+		/* a group with rows not measured, or the last, short one */                               \
+		for (int j = 0; j < 8 && i + j < n; j++) {                                                 \
 			int64_t r = i + j;                                                                 \
-			if (!(valid[r / 8] >> (r % 8) & 1) || !admitted(rowids, r, admit, admit_words)) { \
+			if (!(valid[r / 8] >> (r % 8) & 1) || !admitted(rowids, r, admit, admit_words)) {  \
 				dist[r] = SKIP;                                                            \
 				continue;                                                                  \
 			}                                                                                  \
@@ -48,15 +48,6 @@ static int admitted(const uint8_t *rowids, int64_t i, const uint64_t *admit, int
 			dist[r] = (uint16_t)d;                                                             \
 			hist[j & 3][d]++;                                                                  \
 		}                                                                                          \
-	}                                                                                                  \
-	for (; i < n; i++) {                                                                               \
-		if (!(valid[i / 8] >> (i % 8) & 1) || !admitted(rowids, i, admit, admit_words)) {          \
-			dist[i] = SKIP;                                                                    \
-			continue;                                                                          \
-		}                                                                                          \
-		int d = DIST(words + 8 * i);                                                               \
-		dist[i] = (uint16_t)d;                                                                     \
-		hist[0][d]++;                                                                              \
 	}                                                                                                  \
 	for (int d = 0; d <= 512; d++) {                                                                   \
 		count[d] += hist[0][d] + hist[1][d] + hist[2][d] + hist[3][d];                             \
