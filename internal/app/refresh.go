@@ -217,11 +217,21 @@ func (s *core) removeStaleLocks() {
 }
 
 // Reindex deletes the cache and rebuilds it from the refs and the history
-// walks that had indexed commits (their tips, read first). The usage
-// store outlives it, and decay's verdicts are computed from it again at
-// once, so that what decay had archived stays archived; so does the
-// vector store, whose vectors the entries take back.
-func (s *Recall) Reindex(ctx context.Context) error {
+// walks that had indexed commits (their tips, read first), and returns how
+// many entries it holds. The usage store outlives it, and decay's
+// verdicts are computed from it again at once, so that what decay had
+// archived stays archived; so does the vector store, whose vectors the
+// entries take back.
+func (s *Recall) Reindex(ctx context.Context) (int, error) {
+	if err := s.reindex(ctx); err != nil {
+		return 0, err
+	}
+	// counted from the type index: Status reads every row and checks the
+	// refs again (11 s at a million entries)
+	return s.count(ctx)
+}
+
+func (s *Recall) reindex(ctx context.Context) error {
 	// The indexed commits come from git, not from the refs: the walks that
 	// indexed them are made again from their tips, or a rebuild would
 	// drop them all without a word (12k of them on a clone of tmux).

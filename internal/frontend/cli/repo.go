@@ -494,14 +494,11 @@ embedded again.`,
 
 func runReindex(e *env, o *reindexOptions) error {
 	return e.withService(func(s *app.Service) error {
-		if err := s.Recall().Reindex(contextOf(e)); err != nil {
-			return err
-		}
-		st, err := s.Status(contextOf(e))
+		n, err := s.Recall().Reindex(contextOf(e))
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.io.Out, "reindexed %d entries into %s\n", st.Stats.Total, st.CachePath)
+		fmt.Fprintf(e.io.Out, "reindexed %d entries into %s\n", n, s.CachePath())
 		return nil
 	})
 }
