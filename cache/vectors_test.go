@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -356,6 +357,121 @@ func TestRestoringByScanTakesWhatLookupsTake(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Restoring while the index holds sign bits replaces those of an entry
+// edited to a text the store has: the deletes of the old bits are
+// skipped only when the index began empty (a rebuilt cache).
+func TestRestoringReplacesTheSignBitsOfAnEditedEntry(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	var entries []memory.Entry
+	for i := range 4 {
+		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
+	}
+	put(t, c, entries)
+	if err := c.UseModel(ctx, "m@1", 8); err != nil {
+		t.Fatal(err)
+	}
+	pending, _, err := c.PendingVectors(ctx, 10)
+	if err != nil || len(pending) != 4 {
+		t.Fatalf("%d pending, %v", len(pending), err)
+	}
+	vecs := make([][]float32, len(pending))
+	for i, p := range pending {
+		var n int
+		fmt.Sscanf(p.Text, "entry %d", &n)
+		vecs[i] = unit(n * 2)
+	}
+	if err := c.StoreVectors(ctx, pending, vecs); err != nil {
+		t.Fatal(err)
+	}
+	edited := entries[0]
+	edited.Content = "entry 2" // unit(4)'s text, in the store
+	put(t, c, []memory.Entry{edited})
+	if n, err := c.PendingCount(ctx); err != nil || n != 1 {
+		t.Fatalf("%d waiting after the edit (%v), want 1", n, err)
+	}
+	restored, err := c.restoreScanning(ctx)
+	if err != nil || restored != 1 {
+		t.Fatalf("restored %d (%v), want the edited entry", restored, err)
+	}
+	var rows int
+	var same bool
+	err = c.db.QueryRowContext(ctx, `SELECT count(*), coalesce(max(e = vec_quantize_binary(?)), 0) FROM vec_bits WHERE rowid = (SELECT rowid FROM entries WHERE id = ?)`,
+		encodeVec(unit(4)), edited.ID).Scan(&rows, &same)
+	if err != nil || rows != 1 || !same {
+		t.Fatalf("the edited entry has %d rows of sign bits, its new text's: %v (%v)", rows, same, err)
+	}
+}
+
+// A restore whose context ends midway restores nothing, and leaves the
+// store's second connection, which read the pages, free: the next
+// restore takes every vector.
+func TestARestoreEndedMidwayRestoresNothing(t *testing.T) {
+	defer func(n, b int) { restorePage, storeBatch = n, b }(restorePage, storeBatch)
+	restorePage, storeBatch = 2, 1
+	ctx := context.Background()
+	c, path := newCache(t)
+	var entries []memory.Entry
+	for i := range 9 {
+		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
+	}
+	put(t, c, entries)
+	if err := c.UseModel(ctx, "m@1", 8); err != nil {
+		t.Fatal(err)
+	}
+	pending, _, err := c.PendingVectors(ctx, 10)
+	if err != nil || len(pending) != 9 {
+		t.Fatalf("%d pending, %v", len(pending), err)
+	}
+	vecs := make([][]float32, len(pending))
+	for i := range vecs {
+		vecs[i] = unit(i % 8)
+	}
+	if err := c.StoreVectors(ctx, pending, vecs); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if err := Remove(path); err != nil { // the vector store stays
+		t.Fatal(err)
+	}
+	if c, _, err = Open(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	put(t, c, entries)
+	if err := c.UseModel(ctx, "m@1", 8); err != nil {
+		t.Fatal(err)
+	}
+	inner, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ending := &endsAfter{Context: inner, cancel: cancel}
+	ending.left.Store(4) // a few vectors in
+	if n, err := c.restoreScanning(ending); !errors.Is(err, context.Canceled) || n != 0 {
+		t.Fatalf("a restore ended midway: %d restored, %v; want 0 and context.Canceled", n, err)
+	}
+	if n, err := c.PendingCount(ctx); err != nil || n != 9 {
+		t.Fatalf("%d waiting after the ended restore (%v), want 9", n, err)
+	}
+	if n, err := c.restoreScanning(ctx); err != nil || n != 9 {
+		t.Fatalf("the next restore: %d restored, %v; want 9", n, err)
+	}
+}
+
+// endsAfter is a context that is cancelled when its Err has been asked
+// left times.
+type endsAfter struct {
+	context.Context
+	left   atomic.Int32
+	cancel func()
+}
+
+func (e *endsAfter) Err() error {
+	if e.left.Add(-1) < 0 {
+		e.cancel()
+	}
+	return e.Context.Err()
 }
 
 // Storing vectors under a context that ended stores none of them: the
