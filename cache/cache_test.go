@@ -170,6 +170,11 @@ func TestDecayPassJudgesWhatIsDue(t *testing.T) {
 		bigPass = 1
 		decayPassJudgesWhatIsDue(t)
 	})
+	t.Run("verdicts written two at a time", func(t *testing.T) {
+		defer func(n int) { verdictBatch = n }(verdictBatch)
+		verdictBatch = 2 // a whole batch, then what is left
+		decayPassJudgesWhatIsDue(t)
+	})
 }
 
 func decayPassJudgesWhatIsDue(t *testing.T) {

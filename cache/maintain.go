@@ -150,20 +150,19 @@ func (c *Cache) Maintain(ctx context.Context, p DecayPass) (int, error) {
 			return 0, fmt.Errorf("cache: maintain: %w", err)
 		}
 	}
+	var w verdictWriter
 	for _, st := range standings {
 		v := p.Judge(st)
-		if v.Tier != st.AutoTier || v.Archived != st.AutoArchived {
-			if err := tx.exec(`UPDATE entries SET auto_tier=?, auto_archived=? WHERE rowid=?`, string(v.Tier), v.Archived, st.rowid); err != nil {
-				return 0, fmt.Errorf("cache: maintain: %w", err)
-			}
-		}
 		next := int64(math.MaxInt64)
 		if !v.Next.IsZero() {
 			next = v.Next.UnixNano()
 		}
-		if err := tx.exec(`UPDATE decay SET next=? WHERE rowid=?`, next, st.rowid); err != nil {
-			return 0, fmt.Errorf("cache: maintain: %w", err)
+		if err := w.add(tx, st, v, next); err != nil {
+			return 0, err
 		}
+	}
+	if err := w.flush(tx); err != nil {
+		return 0, err
 	}
 	// what maintenance leaves alone is not due again until it changes
 	// (driven by the due rows: "rowid IN (SELECT ... FROM entries)"
@@ -184,6 +183,54 @@ func (c *Cache) Maintain(ctx context.Context, p DecayPass) (int, error) {
 		return 0, fmt.Errorf("cache: maintain: %w", err)
 	}
 	return len(standings), tx.tx.Commit()
+}
+
+// verdictBatch is how many verdicts a verdictWriter writes with one
+// statement (a variable for tests).
+var verdictBatch = 1024
+
+// verdictWriter records a pass's verdicts a batch at a time: a statement
+// for each of a million entries was half of the pass after a rebuild.
+type verdictWriter struct {
+	nexts   [][2]int64 // rowid, next
+	changed [][3]any   // rowid, auto tier, auto archived
+}
+
+// add records st's verdict v, and when it is due again.
+func (w *verdictWriter) add(tx *Tx, st Standing, v Verdict, next int64) error {
+	if v.Tier != st.AutoTier || v.Archived != st.AutoArchived {
+		w.changed = append(w.changed, [3]any{st.rowid, string(v.Tier), v.Archived})
+	}
+	w.nexts = append(w.nexts, [2]int64{st.rowid, next})
+	if len(w.nexts) < verdictBatch {
+		return nil
+	}
+	return w.flush(tx)
+}
+
+// flush writes the verdicts added since the last.
+func (w *verdictWriter) flush(tx *Tx) error {
+	for _, b := range []struct {
+		q    string
+		rows any
+		n    int
+	}{
+		{`UPDATE entries SET auto_tier = j.value->>1, auto_archived = j.value->>2 FROM json_each(?) j WHERE entries.rowid = j.value->>0`, w.changed, len(w.changed)},
+		{`UPDATE decay SET next = j.value->>1 FROM json_each(?) j WHERE decay.rowid = j.value->>0`, w.nexts, len(w.nexts)},
+	} {
+		if b.n == 0 {
+			continue
+		}
+		js, err := json.Marshal(b.rows)
+		if err == nil {
+			err = tx.exec(b.q, string(js))
+		}
+		if err != nil {
+			return fmt.Errorf("cache: maintain: %w", err)
+		}
+	}
+	w.nexts, w.changed = w.nexts[:0], w.changed[:0]
+	return nil
 }
 
 // standings lists the entries maintenance may act on whose next judgement
