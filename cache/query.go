@@ -405,7 +405,10 @@ type Stats struct {
 // Stats counts entries by type and tier (archived ones counted apart).
 func (c *Cache) Stats(ctx context.Context) (Stats, error) {
 	s := Stats{ByType: map[string]int{}, ByTier: map[string]int{}}
-	rows, err := c.db.QueryContext(ctx, `SELECT e.type, `+effTier+`, `+effArchived+`, e.pinned, e.private, count(*) FROM entries e GROUP BY 1, 2, 3, 4, 5`)
+	// read in the table's order: SQLite took the type index for the
+	// grouping, then each row from the table in no order (6.9 s against
+	// 3 s at a million entries)
+	rows, err := c.db.QueryContext(ctx, `SELECT e.type, `+effTier+`, `+effArchived+`, e.pinned, e.private, count(*) FROM entries e NOT INDEXED GROUP BY 1, 2, 3, 4, 5`)
 	if err != nil {
 		return s, fmt.Errorf("cache: stats: %w", err)
 	}
