@@ -1,7 +1,9 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -247,5 +249,38 @@ func TestSaveByMeaningEmbedsTheEntryOnce(t *testing.T) {
 	st, err := s.Recall().VectorStatus(ctx)
 	if err != nil || st.Embedded != st.Entries {
 		t.Errorf("entries without a vector after the search: %+v %v", st, err)
+	}
+}
+
+// Many entries waiting for vectors the store holds (a reindex killed as
+// it restored them leaves the rebuilt cache so) are taken back in one
+// pass by the next search, which says so: none is embedded again.
+func TestManyWaitingEntriesTakeTheirStoredVectorsBack(t *testing.T) {
+	defer func(n int) { restoreAtOnce = n }(restoreAtOnce)
+	restoreAtOnce = 3
+	ctx := context.Background()
+	var embedded []string
+	var warn bytes.Buffer
+	s := openTest(t, Options{Embedder: countingEmbedder{texts: &embedded}, Warn: &warn})
+	var reqs []SaveRequest
+	for i := range 5 {
+		reqs = append(reqs, SaveRequest{Content: fmt.Sprintf("the pane resize hook fired %d times", i), Type: memory.TypeInsight})
+	}
+	if _, err := s.Memory().Import(ctx, reqs); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Recall().Search(ctx, SearchRequest{Query: "pane resize"}); err != nil || len(embedded) != 6 {
+		t.Fatalf("first search: %v, embedded %d texts (want the 5 entries and the query)", err, len(embedded))
+	}
+	if err := s.conn.remove(); err != nil { // the vector store stays
+		t.Fatal(err)
+	}
+	embedded, warn = nil, bytes.Buffer{}
+	hits, _, err := s.Recall().Search(ctx, SearchRequest{Query: "resize hook"})
+	if err != nil || len(hits) != 5 {
+		t.Fatalf("search after the cache went: %d hits, %v", len(hits), err)
+	}
+	if len(embedded) != 1 || !strings.Contains(warn.String(), "took back 5 stored vectors") {
+		t.Fatalf("embedded %q; said %q; want the query alone, and the 5 taken back", embedded, warn.String())
 	}
 }
