@@ -27,6 +27,48 @@ func (c *Cache) RestoreVectors(ctx context.Context) (int, error) {
 	return reused, err
 }
 
+// WaitingStored reports whether most of the first entries waiting for a
+// vector (restoreSample of them) have one in the store under the active
+// model, as after a reindex killed while it restored them. Then
+// RestoreVectors takes the waiting back in one pass over the store;
+// otherwise (a model newly chosen) that pass would read the store for
+// little, and embedding finds what it holds by lookups.
+func (c *Cache) WaitingStored(ctx context.Context) (bool, error) {
+	if c.vecModel == "" {
+		return false, fmt.Errorf("cache: no embedding model selected")
+	}
+	rows, err := c.db.QueryContext(ctx, `SELECT e.content FROM vec_pending p JOIN entries e ON e.rowid = p.rowid ORDER BY p.rowid LIMIT ?`, restoreSample)
+	if err != nil {
+		return false, fmt.Errorf("cache: pending vectors: %w", err)
+	}
+	defer rows.Close()
+	var sample []PendingText
+	for rows.Next() {
+		var text string
+		if err := rows.Scan(&text); err != nil {
+			return false, err
+		}
+		sample = append(sample, PendingText{hash: textHash(text)})
+	}
+	if err := rows.Err(); err != nil || len(sample) == 0 {
+		return false, err
+	}
+	stored, err := c.storedVectors(ctx, sample)
+	if err != nil {
+		return false, err
+	}
+	found := 0
+	for _, p := range sample {
+		if _, ok := stored[string(p.hash)]; ok {
+			found++
+		}
+	}
+	return 2*found >= len(sample), nil
+}
+
+// restoreSample is how many waiting entries WaitingStored looks up.
+const restoreSample = 64
+
 // restoreByScan reports whether restoring is cheaper by one pass over the
 // vector store than by a lookup per waiting entry: a lookup reads pages
 // in no order and cost about four stored vectors read in order (in

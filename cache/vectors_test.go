@@ -459,6 +459,56 @@ func TestARestoreEndedMidwayRestoresNothing(t *testing.T) {
 	}
 }
 
+// WaitingStored says whether most entries waiting for a vector have one
+// stored under the active model: none waiting, no; after the cache went
+// and the store stayed, yes; for a model none was embedded with, no.
+func TestWaitingStoredSaysWhenARestorePays(t *testing.T) {
+	ctx := context.Background()
+	c, path := newCache(t)
+	var entries []memory.Entry
+	for i := range 5 {
+		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
+	}
+	put(t, c, entries)
+	if err := c.UseModel(ctx, "m@1", 8); err != nil {
+		t.Fatal(err)
+	}
+	pending, _, err := c.PendingVectors(ctx, 10)
+	if err != nil || len(pending) != 5 {
+		t.Fatalf("%d pending, %v", len(pending), err)
+	}
+	vecs := make([][]float32, len(pending))
+	for i := range vecs {
+		vecs[i] = unit(i % 8)
+	}
+	if err := c.StoreVectors(ctx, pending, vecs); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.WaitingStored(ctx); ok || err != nil {
+		t.Fatalf("none waiting: %v, %v; want false", ok, err)
+	}
+	c.Close()
+	if err := Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if c, _, err = Open(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	put(t, c, entries)
+	for _, m := range []struct {
+		name   string
+		stored bool
+	}{{"m@1", true}, {"other@2", false}} {
+		if err := c.UseModel(ctx, m.name, 8); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := c.WaitingStored(ctx); ok != m.stored || err != nil {
+			t.Fatalf("%s: %v, %v; want %v", m.name, ok, err, m.stored)
+		}
+	}
+}
+
 // endsAfter is a context that is cancelled when its Err has been asked
 // left times.
 type endsAfter struct {

@@ -100,6 +100,23 @@ func embedStore(ctx context.Context, c *cache.Cache, m Embedder, pending []cache
 	return c.StoreVectors(ctx, pending, vecs)
 }
 
+// restorePending takes back the stored vectors of the total entries
+// waiting, saying so, and returns how many wait still.
+func (s *core) restorePending(ctx context.Context, c *cache.Cache, total int) (int, error) {
+	s.warnf("taking back the stored vectors of %d entries that wait for one, once (about a minute a million)", total)
+	start := time.Now()
+	restored, err := c.RestoreVectors(ctx)
+	if err != nil {
+		return 0, err
+	}
+	left, err := c.PendingCount(ctx)
+	if err != nil {
+		return 0, err
+	}
+	s.warnf("took back %d stored vectors in %s; %d entries left to embed", restored, time.Since(start).Round(time.Second), left)
+	return left, nil
+}
+
 // restoreAtOnce is how many entries waiting for a vector make
 // embedPending take the store's vectors back in one pass first.
 var restoreAtOnce = 50_000
@@ -119,20 +136,19 @@ func (s *core) embedPending(ctx context.Context, c *cache.Cache, m Embedder, bud
 		return 0, err
 	}
 	if total >= restoreAtOnce {
-		// Most of them have vectors in the store (a reindex killed as it
-		// restored them): one pass over the store takes them back, where
-		// the loop below looked each up (a million: 81 s, silent, in the
-		// first search).
-		s.warnf("taking back the stored vectors of %d entries that wait for one, once (about a minute a million)", total)
-		start := time.Now()
-		restored, err := c.RestoreVectors(ctx)
+		// Most of them may have vectors in the store (a reindex killed as
+		// it restored them): one pass over the store takes them back,
+		// where the loop below looked each up (a million: 81 s, silent, in
+		// the first search).
+		stored, err := c.WaitingStored(ctx)
 		if err != nil {
 			return 0, err
 		}
-		if total, err = c.PendingCount(ctx); err != nil {
-			return 0, err
+		if stored {
+			if total, err = s.restorePending(ctx, c, total); err != nil {
+				return 0, err
+			}
 		}
-		s.warnf("took back %d stored vectors in %s; %d entries left to embed", restored, time.Since(start).Round(time.Second), total)
 	}
 	for budget < 0 || done < budget {
 		n := 256
