@@ -412,38 +412,7 @@ func TestARestoreEndedMidwayRestoresNothing(t *testing.T) {
 	defer func(n, b int) { restorePage, storeBatch = n, b }(restorePage, storeBatch)
 	restorePage, storeBatch = 2, 1
 	ctx := context.Background()
-	c, path := newCache(t)
-	var entries []memory.Entry
-	for i := range 9 {
-		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
-	}
-	put(t, c, entries)
-	if err := c.UseModel(ctx, "m@1", 8); err != nil {
-		t.Fatal(err)
-	}
-	pending, _, err := c.PendingVectors(ctx, 10)
-	if err != nil || len(pending) != 9 {
-		t.Fatalf("%d pending, %v", len(pending), err)
-	}
-	vecs := make([][]float32, len(pending))
-	for i := range vecs {
-		vecs[i] = unit(i % 8)
-	}
-	if err := c.StoreVectors(ctx, pending, vecs); err != nil {
-		t.Fatal(err)
-	}
-	c.Close()
-	if err := Remove(path); err != nil { // the vector store stays
-		t.Fatal(err)
-	}
-	if c, _, err = Open(path, 0); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	put(t, c, entries)
-	if err := c.UseModel(ctx, "m@1", 8); err != nil {
-		t.Fatal(err)
-	}
+	c := rebuiltWithStore(t, 9, nil)
 	inner, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ending := &endsAfter{Context: inner, cancel: cancel}
@@ -464,38 +433,11 @@ func TestARestoreEndedMidwayRestoresNothing(t *testing.T) {
 // and the store stayed, yes; for a model none was embedded with, no.
 func TestWaitingStoredSaysWhenARestorePays(t *testing.T) {
 	ctx := context.Background()
-	c, path := newCache(t)
-	var entries []memory.Entry
-	for i := range 5 {
-		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
-	}
-	put(t, c, entries)
-	if err := c.UseModel(ctx, "m@1", 8); err != nil {
-		t.Fatal(err)
-	}
-	pending, _, err := c.PendingVectors(ctx, 10)
-	if err != nil || len(pending) != 5 {
-		t.Fatalf("%d pending, %v", len(pending), err)
-	}
-	vecs := make([][]float32, len(pending))
-	for i := range vecs {
-		vecs[i] = unit(i % 8)
-	}
-	if err := c.StoreVectors(ctx, pending, vecs); err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := c.WaitingStored(ctx); ok || err != nil {
-		t.Fatalf("none waiting: %v, %v; want false", ok, err)
-	}
-	c.Close()
-	if err := Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	if c, _, err = Open(path, 0); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	put(t, c, entries)
+	c := rebuiltWithStore(t, 5, func(c *Cache) {
+		if ok, err := c.WaitingStored(ctx); ok || err != nil {
+			t.Fatalf("none waiting: %v, %v; want false", ok, err)
+		}
+	})
 	for _, m := range []struct {
 		name   string
 		stored bool
@@ -507,6 +449,52 @@ func TestWaitingStoredSaysWhenARestorePays(t *testing.T) {
 			t.Fatalf("%s: %v, %v; want %v", m.name, ok, err, m.stored)
 		}
 	}
+}
+
+// rebuiltWithStore returns a cache of n insights ("entry i") that every
+// one waits in for the vector the store holds for it (unit(i%8) under
+// model m@1, the active model): the vectors were stored, then the cache
+// deleted and made again, as a reindex leaves it before its restore.
+// before, when set, runs on the first cache once the vectors are stored.
+func rebuiltWithStore(t *testing.T, n int, before func(*Cache)) *Cache {
+	t.Helper()
+	ctx := context.Background()
+	c, path := newCache(t)
+	var entries []memory.Entry
+	for i := range n {
+		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
+	}
+	put(t, c, entries)
+	if err := c.UseModel(ctx, "m@1", 8); err != nil {
+		t.Fatal(err)
+	}
+	pending, _, err := c.PendingVectors(ctx, n+1)
+	if err != nil || len(pending) != n {
+		t.Fatalf("%d pending, %v", len(pending), err)
+	}
+	vecs := make([][]float32, len(pending))
+	for i := range vecs {
+		vecs[i] = unit(i % 8)
+	}
+	if err := c.StoreVectors(ctx, pending, vecs); err != nil {
+		t.Fatal(err)
+	}
+	if before != nil {
+		before(c)
+	}
+	c.Close()
+	if err := Remove(path); err != nil { // the vector store stays
+		t.Fatal(err)
+	}
+	if c, _, err = Open(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	put(t, c, entries)
+	if err := c.UseModel(ctx, "m@1", 8); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // endsAfter is a context that is cancelled when its Err has been asked
