@@ -115,7 +115,7 @@ func (c *Cache) restoreScanning(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer w.close()
-	// a store taken from an empty index has no sign bits to replace
+	// an index that began empty holds no sign bits to replace
 	if err := tx.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM vec_bits)`).Scan(&w.fresh); err != nil {
 		return 0, fmt.Errorf("cache: restore vectors: %w", err)
 	}
