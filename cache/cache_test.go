@@ -186,12 +186,16 @@ func decayPassJudgesWhatIsDue(t *testing.T) {
 	pass := func(c *Cache, at time.Time, next map[string]time.Time) []string {
 		t.Helper()
 		var judged []string
+		var told [2]int // the progress last told
 		_, err := c.Maintain(ctx, DecayPass{Now: at, Judge: func(st Standing) Verdict {
 			judged = append(judged, string(st.Usage.Type))
 			return Verdict{Next: next[st.ID]}
-		}})
+		}, Progress: func(done, total int) { told = [2]int{done, total} }})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if n := len(judged); told != [2]int{n, n} {
+			t.Fatalf("judged %d; the progress last told %v", n, told)
 		}
 		slices.Sort(judged)
 		return judged

@@ -11,8 +11,10 @@ import (
 // RestoreVectors gives every entry waiting for a vector the one the vector
 // store already holds for its text under the active model, and returns how
 // many it restored: after the cache is rebuilt from the refs, which keeps
-// the vector store, nothing needs embedding again.
-func (c *Cache) RestoreVectors(ctx context.Context) (int, error) {
+// the vector store, nothing needs embedding again. progress, if set, is
+// told how many of the waiting entries it has been through (a million
+// take most of a minute).
+func (c *Cache) RestoreVectors(ctx context.Context, progress func(done, total int)) (int, error) {
 	if c.vecModel == "" {
 		return 0, fmt.Errorf("cache: no embedding model selected")
 	}
@@ -20,10 +22,16 @@ func (c *Cache) RestoreVectors(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if progress == nil {
+		progress = func(int, int) {}
+	}
 	if scan {
-		return c.restoreScanning(ctx)
+		return c.restoreScanning(ctx, progress)
 	}
 	_, reused, err := c.pendingVectors(ctx, 0, true)
+	if err == nil {
+		progress(reused, reused)
+	}
 	return reused, err
 }
 
@@ -100,7 +108,7 @@ var restorePage = 4096
 // The store is read on its second connection (vectorsAside) while this
 // one writes the page read before: at a million vectors, reading was 11
 // of the restore's 57 s.
-func (c *Cache) restoreScanning(ctx context.Context) (int, error) {
+func (c *Cache) restoreScanning(ctx context.Context, progress func(done, total int)) (int, error) {
 	want, err := c.waitingByHash(ctx)
 	if err != nil || len(want.first) == 0 {
 		return 0, err
@@ -141,11 +149,16 @@ func (c *Cache) restoreScanning(ctx context.Context) (int, error) {
 			return 0, err
 		}
 		restored += len(p.items)
+		progress(restored, want.n)
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	return restored, tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return 0, err
+	}
+	progress(want.n, want.n) // the rest wait for their embedding
+	return restored, nil
 }
 
 // storedVectors is a page of the vector store's vectors that waiting
@@ -185,6 +198,7 @@ func (c *Cache) readStore(ctx context.Context, from querier, table string, want 
 type waiting struct {
 	first map[[16]byte]int64
 	more  map[[16]byte][]int64
+	n     int // entries, in both
 }
 
 // take calls f with each entry of hash k, and forgets them.
@@ -217,6 +231,7 @@ func (c *Cache) waitingByHash(ctx context.Context) (*waiting, error) {
 			return nil, err
 		}
 		k := [16]byte(textHash(text))
+		want.n++
 		if _, ok := want.first[k]; ok {
 			want.more[k] = append(want.more[k], id)
 		} else {

@@ -322,10 +322,12 @@ func TestRestoringByScanTakesWhatLookupsTake(t *testing.T) {
 	for i, e := range entries {
 		ids[i] = e.ID
 	}
+	var told [][2]int // what the scan told its progress
+	record := func(done, total int) { told = append(told, [2]int{done, total}) }
 	restore := map[string]func(*Cache) (int, error){
-		"scan":    func(c *Cache) (int, error) { return c.restoreScanning(ctx) },
+		"scan":    func(c *Cache) (int, error) { return c.restoreScanning(ctx, record) },
 		"lookups": func(c *Cache) (int, error) { _, n, err := c.pendingVectors(ctx, 0, true); return n, err },
-		"chosen":  func(c *Cache) (int, error) { return c.RestoreVectors(ctx) },
+		"chosen":  func(c *Cache) (int, error) { return c.RestoreVectors(ctx, nil) },
 	}
 	for _, way := range []string{"scan", "lookups", "chosen"} {
 		if err := Remove(path); err != nil {
@@ -349,6 +351,11 @@ func TestRestoringByScanTakesWhatLookupsTake(t *testing.T) {
 		// entries 0..24 and 30..39 (texts 0..9) have m@1's vectors
 		if restored != 35 || waiting != 5 || len(got) != 35 {
 			t.Fatalf("%s: restored %d, %d waiting, %d with vectors; want 35, 5, 35", way, restored, waiting, len(got))
+		}
+		// page by page, then all 40 gone through (5 left to embed)
+		if way == "scan" && (len(told) < 3 || told[len(told)-1] != [2]int{40, 40} ||
+			!slices.IsSortedFunc(told, func(a, b [2]int) int { return a[0] - b[0] })) {
+			t.Fatalf("scan told its progress %v", told)
 		}
 		for i, e := range entries {
 			want := vector(e.Content, 0)
@@ -392,7 +399,7 @@ func TestRestoringReplacesTheSignBitsOfAnEditedEntry(t *testing.T) {
 	if n, err := c.PendingCount(ctx); err != nil || n != 1 {
 		t.Fatalf("%d waiting after the edit (%v), want 1", n, err)
 	}
-	restored, err := c.restoreScanning(ctx)
+	restored, err := c.restoreScanning(ctx, func(int, int) {})
 	if err != nil || restored != 1 {
 		t.Fatalf("restored %d (%v), want the edited entry", restored, err)
 	}
@@ -417,13 +424,13 @@ func TestARestoreEndedMidwayRestoresNothing(t *testing.T) {
 	defer cancel()
 	ending := &endsAfter{Context: inner, cancel: cancel}
 	ending.left.Store(4) // a few vectors in
-	if n, err := c.restoreScanning(ending); !errors.Is(err, context.Canceled) || n != 0 {
+	if n, err := c.restoreScanning(ending, func(int, int) {}); !errors.Is(err, context.Canceled) || n != 0 {
 		t.Fatalf("a restore ended midway: %d restored, %v; want 0 and context.Canceled", n, err)
 	}
 	if n, err := c.PendingCount(ctx); err != nil || n != 9 {
 		t.Fatalf("%d waiting after the ended restore (%v), want 9", n, err)
 	}
-	if n, err := c.restoreScanning(ctx); err != nil || n != 9 {
+	if n, err := c.restoreScanning(ctx, func(int, int) {}); err != nil || n != 9 {
 		t.Fatalf("the next restore: %d restored, %v; want 9", n, err)
 	}
 }

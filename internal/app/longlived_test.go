@@ -206,7 +206,7 @@ func TestSessionFollowsOtherProjects(t *testing.T) {
 		t.Fatal("the first search across projects misses the other project's entry")
 	}
 	// another process rebuilds that project's cache, then saves
-	if _, err := other.Recall().Reindex(ctx); err != nil {
+	if _, err := other.Recall().Reindex(ctx, ReindexProgress{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := other.Memory().Save(ctx, SaveRequest{Content: "grafana dashboards live in ops/dashboards", Type: "insight"}); err != nil {

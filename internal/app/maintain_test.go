@@ -131,7 +131,7 @@ func TestReindexKeepsUsageAndDecay(t *testing.T) {
 	if _, err := s.Memory().Maintain(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.Recall().Reindex(ctx); err != nil || n != 2 {
+	if n, err := s.Recall().Reindex(ctx, ReindexProgress{}); err != nil || n != 2 {
 		t.Fatalf("reindex: %d entries, %v (want the 2 saved, archived or not)", n, err)
 	}
 	if rows, _ := s.Recall().List(ctx, Filter{}); len(rows) != 1 || rows[0].ID != issue || rows[0].Tier != memory.TierWorking {

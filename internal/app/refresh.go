@@ -221,9 +221,10 @@ func (s *core) removeStaleLocks() {
 // many entries it holds. The usage store outlives it, and decay's
 // verdicts are computed from it again at once, so that what decay had
 // archived stays archived; so does the vector store, whose vectors the
-// entries take back.
-func (s *Recall) Reindex(ctx context.Context) (int, error) {
-	if err := s.reindex(ctx); err != nil {
+// entries take back. progress hears of those two steps (a million
+// entries: about 20 s and 45 s).
+func (s *Recall) Reindex(ctx context.Context, progress ReindexProgress) (int, error) {
+	if err := s.reindex(ctx, progress); err != nil {
 		return 0, err
 	}
 	// counted from the type index: Status reads every row and checks the
@@ -231,7 +232,14 @@ func (s *Recall) Reindex(ctx context.Context) (int, error) {
 	return s.count(ctx)
 }
 
-func (s *Recall) reindex(ctx context.Context) error {
+// ReindexProgress is told how far a reindex's steps after the rebuild
+// have got (nil: nothing told).
+type ReindexProgress struct {
+	Decay   func(done, total int) // the entries judged by decay
+	Restore func(done, total int) // the entries given their stored vectors
+}
+
+func (s *Recall) reindex(ctx context.Context, progress ReindexProgress) error {
 	// The indexed commits come from git, not from the refs: the walks that
 	// indexed them are made again from their tips, or a rebuild would
 	// drop them all without a word (12k of them on a clone of tmux).
@@ -251,7 +259,7 @@ func (s *Recall) reindex(ctx context.Context) error {
 	if _, err := s.ready(ctx); err != nil {
 		return err
 	}
-	if _, err := s.memory().Maintain(ctx, false); err != nil {
+	if _, err := s.memory().maintain(ctx, cache.DecayPass{All: true, Progress: progress.Decay}); err != nil {
 		return err
 	}
 	// The vector store survives the rebuild: the entries take their
@@ -269,7 +277,7 @@ func (s *Recall) reindex(ctx context.Context) error {
 		if err := c.UseModel(ctx, m.ModelID(), m.Dim()); err != nil {
 			return err
 		}
-		_, err := c.RestoreVectors(ctx)
+		_, err := c.RestoreVectors(ctx, progress.Restore)
 		return err
 	})
 }

@@ -76,7 +76,7 @@ func (s *Recall) VectorStatus(ctx context.Context) (ModelStatus, error) {
 		if pending, err := c.HasPending(ctx); err != nil {
 			return err
 		} else if pending {
-			if _, err := c.RestoreVectors(ctx); err != nil {
+			if _, err := c.RestoreVectors(ctx, nil); err != nil {
 				return err
 			}
 		}
@@ -105,7 +105,7 @@ func embedStore(ctx context.Context, c *cache.Cache, m Embedder, pending []cache
 func (s *core) restorePending(ctx context.Context, c *cache.Cache, total int) (int, error) {
 	s.warnf("taking back the stored vectors of %d entries that wait for one, once (about a minute a million)", total)
 	start := time.Now()
-	restored, err := c.RestoreVectors(ctx)
+	restored, err := c.RestoreVectors(ctx, nil) // said before and after: "indexing memory" would mislabel it
 	if err != nil {
 		return 0, err
 	}
