@@ -107,7 +107,7 @@ func (c *Cache) heldVectorsOf(ctx context.Context, h *heldVectors, query string,
 		}
 		r.key = string(hash)
 		if _, ok := h.byKey[r.key]; !ok {
-			missing = append(missing, hex.EncodeToString(hash))
+			missing = append(missing, r.key)
 		}
 		all = append(all, r)
 	}
@@ -140,7 +140,7 @@ func (c *Cache) heldVectorsOf(ctx context.Context, h *heldVectors, query string,
 }
 
 // vectorsByHashes reads the active model's vectors of the texts with the
-// hex-encoded hashes, by (raw) hash.
+// (raw) hashes, by hash.
 func (c *Cache) vectorsByHashes(ctx context.Context, hashes []string) (map[string][]byte, error) {
 	return readVectors(ctx, c.db, "vs.vecs", c.vecModel, hashes)
 }
@@ -178,9 +178,8 @@ func (c *Cache) vectorsBeside(ctx context.Context, hashes []string) (map[string]
 	}
 	var again []string
 	for _, h := range first {
-		raw, _ := hex.DecodeString(h)
-		if v, ok := r.m[string(raw)]; ok && r.err == nil {
-			out[string(raw)] = v
+		if v, ok := r.m[h]; ok && r.err == nil {
+			out[h] = v
 		} else {
 			again = append(again, h)
 		}
@@ -221,12 +220,16 @@ func (c *Cache) vectorsAside() *sql.DB {
 const asideKiB = 8 << 10
 
 // readVectors reads from the vectors table (of q's main or attached
-// store) the vectors of model for the hex-encoded hashes, by raw hash.
+// store) the vectors of model for the (raw) hashes, by hash.
 func readVectors(ctx context.Context, q querier, table, model string, hashes []string) (map[string][]byte, error) {
 	if len(hashes) == 0 {
 		return map[string][]byte{}, nil
 	}
-	list, _ := json.Marshal(hashes)
+	hexes := make([]string, len(hashes))
+	for i, h := range hashes {
+		hexes[i] = hex.EncodeToString([]byte(h))
+	}
+	list, _ := json.Marshal(hexes)
 	rows, err := q.QueryContext(ctx, `SELECT hash, vec FROM `+table+` WHERE model = ? AND hash IN (SELECT unhex(value) FROM json_each(?))`, model, string(list))
 	if err != nil {
 		return nil, err

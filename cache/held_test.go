@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"math/rand"
@@ -422,12 +421,12 @@ func TestVectorsBesideReadWhatOneConnectionReads(t *testing.T) {
 	var hashes []string
 	for _, p := range pending {
 		vecs = append(vecs, randomVector(rng))
-		hashes = append(hashes, hex.EncodeToString(p.hash))
+		hashes = append(hashes, string(p.hash))
 	}
 	if err := c.StoreVectors(ctx, pending, vecs); err != nil {
 		t.Fatal(err)
 	}
-	hashes = append(hashes, strings.Repeat("ab", 16), strings.Repeat("cd", 16)) // texts without a vector
+	hashes = append(hashes, strings.Repeat("\xab", 16), strings.Repeat("\xcd", 16)) // texts without a vector
 	want, err := c.vectorsByHashes(ctx, hashes)
 	if err != nil || len(want) != len(pending) {
 		t.Fatalf("%d vectors from one connection, %v", len(want), err)

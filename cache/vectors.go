@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -359,7 +358,7 @@ func (c *Cache) StoreVectors(ctx context.Context, items []PendingText, vecs [][]
 func (c *Cache) storedVectors(ctx context.Context, batch []PendingText) (map[string][]byte, error) {
 	hashes := make([]string, len(batch))
 	for i, p := range batch {
-		hashes[i] = hex.EncodeToString(p.hash)
+		hashes[i] = string(p.hash)
 	}
 	out, err := c.vectorsByHashes(ctx, hashes)
 	if err != nil {
@@ -467,7 +466,7 @@ func (c *Cache) newestKeys(ctx context.Context, f Filter, n, offset int) ([]vecK
 func (c *Cache) vectorsByHash(ctx context.Context, keys []vecKey) (map[string][]float32, error) {
 	hashes := make([]string, len(keys))
 	for i, k := range keys {
-		hashes[i] = hex.EncodeToString(k.hash)
+		hashes[i] = string(k.hash)
 	}
 	out, err := c.decodedByHashes(ctx, hashes)
 	if err != nil {
@@ -565,18 +564,16 @@ func (c *Cache) TextVectors(ctx context.Context, texts []string) ([][]float32, e
 	if c.vecModel == "" {
 		return nil, fmt.Errorf("cache: no embedding model selected")
 	}
-	raw := make([]string, len(texts))
 	hashes := make([]string, len(texts))
 	for i, t := range texts {
-		h := textHash(t)
-		raw[i], hashes[i] = string(h), hex.EncodeToString(h)
+		hashes[i] = string(textHash(t))
 	}
 	vecs, err := c.decodedByHashes(ctx, hashes)
 	if err != nil {
 		return nil, fmt.Errorf("cache: text vectors: %w", err)
 	}
 	out := make([][]float32, len(texts))
-	for i, h := range raw {
+	for i, h := range hashes {
 		out[i] = vecs[h] // nil where none is stored
 	}
 	return out, nil
