@@ -45,20 +45,8 @@ func (c *Cache) WaitingStored(ctx context.Context) (bool, error) {
 	if c.vecModel == "" {
 		return false, fmt.Errorf("cache: no embedding model selected")
 	}
-	rows, err := c.db.QueryContext(ctx, `SELECT e.content FROM vec_pending p JOIN entries e ON e.rowid = p.rowid ORDER BY p.rowid LIMIT ?`, restoreSample)
-	if err != nil {
-		return false, fmt.Errorf("cache: pending vectors: %w", err)
-	}
-	defer rows.Close()
-	var sample []PendingText
-	for rows.Next() {
-		var text string
-		if err := rows.Scan(&text); err != nil {
-			return false, err
-		}
-		sample = append(sample, PendingText{hash: textHash(text)})
-	}
-	if err := rows.Err(); err != nil || len(sample) == 0 {
+	sample, err := c.waitingAfter(ctx, -1<<63, restoreSample)
+	if err != nil || len(sample) == 0 {
 		return false, err
 	}
 	stored, err := c.storedVectors(ctx, sample)

@@ -240,28 +240,14 @@ func (c *Cache) pendingVectors(ctx context.Context, limit int, all bool) (pendin
 	}
 	after := int64(0)
 	for all || len(pending) < limit {
-		rows, err := c.db.QueryContext(ctx, `SELECT e.rowid, e.content FROM vec_pending p JOIN entries e ON e.rowid = p.rowid WHERE p.rowid > ? ORDER BY p.rowid LIMIT 2000`, after)
+		batch, err := c.waitingAfter(ctx, after, 2000)
 		if err != nil {
-			return nil, reused, fmt.Errorf("cache: pending vectors: %w", err)
-		}
-		var batch []PendingText
-		for rows.Next() {
-			var p PendingText
-			if err := rows.Scan(&p.RowID, &p.Text); err != nil {
-				rows.Close()
-				return nil, reused, err
-			}
-			p.hash = textHash(p.Text)
-			batch = append(batch, p)
-			after = p.RowID
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return nil, reused, err
 		}
 		if len(batch) == 0 {
 			break
 		}
+		after = batch[len(batch)-1].RowID
 		stored, err := c.storedVectors(ctx, batch)
 		if err != nil {
 			return nil, reused, err
@@ -285,6 +271,26 @@ func (c *Cache) pendingVectors(ctx context.Context, limit int, all bool) (pendin
 		}
 	}
 	return pending, reused, nil
+}
+
+// waitingAfter returns the first n entries waiting for a vector after
+// rowid after, in rowid order, with their texts' hashes.
+func (c *Cache) waitingAfter(ctx context.Context, after int64, n int) ([]PendingText, error) {
+	rows, err := c.db.QueryContext(ctx, `SELECT e.rowid, e.content FROM vec_pending p JOIN entries e ON e.rowid = p.rowid WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?`, after, n)
+	if err != nil {
+		return nil, fmt.Errorf("cache: pending vectors: %w", err)
+	}
+	defer rows.Close()
+	var batch []PendingText
+	for rows.Next() {
+		var p PendingText
+		if err := rows.Scan(&p.RowID, &p.Text); err != nil {
+			return nil, err
+		}
+		p.hash = textHash(p.Text)
+		batch = append(batch, p)
+	}
+	return batch, rows.Err()
 }
 
 // PendingIn are the entries f selects that wait for a vector, newest
