@@ -276,35 +276,13 @@ func (c *Cache) pendingVectors(ctx context.Context, limit int, all bool) (pendin
 // waitingAfter returns the first n entries waiting for a vector after
 // rowid after, in rowid order, with their texts' hashes.
 func (c *Cache) waitingAfter(ctx context.Context, after int64, n int) ([]PendingText, error) {
-	rows, err := c.db.QueryContext(ctx, `SELECT e.rowid, e.content FROM vec_pending p JOIN entries e ON e.rowid = p.rowid WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?`, after, n)
-	if err != nil {
-		return nil, fmt.Errorf("cache: pending vectors: %w", err)
-	}
-	defer rows.Close()
-	var batch []PendingText
-	for rows.Next() {
-		var p PendingText
-		if err := rows.Scan(&p.RowID, &p.Text); err != nil {
-			return nil, err
-		}
-		p.hash = textHash(p.Text)
-		batch = append(batch, p)
-	}
-	return batch, rows.Err()
+	return c.pendingRows(ctx, `SELECT e.rowid, e.content FROM vec_pending p JOIN entries e ON e.rowid = p.rowid WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?`, after, n)
 }
 
-// PendingIn are the entries f selects that wait for a vector, newest
-// first (at most f.Limit; 0: all), so that callers can embed what they
-// need before the rest of the backlog.
-func (c *Cache) PendingIn(ctx context.Context, f Filter) ([]PendingText, error) {
-	// Nothing waits (the steady state): the join below walks every entry
-	// the filter admits, looking each up among the pending (2 ms of a
-	// session start at 300k entries, for the recent issues).
-	if pending, err := c.HasPending(ctx); err != nil || !pending {
-		return nil, err
-	}
-	w, args := f.where()
-	rows, err := c.db.QueryContext(ctx, `SELECT e.rowid, e.content FROM entries e JOIN vec_pending p ON p.rowid = e.rowid WHERE `+w+` ORDER BY e.created DESC, e.id LIMIT ?`, append(args, f.limit())...)
+// pendingRows runs q, which selects waiting entries' rowids and texts,
+// and returns them with their texts' hashes.
+func (c *Cache) pendingRows(ctx context.Context, q string, args ...any) ([]PendingText, error) {
+	rows, err := c.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("cache: pending vectors: %w", err)
 	}
@@ -319,6 +297,20 @@ func (c *Cache) PendingIn(ctx context.Context, f Filter) ([]PendingText, error) 
 		out = append(out, p)
 	}
 	return out, rows.Err()
+}
+
+// PendingIn are the entries f selects that wait for a vector, newest
+// first (at most f.Limit; 0: all), so that callers can embed what they
+// need before the rest of the backlog.
+func (c *Cache) PendingIn(ctx context.Context, f Filter) ([]PendingText, error) {
+	// Nothing waits (the steady state): the join below walks every entry
+	// the filter admits, looking each up among the pending (2 ms of a
+	// session start at 300k entries, for the recent issues).
+	if pending, err := c.HasPending(ctx); err != nil || !pending {
+		return nil, err
+	}
+	w, args := f.where()
+	return c.pendingRows(ctx, `SELECT e.rowid, e.content FROM entries e JOIN vec_pending p ON p.rowid = e.rowid WHERE `+w+` ORDER BY e.created DESC, e.id LIMIT ?`, append(args, f.limit())...)
 }
 
 // HasPending reports whether any entry waits for a vector: one lookup,
