@@ -466,11 +466,46 @@ func (ix *signIndex) sparse(qw []uint64, k int, admit []uint64) []signDist {
 			near = append(near, signDist{ch.distance(slot, qw), id, ci, slot})
 		}
 	}
-	if len(near) > k {
-		slices.SortFunc(near, func(a, b signDist) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.id, b.id)) })
-		near = near[:k]
+	return keepNearest(near, k, 64*ix.nw)
+}
+
+// keepNearest returns the k of near whose distances (at most maxDist) are
+// least, ties to the lower rowid, in no particular order. It counts them
+// at each distance rather than sort them all: a search's commit lane
+// (12,022 commits among a million entries) ranked in 5.5 ms with a sort,
+// 1.7 ms so (medians of 30 warm MCP searches).
+func keepNearest(near []signDist, k, maxDist int) []signDist {
+	if len(near) <= k {
+		return near
 	}
-	return near
+	cut := nearestCut(near, k, maxDist)
+	out := make([]signDist, 0, k)
+	var tied []signDist
+	for _, s := range near {
+		switch {
+		case s.d < cut:
+			out = append(out, s)
+		case s.d == cut:
+			tied = append(tied, s)
+		}
+	}
+	slices.SortFunc(tied, func(a, b signDist) int { return cmp.Compare(a.id, b.id) })
+	return append(out, tied[:k-len(out)]...)
+}
+
+// nearestCut is the distance of the k-th nearest of near (maxDist if
+// fewer): the distances are counted, not sorted.
+func nearestCut(near []signDist, k, maxDist int) int {
+	count := make([]int, maxDist+1)
+	for _, s := range near {
+		count[s.d]++
+	}
+	cut, nearer := 0, 0
+	for cut < maxDist && nearer+count[cut] < k {
+		nearer += count[cut]
+		cut++
+	}
+	return cut
 }
 
 // parallelRows is the size of index from which hamming offers its scan
