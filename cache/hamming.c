@@ -4,7 +4,9 @@
 // AVX-512 a row is one register (one xor, one count of its eight words
 // and their sum); without it, eight POPCNT instructions. The Go loop it
 // stands in for (distances8) stays for CPUs with neither, and all give
-// the same distances.
+// the same distances. A near-duplicate check's first stage (signhead.go)
+// counts the first two words of each row alone, and picks out the rows
+// within its cut (synaptic_within).
 #include <string.h>
 
 #include "hamming.h"
@@ -21,9 +23,9 @@ static int admitted(const uint8_t *rowids, int64_t i, const uint64_t *admit, int
 	return (int64_t)id >= 0 && w < admit_words && (admit[w] >> (id % 64) & 1);
 }
 
-// DISTANCES is the body of both: DIST(row) is the distance of the row at
-// row (8 words) from the query.
-#define DISTANCES(DIST)                                                                                    \
+// DISTANCES is the body of each: DIST(row) is the distance of the row at
+// row (STRIDE words) from the query.
+#define DISTANCES(DIST, STRIDE)                                                                                    \
 	/* four histograms, so that consecutive rows at one distance do not                                \
 	   wait on each other's increments */                                                              \
 	int32_t hist[4][520];                                                                              \
@@ -31,7 +33,7 @@ static int admitted(const uint8_t *rowids, int64_t i, const uint64_t *admit, int
 	for (int64_t i = 0; i < n; i += 8) {                                                               \
 		if (i + 8 <= n && valid[i / 8] == 0xff && admit == NULL) {                                 \
 			for (int j = 0; j < 8; j++) {                                                      \
-				int d = DIST(words + 8 * (i + j));                                         \
+				int d = DIST(words + STRIDE * (i + j));                                      \
 				dist[i + j] = (uint16_t)d;                                                 \
 				hist[j & 3][d]++;                                                          \
 			}                                                                                  \
@@ -44,7 +46,7 @@ static int admitted(const uint8_t *rowids, int64_t i, const uint64_t *admit, int
 				dist[r] = SKIP;                                                            \
 				continue;                                                                  \
 			}                                                                                  \
-			int d = DIST(words + 8 * r);                                                       \
+			int d = DIST(words + STRIDE * r);                                                 \
 			dist[r] = (uint16_t)d;                                                             \
 			hist[j & 3][d]++;                                                                  \
 		}                                                                                          \
@@ -55,6 +57,29 @@ static int admitted(const uint8_t *rowids, int64_t i, const uint64_t *admit, int
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+
+int64_t synaptic_within(const uint16_t *dist, int64_t n, uint16_t cut, int32_t *at, int64_t room) {
+	int64_t m = 0, i = 0;
+	__m128i c = _mm_set1_epi16((short)cut), zero = _mm_setzero_si128();
+	for (; i + 8 <= n; i += 8) {
+		// x <= cut where x - cut, saturated at zero, is zero: eight at once
+		__m128i x = _mm_loadu_si128((const __m128i *)(dist + i));
+		if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_subs_epu16(x, c), zero)) == 0) {
+			continue;
+		}
+		for (int64_t j = i; j < i + 8; j++) {
+			if (dist[j] <= cut && m < room) {
+				at[m++] = (int32_t)j;
+			}
+		}
+	}
+	for (; i < n; i++) {
+		if (dist[i] <= cut && m < room) {
+			at[m++] = (int32_t)i;
+		}
+	}
+	return m;
+}
 
 int synaptic_hamming_level(void) {
 	__builtin_cpu_init();
@@ -74,7 +99,7 @@ __attribute__((target("avx512f,avx512vpopcntdq"))) void synaptic_distances512(
     int64_t admit_words, const uint64_t *q, uint16_t *dist, int64_t *count) {
 	__m512i qv = _mm512_loadu_si512((const void *)q);
 #define DIST512(row) distance512(row, qv)
-	DISTANCES(DIST512)
+	DISTANCES(DIST512, 8)
 #undef DIST512
 }
 
@@ -91,13 +116,31 @@ __attribute__((target("popcnt"))) void synaptic_distances_popcnt(const uint64_t 
                                                                   const uint64_t *q, uint16_t *dist,
                                                                   int64_t *count) {
 #define DISTPOP(row) distance_popcnt(row, q)
-	DISTANCES(DISTPOP)
+	DISTANCES(DISTPOP, 8)
 #undef DISTPOP
+}
+
+__attribute__((target("popcnt"))) static inline int distance_head(const uint64_t *row, const uint64_t *q) {
+	return __builtin_popcountll(row[0] ^ q[0]) + __builtin_popcountll(row[1] ^ q[1]);
+}
+
+__attribute__((target("popcnt"))) void synaptic_head_distances(const uint64_t *words, const uint8_t *valid,
+                                                                const uint8_t *rowids, int64_t n,
+                                                                const uint64_t *admit, int64_t admit_words,
+                                                                const uint64_t *q, uint16_t *dist, int64_t *count) {
+#define DISTHEAD(row) distance_head(row, q)
+	DISTANCES(DISTHEAD, 2)
+#undef DISTHEAD
 }
 
 #else
 
 int synaptic_hamming_level(void) { return 0; }
+
+int64_t synaptic_within(const uint16_t *dist, int64_t n, uint16_t cut, int32_t *at, int64_t room) {
+	(void)dist, (void)n, (void)cut, (void)at, (void)room;
+	return 0;
+}
 
 void synaptic_distances512(const uint64_t *words, const uint8_t *valid, const uint8_t *rowids, int64_t n,
                            const uint64_t *admit, int64_t admit_words, const uint64_t *q, uint16_t *dist,
@@ -109,6 +152,13 @@ void synaptic_distances512(const uint64_t *words, const uint8_t *valid, const ui
 void synaptic_distances_popcnt(const uint64_t *words, const uint8_t *valid, const uint8_t *rowids, int64_t n,
                                const uint64_t *admit, int64_t admit_words, const uint64_t *q, uint16_t *dist,
                                int64_t *count) {
+	(void)words, (void)valid, (void)rowids, (void)n, (void)admit, (void)admit_words, (void)q, (void)dist,
+	    (void)count;
+}
+
+void synaptic_head_distances(const uint64_t *words, const uint8_t *valid, const uint8_t *rowids, int64_t n,
+                             const uint64_t *admit, int64_t admit_words, const uint64_t *q, uint16_t *dist,
+                             int64_t *count) {
 	(void)words, (void)valid, (void)rowids, (void)n, (void)admit, (void)admit_words, (void)q, (void)dist,
 	    (void)count;
 }

@@ -23,4 +23,15 @@ void synaptic_distances_popcnt(const uint64_t *words, const uint8_t *valid, cons
                                const uint64_t *admit, int64_t admit_words, const uint64_t *q, uint16_t *dist,
                                int64_t *count);
 
+// synaptic_head_distances is synaptic_distances_popcnt over rows of two
+// words (the first two of each row's, for a first stage).
+void synaptic_head_distances(const uint64_t *words, const uint8_t *valid, const uint8_t *rowids, int64_t n,
+                             const uint64_t *admit, int64_t admit_words, const uint64_t *q, uint16_t *dist,
+                             int64_t *count);
+
+// synaptic_within writes into at the indices of the distances among the n
+// of dist that are at most cut, in order, room at most, and returns how
+// many it wrote.
+int64_t synaptic_within(const uint16_t *dist, int64_t n, uint16_t cut, int32_t *at, int64_t room);
+
 #endif

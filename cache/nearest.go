@@ -18,7 +18,7 @@ import (
 // the candidates have float vectors (stale sign bits), it scores every
 // entry the filter admits.
 func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hit, error) {
-	return c.nearest(ctx, q, f, n, nearestPool(n))
+	return c.nearest(ctx, q, f, n, nearestPool(n), false)
 }
 
 // NearestAlike is Nearest for what says nearly the same as q: the
@@ -29,7 +29,7 @@ func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hi
 // far larger than memory (10 ms of an MCP save's near-duplicate check at
 // a million entries).
 func (c *Cache) NearestAlike(ctx context.Context, q []float32, f Filter, n int, minCos float64) ([]Hit, error) {
-	hits, err := c.nearest(ctx, q, f, n, alikePool*n)
+	hits, err := c.nearest(ctx, q, f, n, alikePool*n, true)
 	var out []Hit
 	for _, h := range hits {
 		if h.Cosine >= minCos {
@@ -45,12 +45,14 @@ const alikePool = 4
 // nearestPool is how many candidates Nearest scores exactly for n hits.
 func nearestPool(n int) int { return min(max(200, 4*n), 4096) }
 
-// nearest is Nearest scoring k candidates exactly.
-func (c *Cache) nearest(ctx context.Context, q []float32, f Filter, n, k int) ([]Hit, error) {
+// nearest is Nearest scoring k candidates exactly; alike when only what
+// lies very near q counts (vectorQuery.alike).
+func (c *Cache) nearest(ctx context.Context, q []float32, f Filter, n, k int, alike bool) ([]Hit, error) {
 	vq, err := c.planNearest(ctx, f, n, k)
 	if err != nil {
 		return nil, err
 	}
+	vq.alike = alike
 	vq.offer = spreadScan // nothing runs beside it, as a search's BM25 lane does
 	vq.rank(q)
 	return c.scoreNearest(ctx, vq, q)
@@ -70,6 +72,9 @@ type vectorQuery struct {
 	share  float64         // about what share of the ranked rows it admits
 	ranked []int64         // rank's answer
 	offer  func(*signScan) // who else may scan (signScan); nil: no one
+	// alike: only rows very near the query count (NearestAlike), and a
+	// large index is read first by its rows' first words (headFirst)
+	alike bool
 }
 
 // planNearest reads what a Nearest needs before its query vector: whether
@@ -113,7 +118,7 @@ func (vq *vectorQuery) rank(q []float32) {
 	if vq.none || len(q) == 0 || (len(q)+7)/8 != vq.ix.width { // quantize's length
 		return
 	}
-	vq.ranked = vq.ix.nearest(q, vq.k, vq.admit, vq.offer)
+	vq.ranked = vq.ix.nearest(q, vq.k, vq.admit, vq.offer, vq.alike)
 }
 
 // scoreNearest scores the ranked rows exactly (coarse) and returns the

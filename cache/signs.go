@@ -87,6 +87,9 @@ type signChunk struct {
 	valid  []byte   // bit i%8 of byte i/8: slot i holds a vector
 	rowids []byte   // little-endian int64 per slot
 	words  []uint64 // the sign bits, nw words per slot, read as little-endian
+	// head holds the first headWords words of each slot's, side by side,
+	// once a scan that reads those first needs them (signIndex.heads)
+	head []uint64
 }
 
 // coarse returns the first vq.k rows of vq.ranked that the filter admits,
@@ -128,7 +131,7 @@ func (c *Cache) coarse(ctx context.Context, vq *vectorQuery, q []float32) (score
 			return nil, false, err
 		}
 	}
-	ranked := vq.ix.nearest(q, k, admit, vq.offer)
+	ranked := vq.ix.nearest(q, k, admit, vq.offer, vq.alike)
 	out, err = inOrder(ranked, 1)
 	return out, len(out) >= k || len(ranked) < rerankPool*k, err
 }
@@ -299,10 +302,11 @@ func (ix *signIndex) pack(dst []uint64, b []byte) {
 // which tells apart what the Hamming distance ties (at 300k entries,
 // recall@10 after exact scoring of the first 200: Hamming alone 0.960,
 // so 0.997). The float vectors' exact scores come after (Nearest). With
-// offer, hamming offers a large scan to goroutines that may join it.
-func (ix *signIndex) nearest(q []float32, k int, admit []uint64, offer func(*signScan)) []int64 {
+// offer, hamming offers a large scan to goroutines that may join it; with
+// alike, it reads a large index's first words first (headFirst).
+func (ix *signIndex) nearest(q []float32, k int, admit []uint64, offer func(*signScan), alike bool) []int64 {
 	qb := quantize(q)
-	near := ix.hamming(qb, rerankPool*k, admit, offer)
+	near := ix.hamming(qb, rerankPool*k, admit, offer, alike)
 	// sum[j][b]: the sum of q over the dimensions whose bits byte j of a
 	// row holds set when it is b; the dot product with the signs as ±1 is
 	// then twice the sum over set bits less the sum over all
@@ -373,8 +377,9 @@ func byDot(dots []float32, ids []int64) []int64 {
 // keeps those nearer than the k-th's and, of those at its distance, the
 // lowest rowids: no heap (at 10k entries, k is a sixth of the rows). A
 // large index's scan is first offered (offer, if not nil) to goroutines
-// that may join it (signScan).
-func (ix *signIndex) hamming(qb []byte, k int, admit []uint64, offer func(*signScan)) []signDist {
+// that may join it (signScan). With headFirst, a large index is scanned
+// in two stages (refine), for what lies very near.
+func (ix *signIndex) hamming(qb []byte, k int, admit []uint64, offer func(*signScan), headFirst bool) []signDist {
 	if k <= 0 || len(qb) != ix.width {
 		return nil
 	}
@@ -391,10 +396,14 @@ func (ix *signIndex) hamming(qb []byte, k int, admit []uint64, offer func(*signS
 	dist := slices.Grow(ix.scratch[:0], starts[len(ix.chunks)])[:starts[len(ix.chunks)]]
 	ix.scratch = dist
 	sc := &signScan{ix: ix, qw: qw, admit: admit, dist: dist, starts: starts, count: make([]int, 8*len(qb)+1)}
+	sc.head = headFirst && len(dist) >= headRows && ix.heads()
 	if offer != nil && len(dist) >= parallelRows {
 		offer(sc)
 	}
 	count := sc.run()
+	if sc.head {
+		return ix.refine(dist, starts, count, qw, k)
+	}
 	cut, nearer := 0, 0 // the k-th's distance, and how many lie nearer
 	for cut < len(count)-1 && nearer+count[cut] < k {
 		nearer += count[cut]

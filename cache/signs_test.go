@@ -75,7 +75,7 @@ func TestSignIndexMatchesSqliteVec(t *testing.T) {
 			if err != nil || len(ids) != 50 {
 				t.Fatalf("%s: %d candidates, %v", when, len(ids), err)
 			}
-			near := c.signs.hamming(sqlQB, 50, nil, nil)
+			near := c.signs.hamming(sqlQB, 50, nil, nil, false)
 			slices.SortFunc(near, func(a, b signDist) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.id, b.id)) })
 			rows, err := c.db.QueryContext(ctx, `SELECT rowid, distance FROM vec_bits WHERE e MATCH vec_quantize_binary(?) AND k = 50`, encodeVec(q))
 			if err != nil {
@@ -207,7 +207,7 @@ func TestInMemoryIndexScansWhatTheFilterAdmits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids := c.signs.nearest(q, 5, admit, nil)
+		ids := c.signs.nearest(q, 5, admit, nil, false)
 		if len(ids) != want {
 			t.Fatalf("the index scanned %d rows for 5 candidates among %d admitted", len(ids), want)
 		}
@@ -461,7 +461,7 @@ func testHammingInParts(t *testing.T) {
 		}
 	}
 	for _, k := range []int{1, 5, 50, len(fewRows) - 1, len(fewRows) + 5} {
-		got := ix.hamming(q, k, few, spreadScan)
+		got := ix.hamming(q, k, few, spreadScan, false)
 		var want []signDist
 		for _, r := range fewRows[:min(k, len(fewRows))] {
 			p := ix.at[r.id]
@@ -476,7 +476,7 @@ func testHammingInParts(t *testing.T) {
 		// k at many points of the distances' distribution: a wrong count of
 		// the rows at a distance moves the cut at some of them
 		for _, k := range []int{1, 2, 5, 10, 20, 50, 100, 150, 200, 300, 500, 800, 1200, 1600, 2500, 4000, 8000, 16000, len(rows) + 5} {
-			got := ix.hamming(q, k, admit, offer)
+			got := ix.hamming(q, k, admit, offer, false)
 			if after != nil {
 				after.join()
 				if after.next.Load() < int64(len(ix.chunks)) || len(after.counts) != 0 {
@@ -534,20 +534,146 @@ func TestByDotOrdersAsPairsDo(t *testing.T) {
 	}
 }
 
-// BenchmarkHammingMillion times the sign-bit stage of a search over a
-// million rows of the default model's 512 bits, every row admitted, on
-// every core as a Nearest runs it: go test -bench HammingMillion ./cache.
-// It runs the Go loop, and hamming.c where the CPU has AVX-512.
-func BenchmarkHammingMillion(b *testing.B) {
+// A near-duplicate check's scan reads a large index's first words first,
+// then the whole bits of the rows nearest by those (signhead.go): it keeps
+// the rows that lie near the query, as a whole scan would, leaving out
+// those the filter does not admit or that hold no vector, on every path.
+func TestHeadFirstKeepsWhatLiesNear(t *testing.T) {
+	defer func(rows, keep int) { headRows, headKeep = rows, keep }(headRows, headKeep)
+	headRows, headKeep = 1000, 512
 	for _, p := range hammingPaths() {
-		b.Run(p.name, func(b *testing.B) {
+		t.Run(p.name, func(t *testing.T) {
 			defer p.use()()
-			benchHammingMillion(b)
+			testHeadFirst(t)
 		})
 	}
 }
 
-func benchHammingMillion(b *testing.B) {
+func testHeadFirst(t *testing.T) {
+	const perChunk, chunks = 1024, 40
+	rng := rand.New(rand.NewSource(3))
+	ix := &signIndex{width: 64, nw: 8}
+	q := make([]byte, 64)
+	rng.Read(q)
+	qw := make([]uint64, 8)
+	ix.pack(qw, q)
+	// planted: 40 rows that differ from q in 10 to 88 bits, as rows at
+	// cosine 0.95 down to 0.6 of it would; the rest differ in about 256
+	planted := map[int64]int{}
+	admit := make([]uint64, (chunks*perChunk)/64+1)
+	for ci := range chunks {
+		ch := signChunk{id: int64(ci), valid: make([]byte, perChunk/8), rowids: make([]byte, 8*perChunk), words: make([]uint64, 8*perChunk)}
+		for i := range perChunk {
+			id := int64(ci*perChunk + i + 1)
+			binary.LittleEndian.PutUint64(ch.rowids[8*i:], uint64(id))
+			ch.valid[i/8] |= 1 << (i % 8)
+			admit[id/64] |= 1 << (id % 64)
+			row := ch.words[8*i : 8*i+8]
+			for j := range row {
+				row[j] = rng.Uint64()
+			}
+			if id%1000 == 7 {
+				copy(row, qw)
+				flips := 10 + 2*len(planted)
+				for _, b := range rng.Perm(512)[:flips] {
+					row[b/64] ^= 1 << (b % 64)
+				}
+				planted[id] = flips
+			}
+		}
+		ix.chunks = append(ix.chunks, ch)
+	}
+	ix.heads()
+	ix.chunks[5].valid[0] &^= 1 // row 5121 (none planted) holds no vector
+	gone, barred := int64(7007), int64(9007)
+	ix.chunks[(gone-1)/perChunk].valid[(gone-1)%perChunk/8] &^= 1 << ((gone - 1) % perChunk % 8)
+	admit[barred/64] &^= 1 << (barred % 64)
+	// the first stage's distances: each row's first two words' alone
+	starts := make([]int, chunks+1)
+	for ci := range chunks {
+		starts[ci+1] = starts[ci] + perChunk
+	}
+	dist, count := make([]uint16, chunks*perChunk), make([]int, 513)
+	ix.headDistances(dist, starts, 0, chunks, qw, admit, count)
+	counted := make([]int, 513)
+	for ci := range ix.chunks {
+		ch := &ix.chunks[ci]
+		for i := range perChunk {
+			want := skip
+			if ch.holds(i) && has(admit, ch.rowid(i)) {
+				w := ch.words[8*i:]
+				want = bits.OnesCount64(w[0]^qw[0]) + bits.OnesCount64(w[1]^qw[1])
+				counted[want]++
+			}
+			if got := int(dist[starts[ci]+i]); got != want {
+				t.Fatalf("row %d: first words at distance %d, want %d", ch.rowid(i), got, want)
+			}
+		}
+	}
+	if !slices.Equal(count, counted) {
+		t.Fatalf("rows counted at each distance of the first words: %v, want %v", count[:129], counted[:129])
+	}
+	type near struct {
+		id int64
+		d  int
+	}
+	for _, a := range []struct {
+		name  string
+		admit []uint64
+	}{{"every row", nil}, {"a filter", admit}} {
+		var want []near // the rows a whole scan finds nearest
+		for id, d := range planted {
+			if id != gone && (id != barred || a.admit == nil) {
+				want = append(want, near{id, d})
+			}
+		}
+		slices.SortFunc(want, func(a, b near) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.id, b.id)) })
+		for _, k := range []int{1, 5, 20, len(want), 300} {
+			got := ix.hamming(q, k, a.admit, spreadScan, true)
+			if len(got) != k {
+				t.Fatalf("%s, k=%d: %d rows kept", a.name, k, len(got))
+			}
+			byID := map[int64]int{}
+			for _, g := range got {
+				if d := ix.chunks[g.chunk].distance(g.slot, qw); g.d != d || ix.chunks[g.chunk].rowid(g.slot) != g.id {
+					t.Fatalf("%s, k=%d: row %d kept at distance %d, its bits lie at %d (slot of row %d)", a.name, k, g.id, g.d, d, ix.chunks[g.chunk].rowid(g.slot))
+				}
+				byID[g.id] = g.d
+			}
+			if _, ok := byID[gone]; ok {
+				t.Fatalf("%s, k=%d: row %d kept, it holds no vector", a.name, k, gone)
+			}
+			if _, ok := byID[barred]; ok && a.admit != nil {
+				t.Fatalf("%s, k=%d: row %d kept, the filter does not admit it", a.name, k, barred)
+			}
+			for _, w := range want[:min(k, len(want))] {
+				if d, ok := byID[w.id]; !ok || d != w.d {
+					t.Fatalf("%s, k=%d: row %d at distance %d not kept (%v)", a.name, k, w.id, w.d, ok)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkHammingMillion times the sign-bit stage of a search over a
+// million rows of the default model's 512 bits, every row admitted, on
+// every core as a Nearest runs it: go test -bench HammingMillion ./cache.
+// It runs the Go loop, and hamming.c where the CPU has POPCNT or AVX-512;
+// "alike" is a near-duplicate check's, first words first (signhead.go).
+func BenchmarkHammingMillion(b *testing.B) {
+	for _, p := range hammingPaths() {
+		b.Run(p.name, func(b *testing.B) {
+			defer p.use()()
+			benchHammingMillion(b, rerankPool*200, false)
+		})
+		b.Run(p.name+"-alike", func(b *testing.B) {
+			defer p.use()()
+			benchHammingMillion(b, rerankPool*alikePool*5, true)
+		})
+	}
+}
+
+func benchHammingMillion(b *testing.B, k int, alike bool) {
 	const perChunk, chunks = 1024, 1_000_000 / 1024
 	rng := rand.New(rand.NewSource(9))
 	ix := &signIndex{width: 64, nw: 8}
@@ -562,12 +688,13 @@ func benchHammingMillion(b *testing.B) {
 		}
 		ix.chunks = append(ix.chunks, ch)
 	}
+	ix.heads() // filled once, by the first near-duplicate check
 	q := make([]byte, 64)
 	rng.Read(q)
 	b.ResetTimer()
 	for range b.N {
-		if got := ix.hamming(q, rerankPool*200, nil, spreadScan); len(got) != rerankPool*200 {
-			b.Fatalf("%d rows kept, want %d", len(got), rerankPool*200)
+		if got := ix.hamming(q, k, nil, spreadScan, alike); len(got) != k {
+			b.Fatalf("%d rows kept, want %d", len(got), k)
 		}
 	}
 }

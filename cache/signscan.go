@@ -21,6 +21,7 @@ type signScan struct {
 	admit  []uint64
 	dist   []uint16
 	starts []int
+	head   bool         // a first stage: the rows' first words alone (headDistances)
 	next   atomic.Int64 // the first chunk of the next part
 
 	count []int // the starter's rows at each distance
@@ -42,6 +43,10 @@ func (s *signScan) work(count []int) {
 		lo := s.next.Add(scanPart) - scanPart
 		if lo >= n {
 			return
+		}
+		if s.head {
+			s.ix.headDistances(s.dist, s.starts, int(lo), int(min(lo+scanPart, n)), s.qw, s.admit, count)
+			continue
 		}
 		s.ix.distances(s.dist, s.starts, int(lo), int(min(lo+scanPart, n)), s.qw, s.admit, count)
 	}

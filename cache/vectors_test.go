@@ -587,9 +587,17 @@ func waitingEntries(t *testing.T, c *Cache, n, dim int) []PendingText {
 // much smaller than Nearest's: of 500 entries, the three planted within
 // cosine 0.9 of it, nearest first, and no other; at most n of them.
 func TestNearestAlikeFindsTheNearDuplicates(t *testing.T) {
+	t.Run("whole scan", func(t *testing.T) { testNearestAlike(t, 64) })
+	// 512 bits a vector, as the default model's: the rows' first 128 bits
+	// first (signhead.go), on an index small enough for a test
+	defer func(rows, keep int) { headRows, headKeep = rows, keep }(headRows, headKeep)
+	headRows, headKeep = 100, 40
+	t.Run("first words first", func(t *testing.T) { testNearestAlike(t, 512) })
+}
+
+func testNearestAlike(t *testing.T, dim int) {
 	ctx := context.Background()
 	c, _ := newCache(t)
-	const dim = 64
 	pending := waitingEntries(t, c, 500, dim)
 	rng := rand.New(rand.NewSource(11))
 	random := func() []float32 {
