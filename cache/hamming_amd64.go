@@ -34,14 +34,7 @@ func distances512(words []uint64, valid, rowids []byte, n int, admit []uint64, q
 	_ = rowids[8*n-1]
 	_ = dist[n-1]
 	_ = count[512]
-	var a *C.uint64_t
-	switch {
-	case admit == nil:
-	case len(admit) == 0:
-		a = (*C.uint64_t)(unsafe.Pointer(&noRows[0]))
-	default:
-		a = (*C.uint64_t)(unsafe.Pointer(&admit[0]))
-	}
+	a := admitArg(admit)
 	w, v, r := (*C.uint64_t)(unsafe.Pointer(&words[0])), (*C.uint8_t)(unsafe.Pointer(&valid[0])), (*C.uint8_t)(unsafe.Pointer(&rowids[0]))
 	qp, d, c := (*C.uint64_t)(unsafe.Pointer(&q[0])), (*C.uint16_t)(unsafe.Pointer(&dist[0])), (*C.int64_t)(unsafe.Pointer(&count[0]))
 	if hammingLevel == 2 {
@@ -49,6 +42,18 @@ func distances512(words []uint64, valid, rowids []byte, n int, admit []uint64, q
 	} else {
 		C.synaptic_distances_popcnt(w, v, r, C.int64_t(n), a, C.int64_t(len(admit)), qp, d, c)
 	}
+}
+
+// admitArg is admit as hamming.c takes it: NULL for every row, and a set
+// of no words as one that admits none.
+func admitArg(admit []uint64) *C.uint64_t {
+	switch {
+	case admit == nil:
+		return nil
+	case len(admit) == 0:
+		return (*C.uint64_t)(unsafe.Pointer(&noRows[0]))
+	}
+	return (*C.uint64_t)(unsafe.Pointer(&admit[0]))
 }
 
 // headDistances2 is headDistances for the n rows of one chunk in C, with
@@ -63,14 +68,7 @@ func headDistances2(head []uint64, valid, rowids []byte, n int, admit []uint64, 
 	_ = dist[n-1]
 	_ = count[128]
 	_ = q[1]
-	var a *C.uint64_t
-	switch {
-	case admit == nil:
-	case len(admit) == 0:
-		a = (*C.uint64_t)(unsafe.Pointer(&noRows[0]))
-	default:
-		a = (*C.uint64_t)(unsafe.Pointer(&admit[0]))
-	}
+	a := admitArg(admit)
 	C.synaptic_head_distances((*C.uint64_t)(unsafe.Pointer(&head[0])), (*C.uint8_t)(unsafe.Pointer(&valid[0])), (*C.uint8_t)(unsafe.Pointer(&rowids[0])), C.int64_t(n),
 		a, C.int64_t(len(admit)), (*C.uint64_t)(unsafe.Pointer(&q[0])), (*C.uint16_t)(unsafe.Pointer(&dist[0])), (*C.int64_t)(unsafe.Pointer(&count[0])))
 }
