@@ -66,7 +66,7 @@ func headDistances2(head []uint64, valid, rowids []byte, n int, admit []uint64, 
 	_ = valid[(n-1)/8]
 	_ = rowids[8*n-1]
 	_ = dist[n-1]
-	_ = count[128]
+	_ = count[512] // hamming.c adds to all 513
 	_ = q[1]
 	a := admitArg(admit)
 	C.synaptic_head_distances((*C.uint64_t)(unsafe.Pointer(&head[0])), (*C.uint8_t)(unsafe.Pointer(&valid[0])), (*C.uint8_t)(unsafe.Pointer(&rowids[0])), C.int64_t(n),

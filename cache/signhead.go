@@ -60,8 +60,10 @@ func (ix *signIndex) heads() bool {
 }
 
 // headDistances is distances over each row's first headWords words.
+// hamming.c adds to 513 counts, which an index of fewer than 512 bits a
+// row does not have: such an index is counted in Go.
 func (ix *signIndex) headDistances(dist []uint16, starts []int, lo, hi int, qw, admit []uint64, count []int) {
-	if hammingFast {
+	if hammingFast && len(count) > 512 {
 		for ci := lo; ci < hi; ci++ {
 			ch := &ix.chunks[ci]
 			at, n := starts[ci], starts[ci+1]-starts[ci]

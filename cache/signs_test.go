@@ -549,6 +549,52 @@ func TestHeadFirstKeepsWhatLiesNear(t *testing.T) {
 	}
 }
 
+// An index of rows narrower than the default model's (three words: 192
+// bits) is read first words first too, its distances counted in Go.
+func TestHeadFirstReadsNarrowRows(t *testing.T) {
+	defer func(rows, keep int) { headRows, headKeep = rows, keep }(headRows, headKeep)
+	headRows, headKeep = 100, 64
+	rng := rand.New(rand.NewSource(8))
+	ix := &signIndex{width: 24, nw: 3}
+	q := make([]byte, 24)
+	rng.Read(q)
+	qw := make([]uint64, 3)
+	ix.pack(qw, q)
+	var want []int64 // the planted rows, nearest first
+	for ci := range 4 {
+		ch := signChunk{id: int64(ci), valid: make([]byte, 128), rowids: make([]byte, 8*1024), words: make([]uint64, 3*1024)}
+		for i := range 1024 {
+			id := int64(ci*1024 + i + 1)
+			binary.LittleEndian.PutUint64(ch.rowids[8*i:], uint64(id))
+			ch.valid[i/8] |= 1 << (i % 8)
+			row := ch.words[3*i : 3*i+3]
+			for j := range row {
+				row[j] = rng.Uint64()
+			}
+			if id%500 == 3 {
+				copy(row, qw)
+				row[len(want)%3] ^= 1<<len(want) - 1 // len(want) bits flipped
+				want = append(want, id)
+			}
+		}
+		ix.chunks = append(ix.chunks, ch)
+	}
+	for _, p := range hammingPaths() {
+		func() {
+			defer p.use()()
+			got := ix.hamming(q, 5, nil, nil, true)
+			slices.SortFunc(got, func(a, b signDist) int { return cmp.Compare(a.d, b.d) })
+			var ids []int64
+			for _, g := range got {
+				ids = append(ids, g.id)
+			}
+			if !slices.Equal(ids, want[:5]) {
+				t.Fatalf("%s: kept %v, want %v", p.name, ids, want[:5])
+			}
+		}()
+	}
+}
+
 func testHeadFirst(t *testing.T) {
 	const perChunk, chunks = 1024, 40
 	rng := rand.New(rand.NewSource(3))
