@@ -2,18 +2,14 @@
 
 package cache
 
-// hammingFast is false: distances512 (hamming.c) is written for x86-64.
+// hammingFast is false: distancesC (hamming.c) is written for x86-64.
 var hammingFast = false
 
 // hammingLevel is 0: neither of hamming.c's ways runs here.
 var hammingLevel = 0
 
-func distances512(words []uint64, valid, rowids []byte, n int, admit []uint64, q *[8]uint64, dist []uint16, count []int) {
-	panic("cache: distances512 where hamming.c does not run")
-}
-
-func headDistances2(head []uint64, valid, rowids []byte, n int, admit []uint64, q []uint64, dist []uint16, count []int) {
-	panic("cache: headDistances2 where hamming.c does not run")
+func distancesC(words []uint64, stride int, valid, rowids []byte, n int, admit []uint64, q []uint64, dist []uint16, count []int) {
+	panic("cache: distancesC where hamming.c does not run")
 }
 
 func rowsWithin(dist []uint16, cut uint16, at []int32) int { return rowsWithinGo(dist, cut, at) }

@@ -67,7 +67,7 @@ func (ix *signIndex) headDistances(dist []uint16, starts []int, lo, hi int, qw, 
 		for ci := lo; ci < hi; ci++ {
 			ch := &ix.chunks[ci]
 			at, n := starts[ci], starts[ci+1]-starts[ci]
-			headDistances2(ch.head, ch.valid, ch.rowids, n, admit, qw, dist[at:at+n], count)
+			distancesC(ch.head, headWords, ch.valid, ch.rowids, n, admit, qw, dist[at:at+n], count)
 		}
 		return
 	}

@@ -562,7 +562,7 @@ func (ix *signIndex) distances8(dist []uint16, starts []int, lo, hi int, q *[8]u
 		for ci := lo; ci < hi; ci++ {
 			ch := &ix.chunks[ci]
 			at, n := starts[ci], starts[ci+1]-starts[ci]
-			distances512(ch.words, ch.valid, ch.rowids, n, admit, q, dist[at:at+n], count)
+			distancesC(ch.words, 8, ch.valid, ch.rowids, n, admit, q[:], dist[at:at+n], count)
 		}
 		return
 	}
