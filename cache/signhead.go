@@ -104,16 +104,7 @@ func (ix *signIndex) refine(dist []uint16, starts []int, count []int, qw []uint6
 		within += count[cut]
 	}
 	within += count[cut]
-	at := make([]int32, within)
-	at = at[:rowsWithin(dist, uint16(cut), at)] // skip lies beyond every cut
-	near := make([]signDist, len(at))
-	ci := 0
-	for j, r := range at {
-		for int(r) >= starts[ci+1] {
-			ci++
-		}
-		near[j] = signDist{chunk: ci, slot: int(r) - starts[ci]}
-	}
+	near := ix.within(dist, starts, uint16(cut), within)
 	// measured apart from the pass that found them: their bits lie far
 	// apart, and a loop that does nothing else waits on several at once
 	for j := range near {

@@ -395,7 +395,9 @@ func testHammingInParts(t *testing.T) {
 		}
 		ch := signChunk{id: int64(ci), valid: make([]byte, (n+7)/8), rowids: make([]byte, 8*n), words: make([]uint64, 8*n)}
 		for i := range n {
-			id := int64(ci*perChunk + i + 1)
+			// rowids falling through each chunk, as a restore's order
+			// leaves them: rows at the cut are not read lowest first
+			id := int64(ci*perChunk + n - i)
 			binary.LittleEndian.PutUint64(ch.rowids[8*i:], uint64(id))
 			d := 0
 			for j := range 8 {
