@@ -249,6 +249,10 @@ func (ix *signIndex) revalidate(ctx context.Context, tx *sql.Tx, last int64) boo
 // a million entries. chunk_id + 0 carries no affinity, so the index
 // serves.
 func (ix *signIndex) readFrom(ctx context.Context, tx *sql.Tx, from int64) error {
+	var slab []uint64 // the words of the chunks to come
+	if from == -1<<63 {
+		slab = slabFor(ctx, tx)
+	}
 	rows, err := tx.QueryContext(ctx, `SELECT c.chunk_id, c.size, c.validity, c.rowids, v.vectors
 		FROM vec_bits_chunks c JOIN vec_bits_vector_chunks00 v ON v.rowid = c.chunk_id + 0 WHERE c.chunk_id >= ? ORDER BY c.chunk_id`, from)
 	if err != nil {
@@ -274,7 +278,11 @@ func (ix *signIndex) readFrom(ctx context.Context, tx *sql.Tx, from int64) error
 		} else if w != ix.width {
 			return fmt.Errorf("vec_bits chunk %d holds %d bytes a vector, others %d", ch.id, w, ix.width)
 		}
-		ch.words = make([]uint64, size*ix.nw)
+		if n := size * ix.nw; len(slab) >= n {
+			ch.words, slab = slab[:n:n], slab[n:]
+		} else {
+			ch.words = make([]uint64, n)
+		}
 		for i := 0; i < size; i++ {
 			ix.pack(ch.words[i*ix.nw:(i+1)*ix.nw], vecs[i*ix.width:(i+1)*ix.width])
 		}
@@ -283,6 +291,27 @@ func (ix *signIndex) readFrom(ctx context.Context, tx *sql.Tx, from int64) error
 	}
 	return rows.Err()
 }
+
+// slabFor returns room for the words of every chunk of the table in one
+// allocation backed by huge pages (hugePages), when they fill at least
+// slabMin words; nil when they do not. A read of every chunk takes its
+// chunks' words from it; chunks read after it (the newest, again after
+// each save) get their own.
+func slabFor(ctx context.Context, tx *sql.Tx) []uint64 {
+	var n int64
+	err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(c.size * ((length(v.vectors) / c.size + 7) / 8)), 0)
+		FROM vec_bits_chunks c JOIN vec_bits_vector_chunks00 v ON v.rowid = c.chunk_id + 0 WHERE c.size > 0`).Scan(&n)
+	if err != nil || n < slabMin {
+		return nil
+	}
+	slab := make([]uint64, n)
+	hugePages(slab)
+	return slab
+}
+
+// slabMin is the fewest words (16 MB) read into one slab (slabFor); a
+// variable for tests.
+var slabMin int64 = 2 << 20
 
 // pack reads sign bytes b as little-endian words (the last padded with
 // zeros, which no distance counts).
