@@ -2,7 +2,6 @@ package cache
 
 import (
 	"context"
-	"fmt"
 	"math/rand"
 	"slices"
 	"testing"
@@ -21,20 +20,8 @@ func TestSignsReadIntoASlabAsWithout(t *testing.T) {
 	const n, dim = 2*1024 + 100, 16
 	rng := rand.New(rand.NewSource(7))
 	c, _ := newCache(t)
-	var entries []memory.Entry
-	for i := range n {
-		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour))
-	}
-	put(t, c, entries)
-	if err := c.UseModel(ctx, "m@1", dim); err != nil {
-		t.Fatal(err)
-	}
-	embed := func() {
+	store := func(pending []PendingText) {
 		t.Helper()
-		pending, _, err := c.PendingVectors(ctx, n+10)
-		if err != nil {
-			t.Fatal(err)
-		}
 		vs := make([][]float32, len(pending))
 		for i := range vs {
 			vs[i] = make([]float32, dim)
@@ -46,7 +33,7 @@ func TestSignsReadIntoASlabAsWithout(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	embed()
+	store(waitingEntries(t, c, n, dim))
 	read := func(min int64) *signIndex {
 		t.Helper()
 		slabMin = min
@@ -77,7 +64,11 @@ func TestSignsReadIntoASlabAsWithout(t *testing.T) {
 		}
 	}
 	put(t, c, []memory.Entry{mk(memory.TypeInsight, "entry added", time.Hour)})
-	embed()
+	pending, _, err := c.PendingVectors(ctx, 10)
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("%d waiting after a save (%v), want 1", len(pending), err)
+	}
+	store(pending)
 	followed := read(1) // the newest chunk read again, on its own
 	c.signs = nil
 	same("after a write", read(1<<62), followed)
