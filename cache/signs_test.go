@@ -383,10 +383,7 @@ func testHammingInParts(t *testing.T) {
 		d  int
 	}
 	var rows []row
-	q := make([]byte, 64)
-	rng.Read(q)
-	qw := make([]uint64, 8)
-	ix.pack(qw, q)
+	q, qw := randomQuery(ix, rng)
 	admit := make([]uint64, (chunks*perChunk)/64+1)
 	for ci := range chunks {
 		n := perChunk
@@ -558,29 +555,15 @@ func TestHeadFirstReadsNarrowRows(t *testing.T) {
 	headRows, headKeep = 100, 64
 	rng := rand.New(rand.NewSource(8))
 	ix := &signIndex{width: 24, nw: 3}
-	q := make([]byte, 24)
-	rng.Read(q)
-	qw := make([]uint64, 3)
-	ix.pack(qw, q)
+	q, qw := randomQuery(ix, rng)
 	var want []int64 // the planted rows, nearest first
-	for ci := range 4 {
-		ch := signChunk{id: int64(ci), valid: make([]byte, 128), rowids: make([]byte, 8*1024), words: make([]uint64, 3*1024)}
-		for i := range 1024 {
-			id := int64(ci*1024 + i + 1)
-			binary.LittleEndian.PutUint64(ch.rowids[8*i:], uint64(id))
-			ch.valid[i/8] |= 1 << (i % 8)
-			row := ch.words[3*i : 3*i+3]
-			for j := range row {
-				row[j] = rng.Uint64()
-			}
-			if id%500 == 3 {
-				copy(row, qw)
-				row[len(want)%3] ^= 1<<len(want) - 1 // len(want) bits flipped
-				want = append(want, id)
-			}
+	randomRows(ix, rng, 4, func(id int64, row []uint64) {
+		if id%500 == 3 {
+			copy(row, qw)
+			row[len(want)%3] ^= 1<<len(want) - 1 // len(want) bits flipped
+			want = append(want, id)
 		}
-		ix.chunks = append(ix.chunks, ch)
-	}
+	})
 	for _, p := range hammingPaths() {
 		func() {
 			defer p.use()()
@@ -601,36 +584,22 @@ func testHeadFirst(t *testing.T) {
 	const perChunk, chunks = 1024, 40
 	rng := rand.New(rand.NewSource(3))
 	ix := &signIndex{width: 64, nw: 8}
-	q := make([]byte, 64)
-	rng.Read(q)
-	qw := make([]uint64, 8)
-	ix.pack(qw, q)
+	q, qw := randomQuery(ix, rng)
 	// planted: 40 rows that differ from q in 10 to 88 bits, as rows at
 	// cosine 0.95 down to 0.6 of it would; the rest differ in about 256
 	planted := map[int64]int{}
 	admit := make([]uint64, (chunks*perChunk)/64+1)
-	for ci := range chunks {
-		ch := signChunk{id: int64(ci), valid: make([]byte, perChunk/8), rowids: make([]byte, 8*perChunk), words: make([]uint64, 8*perChunk)}
-		for i := range perChunk {
-			id := int64(ci*perChunk + i + 1)
-			binary.LittleEndian.PutUint64(ch.rowids[8*i:], uint64(id))
-			ch.valid[i/8] |= 1 << (i % 8)
-			admit[id/64] |= 1 << (id % 64)
-			row := ch.words[8*i : 8*i+8]
-			for j := range row {
-				row[j] = rng.Uint64()
+	randomRows(ix, rng, chunks, func(id int64, row []uint64) {
+		admit[id/64] |= 1 << (id % 64)
+		if id%1000 == 7 {
+			copy(row, qw)
+			flips := 10 + 2*len(planted)
+			for _, b := range rng.Perm(512)[:flips] {
+				row[b/64] ^= 1 << (b % 64)
 			}
-			if id%1000 == 7 {
-				copy(row, qw)
-				flips := 10 + 2*len(planted)
-				for _, b := range rng.Perm(512)[:flips] {
-					row[b/64] ^= 1 << (b % 64)
-				}
-				planted[id] = flips
-			}
+			planted[id] = flips
 		}
-		ix.chunks = append(ix.chunks, ch)
-	}
+	})
 	ix.heads()
 	ix.chunks[5].valid[0] &^= 1 // row 5121 (none planted) holds no vector
 	gone, barred := int64(7007), int64(9007)
@@ -722,20 +691,9 @@ func BenchmarkHammingMillion(b *testing.B) {
 }
 
 func benchHammingMillion(b *testing.B, k int, alike bool) {
-	const perChunk, chunks = 1024, 1_000_000 / 1024
 	rng := rand.New(rand.NewSource(9))
 	ix := &signIndex{width: 64, nw: 8}
-	for ci := range chunks {
-		ch := signChunk{id: int64(ci), valid: make([]byte, perChunk/8), rowids: make([]byte, 8*perChunk), words: make([]uint64, 8*perChunk)}
-		for i := range perChunk {
-			binary.LittleEndian.PutUint64(ch.rowids[8*i:], uint64(ci*perChunk+i+1))
-			ch.valid[i/8] |= 1 << (i % 8)
-		}
-		for j := range ch.words {
-			ch.words[j] = rng.Uint64()
-		}
-		ix.chunks = append(ix.chunks, ch)
-	}
+	randomRows(ix, rng, 1_000_000/1024, nil)
 	ix.heads() // filled once, by the first near-duplicate check
 	q := make([]byte, 64)
 	rng.Read(q)
@@ -745,4 +703,38 @@ func benchHammingMillion(b *testing.B, k int, alike bool) {
 			b.Fatalf("%d rows kept, want %d", len(got), k)
 		}
 	}
+}
+
+// randomRows appends to ix chunks of 1,024 rows of random words (ix.nw a
+// row), each with a vector, their rowids rising from 1; each, if not
+// nil, sees every row just after its words are drawn (to plant some near
+// a query, or note it in a set).
+func randomRows(ix *signIndex, rng *rand.Rand, chunks int, each func(id int64, row []uint64)) {
+	const perChunk = 1024
+	for ci := range chunks {
+		ch := signChunk{id: int64(ci), valid: make([]byte, perChunk/8), rowids: make([]byte, 8*perChunk), words: make([]uint64, ix.nw*perChunk)}
+		for i := range perChunk {
+			id := int64(ci*perChunk + i + 1)
+			binary.LittleEndian.PutUint64(ch.rowids[8*i:], uint64(id))
+			ch.valid[i/8] |= 1 << (i % 8)
+			row := ch.words[ix.nw*i : ix.nw*(i+1)]
+			for j := range row {
+				row[j] = rng.Uint64()
+			}
+			if each != nil {
+				each(id, row)
+			}
+		}
+		ix.chunks = append(ix.chunks, ch)
+	}
+}
+
+// randomQuery draws a query's sign bits for ix, and returns them with
+// their words.
+func randomQuery(ix *signIndex, rng *rand.Rand) ([]byte, []uint64) {
+	q := make([]byte, ix.width)
+	rng.Read(q)
+	qw := make([]uint64, ix.nw)
+	ix.pack(qw, q)
+	return q, qw
 }
