@@ -286,3 +286,60 @@ func TestBackgroundRunsBetweenRequests(t *testing.T) {
 		t.Errorf("background work went on after it said no more: %d pieces, then %d", settled, n)
 	}
 }
+
+// Background work waits until no request has run for Quiet: a burst of
+// requests is not held up by it, and it runs once the burst is over.
+func TestBackgroundWaitsForQuiet(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	dir, err := SocketDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := SocketPath(dir, "test")
+	const quiet = 150 * time.Millisecond
+	var mu sync.Mutex
+	var ended, ran []time.Time // requests' ends, background pieces' starts
+	srv := &Server{Path: path, Version: "test", Quiet: quiet,
+		Handler: func(_ context.Context, req Request) Response {
+			mu.Lock()
+			defer mu.Unlock()
+			ended = append(ended, time.Now())
+			return Response{}
+		},
+		Background: func(context.Context) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			ran = append(ran, time.Now())
+			return false
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	listening(t, path)
+	for range 8 {
+		if _, err := Call(context.Background(), path, Request{Args: []string{"x"}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(ran) > 0 })
+	mu.Lock()
+	defer mu.Unlock()
+	for _, r := range ran {
+		last := time.Time{}
+		for _, e := range ended {
+			if e.Before(r) && e.After(last) {
+				last = e
+			}
+		}
+		if gap := r.Sub(last); gap < quiet {
+			t.Errorf("background work began %v after a request, want %v of quiet", gap, quiet)
+		}
+	}
+}

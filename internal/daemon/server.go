@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,10 +33,20 @@ type Server struct {
 	BusyWait time.Duration
 	// Background, if set, does one short piece of background work and
 	// reports whether more is left. It runs between requests, never
-	// beside one (a request waits for at most one piece), after each
-	// request until it reports no more.
+	// beside one (a request waits for at most one piece), once no
+	// request has run for Quiet after one, until it reports no more.
 	Background func(ctx context.Context) (more bool)
+	// Quiet is how long the daemon has had no request before background
+	// work starts (0: DefaultQuiet).
+	Quiet time.Duration
 }
+
+// DefaultQuiet is Server.Quiet's default. Requests come in bursts (saves
+// one after another, a hook and the search an agent makes of it) about
+// 10 ms apart, each client's process start: background work begun at
+// once after one (embedding the entry a save made, at a million entries
+// 5-20 ms) held up the next, for no gain.
+const DefaultQuiet = 100 * time.Millisecond
 
 // reply is what the server sends: first either Ready (send go) or a
 // final Response, then, after go, the command's Response.
@@ -131,6 +142,9 @@ func (s *Server) background(ctx context.Context, st *state) {
 		case <-st.wake:
 		}
 		for more := true; more; {
+			if !st.quiet(ctx, cmp.Or(s.Quiet, DefaultQuiet)) {
+				return
+			}
 			select {
 			case st.sem <- struct{}{}:
 			case <-ctx.Done():
@@ -163,6 +177,26 @@ func (st *state) touch(done bool) {
 	st.last = time.Now()
 	if done {
 		st.status.Requests++
+	}
+}
+
+// quiet waits until no request has run for d (false: ctx ended first).
+func (st *state) quiet(ctx context.Context, d time.Duration) bool {
+	for {
+		st.mu.Lock()
+		left := d - time.Since(st.last)
+		st.mu.Unlock()
+		switch {
+		case len(st.sem) > 0:
+			left = d // a request runs: it sets last when it ends
+		case left <= 0:
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(left):
+		}
 	}
 }
 
