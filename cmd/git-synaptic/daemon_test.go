@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -372,5 +374,180 @@ func TestDaemonEmbedsInTheBackground(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the daemon did not embed the rest: %+v", st)
 		}
+	}
+}
+
+// Saves from the command line go to the warm process, which holds the
+// repository open: content from the arguments, after "--", from a file
+// named from the caller's directory and from standard input, with the
+// caller's environment, each saved as a save in place saves it, errors
+// alike. A save that pushes (--to) runs in place.
+func TestSavesGoThroughTheDaemon(t *testing.T) {
+	modelHome(t)
+	env := withDaemon(t)
+	a, b := testrepo.NewRepo(t), testrepo.NewRepo(t)
+	for _, dir := range []string{a, b} {
+		if err := os.WriteFile(filepath.Join(dir, "note.md"), []byte("# runbook\nrestart the worker before the migration\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runEnv(t, b, env, "search", "warm up") // starts the daemon, runs in place
+	before := waitDaemon(t, env, true).Status.Requests
+	session := []string{"GIT_SYNAPTIC_SESSION=s-warm"}
+	calls := []struct {
+		args  []string
+		stdin string
+	}{
+		{[]string{"save", "we chose postgres for billing", "--type", "decision", "--tag", "db"}, ""},
+		{[]string{"save", "--type", "issue"}, "flaky: TestSync times out under load\n"},
+		{[]string{"save", "-F", "note.md", "--type", "reference", "--pin"}, ""},
+		{[]string{"save", "-F", "-", "--tier", "longterm"}, "helm upgrades need --atomic"},
+		{[]string{"save", "--", "-z sorts by NUL, not content"}, ""},
+		{[]string{"save", "deploy with token ghp_4fT9kL2mQ8xR7vB1nC3dE5gH6jK0pW2sY9zA"}, ""},
+		{[]string{"save", "--type", "nosuch", "x"}, ""},
+		{[]string{"save", "-F", "missing.md"}, ""},
+		{[]string{"save", "--type", "reference"}, strings.Repeat("a long runbook ", 5000)}, // over 64 KiB
+	}
+	for _, c := range calls {
+		inPlace := runWith(t, a, c.stdin, session, c.args...)
+		warm := runWith(t, b, c.stdin, append(slices.Clone(env), session...), c.args...)
+		if inPlace.code == 0 && len(strings.TrimSpace(inPlace.out)) == 32 && len(strings.TrimSpace(warm.out)) == 32 {
+			inPlace.out, warm.out = "", "" // ids of their own
+		}
+		if inPlace != warm {
+			t.Errorf("%v differs:\nin place: exit %d\n%s%s\nwarm: exit %d\n%s%s", c.args, inPlace.code, inPlace.out, inPlace.err, warm.code, warm.out, warm.err)
+		}
+	}
+	served := statusOf(t, env).Status.Requests - before
+	if served < len(calls) {
+		t.Errorf("the daemon served %d of the %d saves", served, len(calls))
+	}
+	saved := func(dir string) string {
+		var out []string
+		for _, r := range listJSON(t, dir) {
+			out = append(out, fmt.Sprintf("%s %q %v %s %v %s %s", r.Type, r.Content, r.Tags, r.Tier, r.Pinned, r.Session, r.Author))
+		}
+		slices.Sort(out)
+		return strings.Join(out, "\n")
+	}
+	if x, y := saved(a), saved(b); x != y || strings.Count(y, "s-warm") != 5 {
+		t.Errorf("saved in place:\n%s\nthrough the daemon:\n%s", x, y)
+	}
+	// --to pushes: it runs in place, the daemon not asked
+	n := statusOf(t, env).Status.Requests
+	inPlace, warm := runWith(t, a, "", nil, "save", "--to", "nosuch", "x"), runWith(t, b, "", env, "save", "--to", "nosuch", "x")
+	if warm.code == 0 || inPlace != warm {
+		t.Errorf("save --to: in place exit %d %s, warm exit %d %s", inPlace.code, inPlace.err, warm.code, warm.err)
+	}
+	if after := statusOf(t, env).Status.Requests; after != n {
+		t.Errorf("the daemon ran save --to (%d → %d requests)", n, after)
+	}
+}
+
+// A save whose warm process dies under it, after saving or before, runs
+// again in place under the id it was sent with: one entry either way.
+// The daemon here accepts the request, runs the save itself or not, and
+// hangs up without an answer, as a daemon killed then would.
+func TestALostSaveIsSavedOnce(t *testing.T) {
+	modelHome(t)
+	env := []string{"GIT_SYNAPTIC_DAEMON=on", "XDG_RUNTIME_DIR=" + t.TempDir()}
+	dir := testrepo.NewRepo(t)
+	var st struct{ Socket string }
+	if err := json.Unmarshal([]byte(runEnv(t, dir, env, "daemon", "status", "--json").out), &st); err != nil || st.Socket == "" {
+		t.Fatalf("daemon status: %v %+v", err, st)
+	}
+	ln, err := net.Listen("unix", st.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for i, savesFirst := range []bool{true, false} {
+		type lost struct {
+			args []string
+			tip  string // of memory once the daemon saved
+			err  error
+		}
+		got := make(chan lost, 1)
+		go func() {
+			conn, err := ln.Accept()
+			if err != nil {
+				got <- lost{err: err}
+				return
+			}
+			defer conn.Close()
+			var req struct {
+				Args []string `json:"args"`
+				Dir  string   `json:"dir"`
+				Env  []string `json:"env"`
+			}
+			dec := json.NewDecoder(conn)
+			var proceed struct{ Go bool }
+			if err := dec.Decode(&req); err != nil {
+				got <- lost{err: err}
+				return
+			}
+			fmt.Fprintln(conn, `{"ready":true}`)
+			if err := dec.Decode(&proceed); err != nil || !proceed.Go {
+				got <- lost{err: fmt.Errorf("no go: %v", err)}
+				return
+			}
+			if savesFirst {
+				cmd := exec.Command(bin, req.Args...)
+				cmd.Dir, cmd.Env = req.Dir, append(req.Env, "GIT_SYNAPTIC_DAEMON=off")
+				out, err := cmd.Output()
+				if err != nil {
+					got <- lost{err: fmt.Errorf("%v: %s", err, out)}
+					return
+				}
+				tip, err := exec.Command("git", "-C", req.Dir, "rev-parse", "refs/synaptic/memory").Output()
+				if err != nil {
+					got <- lost{err: err}
+					return
+				}
+				got <- lost{args: req.Args, tip: strings.TrimSpace(string(tip))}
+				return
+			}
+			got <- lost{args: req.Args}
+		}()
+		content := fmt.Sprintf("lost save %d: the deploy needs --atomic", i)
+		r := runWith(t, dir, "", env, "save", content, "--type", "insight")
+		var l lost
+		select {
+		case l = <-got:
+		case <-time.After(time.Minute):
+			t.Fatal("the save never reached the daemon")
+		}
+		if l.err != nil {
+			t.Fatalf("the daemon: %v", l.err)
+		}
+		id := ""
+		for _, a := range l.args {
+			if v, ok := strings.CutPrefix(a, "--id="); ok {
+				id = v
+			}
+		}
+		if r.code != 0 || len(id) != 32 || strings.TrimSpace(r.out) != id {
+			t.Fatalf("saved first %v: sent %v; exit %d, printed %q (%s)", savesFirst, l.args, r.code, r.out, r.err)
+		}
+		var ids []string
+		for _, e := range listJSON(t, dir) {
+			if e.Content == content {
+				ids = append(ids, e.ID)
+			}
+		}
+		if len(ids) != 1 || ids[0] != id {
+			t.Errorf("saved first %v: entries of the content %v, want just %s", savesFirst, ids, id)
+		}
+		if l.tip != "" {
+			// saved once: memory is as the daemon left it
+			if now := strings.TrimSpace(testrepo.Git(t, dir, "rev-parse", "refs/synaptic/memory")); now != l.tip {
+				t.Errorf("memory was written again: %s, then %s", l.tip, now)
+			}
+		}
+	}
+	// the same id with other content is another entry's: refused
+	r := runWith(t, dir, "", []string{"GIT_SYNAPTIC_DAEMON=off"}, "save", "--id="+listJSON(t, dir)[0].ID, "something else")
+	if r.code == 0 || !strings.Contains(r.err, "taken by another entry") {
+		t.Errorf("a taken id: exit %d %s", r.code, r.err)
 	}
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -15,6 +16,11 @@ import (
 
 // SaveRequest is a new memory entry.
 type SaveRequest struct {
+	// ID, when set, is the new entry's id (32 lowercase hex digits),
+	// chosen by the caller so that a save tried again after it may have
+	// run (the warm process ended under it) saves once: SaveLinked then
+	// returns the entry already saved under that id.
+	ID          string
 	Content     string
 	Type        memory.Type
 	Tags        []string
@@ -58,6 +64,11 @@ func (s Saved) Linked(id string) bool { return slices.Contains(s.Entry.RelatedID
 // with the model at hand (ByMeaning) is also matched against the
 // recurring patterns.
 func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, by Likeness) (Saved, error) {
+	if req.ID != "" {
+		if e, found, err := s.savedAs(ctx, req); found || err != nil {
+			return Saved{Entry: e}, err
+		}
+	}
 	dups, vec, _ := s.recall().nearDuplicates(ctx, req.Content, by)
 	for _, d := range dups {
 		req.Duplicates = append(req.Duplicates, d.ID)
@@ -80,6 +91,29 @@ func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, by Likeness) (
 		}
 	}
 	return saved, nil
+}
+
+// savedAs returns the entry saved under req.ID, if there is one: the
+// save req asks for has been done. An entry of other content under that
+// id is an error.
+func (s *Memory) savedAs(ctx context.Context, req SaveRequest) (e memory.Entry, found bool, err error) {
+	if !memory.ValidID(req.ID) {
+		return e, false, Invalidf("entry id %q must be 32 lowercase hex digits", req.ID)
+	}
+	err = s.withCache(ctx, func(c *cache.Cache) error {
+		var err error
+		e, err = c.Original(ctx, req.ID)
+		return err
+	})
+	switch {
+	case errors.Is(err, cache.ErrNotFound):
+		return memory.Entry{}, false, nil
+	case err != nil:
+		return e, false, fmt.Errorf("save: look for entry %s: %w", ShortID(req.ID), err)
+	case e.Content != req.Content:
+		return e, false, Invalidf("entry id %s is taken by another entry", req.ID)
+	}
+	return e, true, nil
 }
 
 // keepVector stores the vector of a text just embedded for a new entry's
@@ -162,8 +196,15 @@ func (s *core) newEntry(ctx context.Context, req SaveRequest, author, project, b
 	if created.IsZero() {
 		created = s.now()
 	}
+	id := req.ID
+	switch {
+	case id == "":
+		id = memory.NewID()
+	case !memory.ValidID(id):
+		return memory.Entry{}, Invalidf("entry id %q must be 32 lowercase hex digits", id)
+	}
 	e := memory.Entry{
-		V: memory.FormatVersion, ID: memory.NewID(), Type: req.Type, Content: req.Content, Tags: tags,
+		V: memory.FormatVersion, ID: id, Type: req.Type, Content: req.Content, Tags: tags,
 		Project: project, Branch: branch, SessionID: firstNonEmpty(req.SessionID, s.sessionID()),
 		AgentID: firstNonEmpty(req.AgentID, s.per.Agent), Author: author,
 		Created: created.UTC(), Tier: req.Tier, Pinned: req.Pinned,

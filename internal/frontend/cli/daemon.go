@@ -19,6 +19,7 @@ import (
 	"github.com/git-synaptic/git-synaptic/internal/config"
 	"github.com/git-synaptic/git-synaptic/internal/daemon"
 	"github.com/git-synaptic/git-synaptic/internal/frontend/agenthook"
+	"github.com/git-synaptic/git-synaptic/memory"
 )
 
 // The warm process. One daemon per user and binary serves every
@@ -35,11 +36,17 @@ const DefaultDaemonIdle = 15 * time.Minute
 
 // forwardable reports whether a command line goes to the daemon: searches
 // and the agent hooks, which may load the model on every prompt; not the
-// tool hook, which never does and may carry a whole file on stdin.
+// tool hook, which never does and may carry a whole file on stdin. And
+// saves, but for those that push (saveLine): the daemon holds the
+// repository open (its cache, the git cat-file process that reads packed
+// trees), which a save from the command line otherwise opens each time.
 func forwardable(args []string) bool {
 	switch {
 	case len(args) >= 1 && args[0] == "search":
 		return true
+	case len(args) >= 1 && args[0] == "save":
+		ok, _ := saveLine(args[1:])
+		return ok
 	case len(args) >= 2 && args[0] == "hook":
 		return agenthook.Names[args[1]] && args[1] != "tool" || gitHandoff(args)
 	}
@@ -56,9 +63,11 @@ func gitHandoff(args []string) bool {
 // viaDaemon runs a forwardable command in the daemon. ok is false when the
 // caller must run it itself (no daemon yet, one of another binary, busy,
 // declined, turned off, or dead under the request); in returns standard
-// input as the command must read it then.
-func viaDaemon(ctx context.Context, args []string, stdio IO) (code int, ok bool, in io.Reader) {
-	in = stdio.In
+// input as the command must read it then, and rerun the command line to
+// run: a save is run under the id it was sent with (saveIDFlag), which
+// saves it once when the daemon did it before it died.
+func viaDaemon(ctx context.Context, args []string, stdio IO) (code int, ok bool, in io.Reader, rerun []string) {
+	in, rerun = stdio.In, args
 	if gitHandoff(args) {
 		// git waits for nothing here: hand over if a daemon is free, else
 		// leave the commits to the next command
@@ -69,40 +78,56 @@ func viaDaemon(ctx context.Context, args []string, stdio IO) (code int, ok bool,
 				}
 			}
 		}
-		return 0, true, in
+		return 0, true, in, rerun
 	}
 	if !forwardable(args) || config.DaemonOff() {
-		return 0, false, in
+		return 0, false, in, rerun
 	}
 	if !app.ModelInstalled(config.FromEnv(app.Options{}).Model) {
-		return 0, false, in // no model: nothing to keep warm
+		return 0, false, in, rerun // no model: nothing to keep warm
 	}
 	path, err := socketPath()
 	if err != nil {
-		return 0, false, in
+		return 0, false, in, rerun
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
-		return 0, false, in
+		return 0, false, in, rerun
 	}
 	req := daemon.Request{Args: args, Dir: cwd, Env: os.Environ(), TTY: stdio.TTY}
-	if args[0] == "hook" {
+	readIn := args[0] == "hook"
+	if args[0] == "save" {
+		_, readIn = saveLine(args[1:])
+		f, isFile := stdio.In.(*os.File)
+		if readIn && isFile && isTerminal(f) {
+			return 0, false, in, rerun // typed content, or save's usage error: in place
+		}
+		// the flag first: after a "--" it would be content
+		req.Args = append([]string{args[0], "--" + saveIDFlag + "=" + memory.NewID()}, args[1:]...)
+	}
+	if readIn {
 		if f, isFile := stdio.In.(*os.File); !isFile || !isTerminal(f) {
-			b, _ := io.ReadAll(io.LimitReader(stdio.In, 64<<20))
+			limit := int64(64 << 20)
+			if args[0] == "save" {
+				limit = memory.MaxContentBytes + 1 // save refuses more, as in place
+			}
+			b, _ := io.ReadAll(io.LimitReader(stdio.In, limit))
 			req.Stdin, in = b, bytes.NewReader(b)
 		}
 	}
 	resp, err := daemon.Call(ctx, path, req)
-	switch {
-	case errors.Is(err, daemon.ErrUnavailable):
-		startDaemon()
-		return 0, false, in
-	case err != nil:
-		return 0, false, in
+	if err != nil {
+		if errors.Is(err, daemon.ErrUnavailable) {
+			startDaemon()
+		}
+		// in place, as it was sent: a save the daemon may have done
+		// before it died (ErrLost) or the caller gave up on it (an
+		// interrupt) is found under its id, not saved twice
+		return 0, false, in, req.Args
 	}
 	stdio.Out.Write(resp.Stdout)
 	stdio.Err.Write(resp.Stderr)
-	return resp.Code, true, in
+	return resp.Code, true, in, rerun
 }
 
 // startDaemon starts `git-synaptic daemon run` detached, unless git

@@ -98,12 +98,12 @@ func Main() int {
 	defer exitAfterSignal(signalGrace)()
 	defer config.CPUProfile()()
 	stdio := IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, TTY: isTerminal(os.Stdout)}
-	code, done, in := viaDaemon(ctx, os.Args[1:], stdio)
+	code, done, in, args := viaDaemon(ctx, os.Args[1:], stdio)
 	if done {
 		return code
 	}
 	stdio.In = in
-	return Run(ctx, os.Args[1:], stdio)
+	return Run(ctx, args, stdio)
 }
 
 // signalGrace is how long a command may take to stop after SIGTERM or

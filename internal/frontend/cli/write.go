@@ -58,6 +58,7 @@ type saveOptions struct {
 	allowSecret, js  bool
 	session, agentID string
 	to               string
+	id               string // the warm process's retry key (saveID)
 	args             []string
 }
 
@@ -92,7 +93,29 @@ they look like a credential; --private entries stay in this clone.`,
 	fl.StringVar(&o.agentID, "agent", "", "agent `id` (default $GIT_SYNAPTIC_AGENT)")
 	fl.BoolVar(&o.js, "json", false, "print the saved entry as JSON")
 	fl.StringVar(&o.to, "to", "", "save to the subscription `name`'s memory, pushed there at once (needs push access; see git synaptic subscribe)")
+	fl.StringVar(&o.id, saveIDFlag, "", "the new entry's `id`; a save of the same content under an id already saved prints that entry")
+	fl.MarkHidden(saveIDFlag) // for the warm process's retries (viaDaemon), not people
 	return c
+}
+
+// saveIDFlag names save's hidden flag for the new entry's id: a save sent
+// to the warm process carries one, so that the same save run again in
+// place, when the process ended under it, cannot save twice.
+const saveIDFlag = "id"
+
+// saveLine reads a save command line (the arguments after "save") as save
+// would: ok when it may run in the warm process (its flags parse, --help
+// among them not, and it does not push: --to waits on a remote, and may ask for credentials on
+// the terminal), stdin when its content comes from standard input.
+func saveLine(args []string) (ok, stdin bool) {
+	c := newSave(&env{})
+	if err := c.ParseFlags(args); err != nil {
+		return false, false
+	}
+	fl := c.Flags()
+	to, _ := fl.GetString("to")
+	file, _ := fl.GetString("file")
+	return to == "", len(fl.Args()) == 0 && (file == "" || file == "-")
 }
 
 func runSave(e *env, o *saveOptions) error {
@@ -111,11 +134,14 @@ func runSave(e *env, o *saveOptions) error {
 		return err
 	}
 	if o.to != "" {
+		if o.id != "" {
+			return usagef("--%s and --to do not go together", saveIDFlag)
+		}
 		return saveTo(e, o, app.SaveRequest{Content: content, Type: typ, Tags: o.tags, Tier: tier, Pinned: o.pin,
 			Private: o.private, AllowSecret: o.allowSecret, Related: o.related, SessionID: o.session, AgentID: o.agentID})
 	}
 	return e.withService(func(s *app.Service) error {
-		saved, err := s.Memory().SaveLinked(contextOf(e), app.SaveRequest{Content: content, Type: typ, Tags: o.tags, Tier: tier, Pinned: o.pin,
+		saved, err := s.Memory().SaveLinked(contextOf(e), app.SaveRequest{ID: o.id, Content: content, Type: typ, Tags: o.tags, Tier: tier, Pinned: o.pin,
 			Private: o.private, AllowSecret: o.allowSecret, Related: o.related, SessionID: o.session, AgentID: o.agentID}, app.ByWords)
 		if err != nil {
 			return err
