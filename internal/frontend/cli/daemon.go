@@ -293,10 +293,12 @@ func newDaemon(e *env) *cobra.Command {
 	o := &daemonOptions{}
 	c := &cobra.Command{
 		Use:   "daemon (status|stop|run)",
-		Short: "The warm process that keeps the embedding model loaded for hooks and searches",
-		Long: `Agent hooks (session-start, prompt, ...) and searches ask a warm process
-first, which keeps ONNX Runtime and the embedding model loaded, so that a
-prompt does not pay for loading the model each time. The first such command
+		Short: "The warm process that keeps the embedding model loaded for hooks, searches and saves",
+		Long: `Agent hooks (session-start, prompt, ...), searches and saves ask a warm
+process first, which keeps ONNX Runtime and the embedding model loaded, so
+that a prompt does not pay for loading the model each time, and the
+repositories it served open, so that a save does not open one each time
+(save --to, which pushes, runs in place). The first such command
 starts it (detached); it serves every repository of this user and binary on
 a unix socket in a private directory ($XDG_RUNTIME_DIR/git-synaptic, else
 git-synaptic-UID in the temporary directory, mode 0700) and exits after
