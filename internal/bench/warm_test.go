@@ -46,15 +46,7 @@ func benchWarm(b *testing.B, dir, prompt string) {
 	cold := []string{"GIT_SYNAPTIC_DAEMON=off"}
 	defer runEnvB(b, dir, warm, "", "daemon", "stop")
 	runEnvB(b, dir, warm, "", "search", "warm up")
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		out, _ := runEnvB(b, dir, warm, "", "daemon", "status", "--json")
-		if strings.Contains(out, `"running": true`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("the daemon did not start")
-		}
-	}
+	waitDaemonB(b, dir, warm)
 	hook := func(i int) string {
 		in, _ := json.Marshal(map[string]string{"session_id": fmt.Sprintf("bench-%d", i), "prompt": prompt})
 		return string(in)
@@ -102,6 +94,20 @@ func benchWarm(b *testing.B, dir, prompt string) {
 }
 
 // runEnvB runs the binary in dir with extra environment and stdin.
+// waitDaemonB waits until the warm process of env runs.
+func waitDaemonB(b *testing.B, dir string, env []string) {
+	b.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		out, _ := runEnvB(b, dir, env, "", "daemon", "status", "--json")
+		if strings.Contains(out, `"running": true`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("the daemon did not start")
+		}
+	}
+}
+
 func runEnvB(b *testing.B, dir string, env []string, stdin string, args ...string) (string, time.Duration) {
 	b.Helper()
 	r, err := testrepo.RunBinary(bin, dir, stdin, env, args...)
