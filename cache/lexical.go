@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/git-synaptic/git-synaptic/memory"
 	"github.com/git-synaptic/git-synaptic/rank"
 )
 
@@ -256,10 +257,11 @@ func (c *Cache) searchQuery(ctx context.Context, q string, args ...any) ([]Hit, 
 	return out, rows.Err()
 }
 
-// WithAllWords returns up to limit entries (archived ones excluded) whose
-// text holds every one of words: an FTS5 AND query, cheap because it
-// intersects posting lists instead of ranking every match.
-func (c *Cache) WithAllWords(ctx context.Context, words []string, limit int) ([]Row, error) {
+// WithAllWords returns up to limit entries of types (archived ones
+// excluded) whose text holds every one of words: an FTS5 AND query,
+// cheap because it intersects posting lists instead of ranking every
+// match.
+func (c *Cache) WithAllWords(ctx context.Context, words []string, types []memory.Type, limit int) ([]Row, error) {
 	if len(words) == 0 {
 		return nil, ErrNoWords
 	}
@@ -267,6 +269,7 @@ func (c *Cache) WithAllWords(ctx context.Context, words []string, limit int) ([]
 	for i, w := range words {
 		q[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
 	}
-	return c.queryRows(ctx, "search", `SELECT `+rowCols+` FROM entries e WHERE e.rowid IN (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?) AND NOT `+effArchived,
-		strings.Join(q, " AND "), limit)
+	w, args := Filter{Types: types}.where()
+	return c.queryRows(ctx, "search", `SELECT `+rowCols+` FROM entries e WHERE e.rowid IN (SELECT rowid FROM fts WHERE fts MATCH ?) AND `+w+` LIMIT ?`,
+		append(append([]any{strings.Join(q, " AND ")}, args...), limit)...)
 }

@@ -269,3 +269,40 @@ func TestModelLoadWritesNothingOutside(t *testing.T) {
 		})
 	}
 }
+
+// A save that says what an indexed commit's message says is saved: the
+// near-duplicates it links to are saved memory, never the commit (whose
+// id is git's). Both ways: by words from the command line, by meaning
+// through the MCP server.
+func TestASaveLikeACommitMessageIsSaved(t *testing.T) {
+	modelHome(t)
+	dir := testrepo.NewRepo(t)
+	msg := "Fix the fallback implementation of getpeereid on old kernels, reported by the packagers of two distributions"
+	commitFiles(t, dir, msg, "a")
+	ok(t, dir, "index")
+	commit := strings.TrimSpace(testrepo.Git(t, dir, "rev-parse", "HEAD"))
+	r := run(t, dir, "", "save", msg, "--type", "progress")
+	first := strings.TrimSpace(r.out)
+	if r.code != 0 || len(first) != 32 || strings.Contains(r.err, commit[:8]) {
+		t.Fatalf("save of a commit's message: exit %d %q\n%s", r.code, r.out, r.err)
+	}
+	r = run(t, dir, "", "save", msg, "--type", "progress")
+	if r.code != 0 || !strings.Contains(r.err, "near-duplicate of "+first[:8]) || strings.Contains(r.err, commit[:8]) {
+		t.Fatalf("a second save: exit %d %q\n%s", r.code, r.out, r.err)
+	}
+	c := startMCP(t, dir)
+	res := c.tool("context_save", map[string]any{"content": msg + ".", "type": "progress"})
+	var e struct {
+		ID   string   `json:"id"`
+		Dups []string `json:"near_duplicates"`
+	}
+	json.Unmarshal(res.Structured, &e)
+	if res.IsError || len(e.ID) != 32 || len(e.Dups) == 0 || strings.Contains(res.Content[0].Text, commit[:8]) {
+		t.Fatalf("an MCP save of a commit's message: %+v %+v", res, e)
+	}
+	for _, d := range e.Dups {
+		if len(d) != 32 {
+			t.Errorf("near-duplicate %q is not a saved entry", d)
+		}
+	}
+}

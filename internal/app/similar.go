@@ -161,7 +161,11 @@ func (s *Recall) NearDuplicates(ctx context.Context, content string, by Likeness
 }
 
 // nearDuplicates is NearDuplicates that also returns content's vector
-// when it embedded content (nil otherwise).
+// when it embedded content (nil otherwise). It looks among saved memory
+// only: a save links to its near-duplicates, and an indexed commit or
+// note (whose ids are git's) is no entry to link to; a save that said
+// what a commit's message says was refused ("related id ... must be a
+// full 32-digit id").
 func (s *Recall) nearDuplicates(ctx context.Context, content string, by Likeness) (out []Similar, vec []float32, err error) {
 	if by == ByMeaning {
 		err := s.withVectors(ctx, func(c *cache.Cache, m Embedder) error {
@@ -170,7 +174,7 @@ func (s *Recall) nearDuplicates(ctx context.Context, content string, by Likeness
 				return err
 			}
 			vec = v[0]
-			hits, err := c.NearestAlike(ctx, v[0], cache.Filter{Limit: 5}, 5, duplicateCosine)
+			hits, err := c.NearestAlike(ctx, v[0], cache.Filter{Limit: 5, Types: memory.SavableTypes}, 5, duplicateCosine)
 			for _, h := range hits {
 				out = append(out, Similar{Entry: entryOf(h.Row), Similarity: h.Cosine, How: "vector"})
 			}
@@ -204,7 +208,7 @@ func (s *Recall) nearDuplicates(ctx context.Context, content string, by Likeness
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := c.WithAllWords(ctx, words, 20)
+	rows, err := c.WithAllWords(ctx, words, memory.SavableTypes, 20)
 	for _, r := range rows {
 		if j := jaccard(q, contentWords(r.Content)); j >= 0.8 {
 			out = append(out, Similar{Entry: entryOf(r), Similarity: j, How: "lexical"})
