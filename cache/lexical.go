@@ -258,9 +258,12 @@ func (c *Cache) searchQuery(ctx context.Context, q string, args ...any) ([]Hit, 
 }
 
 // WithAllWords returns up to limit entries of types (archived ones
-// excluded) whose text holds every one of words: an FTS5 AND query,
-// cheap because it intersects posting lists instead of ranking every
-// match.
+// excluded) among the first 4×limit whose text holds every one of
+// words: an FTS5 AND query, cheap because it intersects posting lists
+// instead of ranking every match, and stops at those. CROSS JOIN keeps
+// the matches the outer loop: given the types' condition, SQLite walked
+// every entry of those types by its index instead (115 ms of a save at
+// a million entries).
 func (c *Cache) WithAllWords(ctx context.Context, words []string, types []memory.Type, limit int) ([]Row, error) {
 	if len(words) == 0 {
 		return nil, ErrNoWords
@@ -270,6 +273,6 @@ func (c *Cache) WithAllWords(ctx context.Context, words []string, types []memory
 		q[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
 	}
 	w, args := Filter{Types: types}.where()
-	return c.queryRows(ctx, "search", `SELECT `+rowCols+` FROM entries e WHERE e.rowid IN (SELECT rowid FROM fts WHERE fts MATCH ?) AND `+w+` LIMIT ?`,
-		append(append([]any{strings.Join(q, " AND ")}, args...), limit)...)
+	return c.queryRows(ctx, "search", `SELECT `+rowCols+` FROM (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?) m CROSS JOIN entries e ON e.rowid = m.rowid WHERE `+w+` LIMIT ?`,
+		append(append([]any{strings.Join(q, " AND "), 4 * limit}, args...), limit)...)
 }
