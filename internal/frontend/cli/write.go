@@ -58,7 +58,7 @@ type saveOptions struct {
 	allowSecret, js  bool
 	session, agentID string
 	to               string
-	id               string // the warm process's retry key (saveID)
+	id               string // the warm process's retry key (saveIDFlag)
 	args             []string
 }
 
@@ -104,9 +104,10 @@ they look like a credential; --private entries stay in this clone.`,
 const saveIDFlag = "id"
 
 // saveLine reads a save command line (the arguments after "save") as save
-// would: ok when it may run in the warm process (its flags parse, --help
-// among them not, and it does not push: --to waits on a remote, and may ask for credentials on
-// the terminal), stdin when its content comes from standard input.
+// would: ok when it may run in the warm process (its flags parse, which
+// --help, added by cobra later, does not; and it does not push: --to
+// waits on a remote and may ask for credentials on the terminal), stdin
+// when its content comes from standard input.
 func saveLine(args []string) (ok, stdin bool) {
 	c := newSave(&env{})
 	if err := c.ParseFlags(args); err != nil {
