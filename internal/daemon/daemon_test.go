@@ -12,16 +12,23 @@ import (
 	"time"
 )
 
-// start serves in a private directory of its own with handler and
-// returns the socket; the server is stopped and waited for at the end.
-func start(t *testing.T, idle time.Duration, handler Handler) (string, chan error) {
+// testSocket is a socket path named name in a private runtime directory
+// of the test's own.
+func testSocket(t *testing.T, name string) string {
 	t.Helper()
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	dir, err := SocketDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := SocketPath(dir, "test")
+	return SocketPath(dir, name)
+}
+
+// start serves in a private directory of its own with handler and
+// returns the socket; the server is stopped and waited for at the end.
+func start(t *testing.T, idle time.Duration, handler Handler) (string, chan error) {
+	t.Helper()
+	path := testSocket(t, "test")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -95,12 +102,7 @@ func TestSecondDaemonExits(t *testing.T) {
 // A socket file a killed daemon left behind is replaced; a client of a
 // dead socket is told to run the command itself.
 func TestStaleSocketIsReplaced(t *testing.T) {
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
-	dir, err := SocketDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := SocketPath(dir, "stale")
+	path := testSocket(t, "stale")
 	l, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
@@ -246,12 +248,7 @@ func TestNotify(t *testing.T) {
 func TestBackgroundRunsBetweenRequests(t *testing.T) {
 	var mu sync.Mutex
 	pieces := 0
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
-	dir, err := SocketDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := SocketPath(dir, "bg")
+	path := testSocket(t, "bg")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	srv := &Server{Path: path, Idle: time.Minute, Handler: echo, BusyWait: 2 * time.Second,
@@ -290,12 +287,7 @@ func TestBackgroundRunsBetweenRequests(t *testing.T) {
 // Background work waits until no request has run for Quiet: a burst of
 // requests is not held up by it, and it runs once the burst is over.
 func TestBackgroundWaitsForQuiet(t *testing.T) {
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
-	dir, err := SocketDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := SocketPath(dir, "test")
+	path := testSocket(t, "test")
 	const quiet = 150 * time.Millisecond
 	var mu sync.Mutex
 	var ended, ran []time.Time // requests' ends, background pieces' starts
