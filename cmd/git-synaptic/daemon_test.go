@@ -392,7 +392,12 @@ func TestSavesGoThroughTheDaemon(t *testing.T) {
 		}
 	}
 	runEnv(t, b, env, "search", "warm up") // starts the daemon, runs in place
-	before := waitDaemon(t, env, true).Status.Requests
+	waitDaemon(t, env, true)
+	// the daemon loads the model for this search: not later, between the
+	// saves, where a slow load under a busy machine would hold a save
+	// past the daemon's busy wait (it would then run in place)
+	runEnv(t, b, env, "search", "warm up")
+	before := statusOf(t, env).Status.Requests
 	session := []string{"GIT_SYNAPTIC_SESSION=s-warm"}
 	calls := []struct {
 		args  []string
