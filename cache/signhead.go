@@ -99,11 +99,7 @@ func (ix *signIndex) headDistances(dist []uint16, starts []int, lo, hi int, qw, 
 // (and any at the last one's distance), it returns the k whose whole bits
 // differ least from qw, ties to the lower rowid.
 func (ix *signIndex) refine(dist []uint16, starts []int, count []int, qw []uint64, k int) []signDist {
-	cut, within := 0, 0
-	for keep := max(headKeep, k); cut < len(count)-1 && within+count[cut] < keep; cut++ {
-		within += count[cut]
-	}
-	within += count[cut]
+	cut, within := kthDistance(count, max(headKeep, k))
 	near := ix.within(dist, starts, uint16(cut), within)
 	// measured apart from the pass that found them: their bits lie far
 	// apart, and a loop that does nothing else waits on several at once
@@ -120,7 +116,7 @@ func (ix *signIndex) refine(dist []uint16, starts []int, count []int, qw []uint6
 			kept = append(kept, s)
 		}
 	}
-	return keepNearest(kept, k, 64*ix.nw)
+	return keepWithin(kept, k, last)
 }
 
 // rowsWithinGo is rowsWithin in Go.

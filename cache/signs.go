@@ -437,28 +437,23 @@ func (ix *signIndex) hamming(qb []byte, k int, admit []uint64, offer func(*signS
 	if sc.head {
 		return ix.refine(dist, starts, count, qw, k)
 	}
-	cut, within := 0, 0 // the k-th's distance, and how many lie at most there
+	cut, within := kthDistance(count, k)
+	near := ix.within(dist, starts, uint16(cut), within)
+	for j := range near {
+		near[j].id = ix.chunks[near[j].chunk].rowid(near[j].slot)
+	}
+	return keepWithin(near, k, cut)
+}
+
+// kthDistance returns the distance of the k-th nearest of the rows that
+// count counts at each distance (the last distance if there are fewer),
+// and how many lie at most there.
+func kthDistance(count []int, k int) (cut, within int) {
 	for cut < len(count)-1 && within+count[cut] < k {
 		within += count[cut]
 		cut++
 	}
-	within += count[cut]
-	near := ix.within(dist, starts, uint16(cut), within)
-	out := near[:0]
-	var tied []signDist
-	for _, s := range near {
-		s.id = ix.chunks[s.chunk].rowid(s.slot)
-		if s.d < cut {
-			out = append(out, s) // never past what was read
-		} else {
-			tied = append(tied, s)
-		}
-	}
-	if len(tied) > k-len(out) {
-		slices.SortFunc(tied, func(a, b signDist) int { return cmp.Compare(a.id, b.id) })
-		tied = tied[:k-len(out)]
-	}
-	return append(out, tied...)
+	return cut, within + count[cut]
 }
 
 // within returns, in order, where the rows of dist (from starts[ci] for
@@ -529,7 +524,12 @@ func keepNearest(near []signDist, k, maxDist int) []signDist {
 	if len(near) <= k {
 		return near
 	}
-	cut := nearestCut(near, k, maxDist)
+	return keepWithin(near, k, nearestCut(near, k, maxDist))
+}
+
+// keepWithin returns those of near nearer than cut, the k-th nearest's
+// distance, and of those at it the lowest rowids, k in all at most.
+func keepWithin(near []signDist, k, cut int) []signDist {
 	out := make([]signDist, 0, k)
 	var tied []signDist
 	for _, s := range near {
@@ -541,7 +541,7 @@ func keepNearest(near []signDist, k, maxDist int) []signDist {
 		}
 	}
 	slices.SortFunc(tied, func(a, b signDist) int { return cmp.Compare(a.id, b.id) })
-	return append(out, tied[:k-len(out)]...)
+	return append(out, tied[:min(len(tied), k-len(out))]...)
 }
 
 // nearestCut is the distance of the k-th nearest of near (maxDist if
@@ -551,11 +551,7 @@ func nearestCut(near []signDist, k, maxDist int) int {
 	for _, s := range near {
 		count[s.d]++
 	}
-	cut, nearer := 0, 0
-	for cut < maxDist && nearer+count[cut] < k {
-		nearer += count[cut]
-		cut++
-	}
+	cut, _ := kthDistance(count, k)
 	return cut
 }
 
