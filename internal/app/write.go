@@ -95,11 +95,8 @@ func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, by Likeness) (
 
 // savedAs returns the entry saved under req.ID, if there is one: the
 // save req asks for has been done. An entry of other content under that
-// id is an error.
+// id is an error. (An id of another shape is none: newEntry refuses it.)
 func (s *Memory) savedAs(ctx context.Context, req SaveRequest) (e memory.Entry, found bool, err error) {
-	if !memory.ValidID(req.ID) {
-		return e, false, Invalidf("entry id %q must be 32 lowercase hex digits", req.ID)
-	}
 	err = s.withCache(ctx, func(c *cache.Cache) error {
 		var err error
 		e, err = c.Original(ctx, req.ID)

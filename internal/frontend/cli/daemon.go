@@ -95,25 +95,24 @@ func viaDaemon(ctx context.Context, args []string, stdio IO) (code int, ok bool,
 		return 0, false, in, rerun
 	}
 	req := daemon.Request{Args: args, Dir: cwd, Env: os.Environ(), TTY: stdio.TTY}
+	f, isFile := stdio.In.(*os.File)
+	typed := isFile && isTerminal(f) // standard input is a terminal
 	readIn := args[0] == "hook"
 	if args[0] == "save" {
 		_, readIn = saveLine(args[1:])
-		f, isFile := stdio.In.(*os.File)
-		if readIn && isFile && isTerminal(f) {
+		if readIn && typed {
 			return 0, false, in, rerun // typed content, or save's usage error: in place
 		}
 		// the flag first: after a "--" it would be content
 		req.Args = append([]string{args[0], "--" + saveIDFlag + "=" + memory.NewID()}, args[1:]...)
 	}
-	if readIn {
-		if f, isFile := stdio.In.(*os.File); !isFile || !isTerminal(f) {
-			limit := int64(64 << 20)
-			if args[0] == "save" {
-				limit = memory.MaxContentBytes + 1 // save refuses more, as in place
-			}
-			b, _ := io.ReadAll(io.LimitReader(stdio.In, limit))
-			req.Stdin, in = b, bytes.NewReader(b)
+	if readIn && !typed {
+		limit := int64(64 << 20)
+		if args[0] == "save" {
+			limit = memory.MaxContentBytes + 1 // save refuses more, as in place
 		}
+		b, _ := io.ReadAll(io.LimitReader(stdio.In, limit))
+		req.Stdin, in = b, bytes.NewReader(b)
 	}
 	resp, err := daemon.Call(ctx, path, req)
 	if err != nil {
