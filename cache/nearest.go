@@ -18,18 +18,22 @@ import (
 // the candidates have float vectors (stale sign bits), it scores every
 // entry the filter admits.
 func (c *Cache) Nearest(ctx context.Context, q []float32, f Filter, n int) ([]Hit, error) {
-	return c.nearest(ctx, q, f, n, nearestPool(n), false)
+	return c.nearest(ctx, func() ([]float32, error) { return q, nil }, f, n, nearestPool(n), false)
 }
 
-// NearestAlike is Nearest for what says nearly the same as q: the
-// entries f admits within cosine minCos of it (a near-duplicate's 0.9),
-// at most n, nearest first. Such entries lie among the first few of the
-// sign-bit ranking, so it scores alikePool×n of them exactly where Nearest
-// scores 200 or more; that scoring reads the float vectors from a store
-// far larger than memory (10 ms of an MCP save's near-duplicate check at
-// a million entries).
-func (c *Cache) NearestAlike(ctx context.Context, q []float32, f Filter, n int, minCos float64) ([]Hit, error) {
-	hits, err := c.nearest(ctx, q, f, n, alikePool*n, true)
+// NearestAlike is Nearest for what says nearly the same as the query
+// vector gives: the entries f admits within cosine minCos of it (a
+// near-duplicate's 0.9), at most n, nearest first. Such entries lie among
+// the first few of the sign-bit ranking, so it scores alikePool×n of them
+// exactly where Nearest scores 200 or more; that scoring reads the float
+// vectors from a store far larger than memory (10 ms of an MCP save's
+// near-duplicate check at a million entries).
+//
+// vector is called once the SQL that needs no query vector is done (3 ms
+// of an MCP save at a million entries, after a save changed the table),
+// so that an embedding under way meanwhile hides it.
+func (c *Cache) NearestAlike(ctx context.Context, vector func() ([]float32, error), f Filter, n int, minCos float64) ([]Hit, error) {
+	hits, err := c.nearest(ctx, vector, f, n, alikePool*n, true)
 	var out []Hit
 	for _, h := range hits {
 		if h.Cosine >= minCos {
@@ -45,10 +49,15 @@ const alikePool = 4
 // nearestPool is how many candidates Nearest scores exactly for n hits.
 func nearestPool(n int) int { return min(max(200, 4*n), 4096) }
 
-// nearest is Nearest scoring k candidates exactly; alike when only what
-// lies very near q counts (vectorQuery.alike).
-func (c *Cache) nearest(ctx context.Context, q []float32, f Filter, n, k int, alike bool) ([]Hit, error) {
+// nearest is Nearest scoring k candidates exactly, for the query vector
+// gives once the plan is made; alike when only what lies very near the
+// query counts (vectorQuery.alike).
+func (c *Cache) nearest(ctx context.Context, vector func() ([]float32, error), f Filter, n, k int, alike bool) ([]Hit, error) {
 	vq, err := c.planNearest(ctx, f, n, k)
+	if err != nil {
+		return nil, err
+	}
+	q, err := vector()
 	if err != nil {
 		return nil, err
 	}

@@ -654,7 +654,7 @@ func testNearestAlike(t *testing.T, dim int) {
 		t.Fatalf("exact search finds %d within 0.9, want the 3 planted", len(want))
 	}
 	for _, n := range []int{5, 2} {
-		got, err := c.NearestAlike(ctx, q, Filter{}, n, 0.9)
+		got, err := c.NearestAlike(ctx, func() ([]float32, error) { return q, nil }, Filter{}, n, 0.9)
 		if err != nil {
 			t.Fatal(err)
 		}

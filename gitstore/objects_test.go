@@ -158,3 +158,43 @@ func TestObjectHashIsGitsID(t *testing.T) {
 		}
 	}
 }
+
+// ReadAhead leaves the trees on the way to a file's directory read, so
+// that the Append of that file reads none of them again; it reads nothing
+// where there is no such directory, no tip, or no private repository.
+func TestReadAheadReadsTheWayToADirectory(t *testing.T) {
+	ctx := context.Background()
+	dir := testrepo.NewRepo(t)
+	const ref = "refs/synaptic/memory"
+	c, _, err := open(t, dir).Append(ctx, ref, []File{{"entries/aa/a.json", []byte("a")}, {"entries/bb/b.json", []byte("b")}}, sig, "one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testrepo.Git(t, dir, "gc", "--quiet") // packed, as a large memory is
+	cached := func(r *Repo, path string) bool {
+		_, ok := r.trees.get(plumbing.NewHash(testrepo.Git(t, dir, "rev-parse", c.String()+":"+path)))
+		return ok
+	}
+	r := open(t, dir)
+	r.ReadAhead(ref, "entries/zz/z.json") // no such directory
+	r.ReadAhead("refs/synaptic/none", "entries/aa/x.json")
+	r.ReadAhead(PrivatePrefix+"memory", "entries/aa/x.json")
+	if cached(r, "entries/aa") || cached(r, "entries/bb") {
+		t.Fatal("a directory was read that no read ahead led to")
+	}
+	r.ReadAhead(ref, "entries/aa/x.json")
+	for _, p := range []string{"", "entries", "entries/aa"} {
+		if !cached(r, p) {
+			t.Errorf("tree %q is not read ahead", p)
+		}
+	}
+	if cached(r, "entries/bb") {
+		t.Error("entries/bb was read: only the way to entries/aa is")
+	}
+	if _, _, err := r.Append(ctx, ref, []File{{"entries/aa/x.json", []byte("x")}}, sig, "two"); err != nil {
+		t.Fatal(err)
+	}
+	if got := testrepo.Git(t, dir, "show", ref+":entries/aa/x.json"); got != "x" {
+		t.Errorf("entries/aa/x.json holds %q after the append", got)
+	}
+}

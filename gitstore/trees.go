@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"fmt"
 	"io"
+	"path"
 	"slices"
 	"sort"
 	"strconv"
@@ -384,4 +385,33 @@ func (r *Repo) diffTrees(prefix string, a, b Hash, out *[]Change) error {
 // RegularFile reports whether mode is a plain (possibly executable) file.
 func RegularFile(mode uint32) bool {
 	return filemode.FileMode(mode) == filemode.Regular || filemode.FileMode(mode) == filemode.Executable || filemode.FileMode(mode) == filemode.Deprecated
+}
+
+// ReadAhead reads the trees on the way to the directory of file p at
+// ref's tip, so that an Append of p there finds them read (treeCache): a
+// save at a million entries reads its directory of 3,900 entries from a
+// pack, 2 ms, which an MCP save does while its content is embedded. It is
+// a hint: what it cannot read is left to the Append.
+func (r *Repo) ReadAhead(ref, p string) {
+	s, err := r.side(ref, false)
+	if err != nil || s == nil {
+		return
+	}
+	tip, err := s.Tip(ref)
+	if err != nil || tip.IsZero() {
+		return
+	}
+	h, err := s.CommitTree(tip)
+	if err != nil {
+		return
+	}
+	for _, name := range strings.Split(path.Dir(p), "/") {
+		entries, err := s.readTree(h)
+		i := slices.IndexFunc(entries, func(e object.TreeEntry) bool { return e.Name == name && e.Mode == filemode.Dir })
+		if err != nil || i < 0 {
+			return
+		}
+		h = entries[i].Hash
+	}
+	s.readTree(h) // a hint: a failure is the Append's to report
 }

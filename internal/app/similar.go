@@ -156,34 +156,23 @@ const (
 
 // NearDuplicates finds entries that say what content says, by.
 func (s *Recall) NearDuplicates(ctx context.Context, content string, by Likeness) ([]Similar, error) {
-	out, _, err := s.nearDuplicates(ctx, content, by)
+	out, _, err := s.nearDuplicates(ctx, content, by, nil)
 	return out, err
 }
 
 // nearDuplicates is NearDuplicates that also returns content's vector
-// when it embedded content (nil otherwise). It looks among saved memory
+// when it embedded content (nil otherwise); meanwhile, unless nil, runs
+// while that embedding is under way. It looks among saved memory
 // only: a save links to its near-duplicates, and an indexed commit or
 // note (whose ids are git's) is no entry to link to; a save that said
 // what a commit's message says was refused ("related id ... must be a
 // full 32-digit id").
-func (s *Recall) nearDuplicates(ctx context.Context, content string, by Likeness) (out []Similar, vec []float32, err error) {
+func (s *Recall) nearDuplicates(ctx context.Context, content string, by Likeness, meanwhile func()) (out []Similar, vec []float32, err error) {
 	if by == ByMeaning {
-		err := s.withVectors(ctx, func(c *cache.Cache, m Embedder) error {
-			v, err := m.Embed(ctx, []string{content})
-			if err != nil {
-				return err
-			}
-			vec = v[0]
-			hits, err := c.NearestAlike(ctx, v[0], cache.Filter{Limit: 5, Types: memory.SavableTypes}, 5, duplicateCosine)
-			for _, h := range hits {
-				out = append(out, Similar{Entry: entryOf(h.Row), Similarity: h.Cosine, How: "vector"})
-			}
-			return err
-		})
+		vec, out, err = s.nearByMeaning(ctx, content, meanwhile)
 		if err == nil {
 			return out, vec, nil
 		}
-		vec = nil
 	}
 	q := contentWords(content)
 	if len(q) == 0 {
@@ -219,6 +208,40 @@ func (s *Recall) nearDuplicates(ctx context.Context, content string, by Likeness
 		out = out[:3]
 	}
 	return out, nil, err
+}
+
+// nearByMeaning is nearDuplicates by meaning: content's vector, and the
+// saved entries within duplicateCosine of it. The embedding runs beside
+// the cache's catching up, the vector search's plan and meanwhile (5 ms
+// of an MCP save at a million entries, and its 10 ms embedding).
+func (s *Recall) nearByMeaning(ctx context.Context, content string, meanwhile func()) (vec []float32, out []Similar, err error) {
+	m, err := s.embedder()
+	if err != nil {
+		return nil, nil, err
+	}
+	q := startQuery(ctx, m, content)
+	if q == nil {
+		q = embedQuery(ctx, m, content, false)
+	}
+	defer q.wait() // whatever path this leaves by, the embedding is over
+	err = s.withVectors(ctx, func(c *cache.Cache, _ Embedder) error {
+		hits, err := c.NearestAlike(ctx, func() ([]float32, error) {
+			if meanwhile != nil {
+				meanwhile()
+			}
+			var err error
+			vec, err = q.wait()
+			return vec, err
+		}, cache.Filter{Limit: 5, Types: memory.SavableTypes}, 5, duplicateCosine)
+		for _, h := range hits {
+			out = append(out, Similar{Entry: entryOf(h.Row), Similarity: h.Cosine, How: "vector"})
+		}
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return vec, out, nil
 }
 
 func jaccard(a, b map[string]bool) float64 {

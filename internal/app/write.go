@@ -69,7 +69,11 @@ func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, by Likeness) (
 			return Saved{Entry: e}, err
 		}
 	}
-	dups, vec, _ := s.recall().nearDuplicates(ctx, req.Content, by)
+	if req.ID == "" {
+		req.ID = memory.NewID()
+	}
+	// the entry's directory is read while its content is embedded
+	dups, vec, _ := s.recall().nearDuplicates(ctx, req.Content, by, func() { s.readAhead(req) })
 	for _, d := range dups {
 		req.Duplicates = append(req.Duplicates, d.ID)
 	}
@@ -91,6 +95,22 @@ func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, by Likeness) (
 		}
 	}
 	return saved, nil
+}
+
+// readAhead reads what a save of req will change in memory's tree, where
+// the log can (gitstore.Repo.ReadAhead).
+func (s *Memory) readAhead(req SaveRequest) {
+	if r, ok := s.log.(interface{ ReadAhead(ref, path string) }); ok {
+		r.ReadAhead(req.ref(), memory.EntryPath(req.ID))
+	}
+}
+
+// ref is the memory ref req is saved to.
+func (req SaveRequest) ref() string {
+	if req.Private {
+		return PrivateRef
+	}
+	return SharedRef
 }
 
 // savedAs returns the entry saved under req.ID, if there is one: the
@@ -244,10 +264,7 @@ func (s *Memory) Save(ctx context.Context, req SaveRequest) (memory.Entry, error
 	if err != nil {
 		return e, err
 	}
-	ref := SharedRef
-	if req.Private {
-		ref = PrivateRef
-	}
+	ref := req.ref()
 	msg := fmt.Sprintf("save %s %s\n\n%s", e.Type, e.ID, FirstLine(e.Content, 200))
 	commit, parent, err := s.appendDocs(ctx, ref, []gitstore.File{{Path: memory.EntryPath(e.ID), Data: doc}}, author, msg, req.AllowSecret)
 	if err != nil {
