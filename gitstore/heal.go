@@ -81,31 +81,25 @@ func (r *Repo) missingTrees(old, tree Hash, missing *[]Hash) error {
 	if err != nil {
 		return err
 	}
-	var before map[string]Hash
+	var before []object.TreeEntry
 	if !old.IsZero() {
-		if oe, err := r.readTree(old); err == nil {
-			before = make(map[string]Hash, len(oe))
-			for _, e := range oe {
-				before[e.Name] = e.Hash
-			}
-		}
+		before, _ = r.readTree(old) // unreadable: check everything
 	}
-	for _, e := range entries {
-		prev := before[e.Name]
-		if prev == e.Hash {
-			continue
-		}
-		if e.Mode == filemode.Dir {
-			if err := r.missingTrees(prev, e.Hash, missing); err != nil {
-				return err
+	return pairEntries(before, entries, func(prev, e *object.TreeEntry) error {
+		switch {
+		case e == nil || prev != nil && prev.Hash == e.Hash:
+			return nil
+		case e.Mode == filemode.Dir:
+			var ph Hash
+			if prev != nil {
+				ph = prev.Hash
 			}
-			continue
-		}
-		if r.st.HasEncodedObject(e.Hash) != nil {
+			return r.missingTrees(ph, e.Hash, missing)
+		case r.st.HasEncodedObject(e.Hash) != nil:
 			*missing = append(*missing, e.Hash)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // heal makes sure commit (written onto parent from files) is complete

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -196,5 +197,72 @@ func TestReadAheadReadsTheWayToADirectory(t *testing.T) {
 	}
 	if got := testrepo.Git(t, dir, "show", ref+":entries/aa/x.json"); got != "x" {
 		t.Errorf("entries/aa/x.json holds %q after the append", got)
+	}
+}
+
+// pairEntries pairs the entries of two trees by name and kind alike
+// whether it walks them side by side (trees in git's order) or matches
+// them by a map (a tree out of order, which git's fsck calls malformed):
+// every entry once, with its counterpart or none.
+func TestPairEntriesWalksAndMatchesAlike(t *testing.T) {
+	h := func(s string) Hash { return plumbing.ComputeHash(plumbing.BlobObject, []byte(s)) }
+	file := func(name, data string) object.TreeEntry {
+		return object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h(data)}
+	}
+	dir := func(name, data string) object.TreeEntry {
+		return object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h(data)}
+	}
+	// "a.b" sorts before "a/" but after "a": git's order (treeKey)
+	old := []object.TreeEntry{file("a", "1"), file("a.b", "2"), dir("c", "3"), file("d", "4"), file("x", "5")}
+	new := []object.TreeEntry{file("a.b", "2"), dir("a", "6"), file("c", "7"), dir("d", "8"), file("e", "9"), {Name: "x", Mode: filemode.Executable, Hash: h("5")}}
+	want := []string{"a/-", "-/a/", "a.b/a.b", "c//-", "-/c", "d/-", "-/d/", "-/e", "x/x"}
+	sortedOK := func(es []object.TreeEntry) {
+		t.Helper()
+		if !inTreeOrder(es) {
+			t.Fatalf("%v is not in tree order", es)
+		}
+	}
+	sortedOK(old)
+	sortedOK(new)
+	pairs := func(a, b []object.TreeEntry) []string {
+		var out []string
+		err := pairEntries(a, b, func(o, n *object.TreeEntry) error {
+			k := func(e *object.TreeEntry) string {
+				if e == nil {
+					return "-"
+				}
+				return treeKey(*e)
+			}
+			if o != nil && n != nil && treeKey(*o) != treeKey(*n) {
+				t.Errorf("%s paired with %s", treeKey(*o), treeKey(*n))
+			}
+			out = append(out, k(o)+"/"+k(n))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sort.Strings(out)
+		return out
+	}
+	sort.Strings(want)
+	if got := pairs(old, new); !slices.Equal(got, want) {
+		t.Errorf("walked side by side:\n%v\nwant\n%v", got, want)
+	}
+	rev := func(es []object.TreeEntry) []object.TreeEntry {
+		r := slices.Clone(es)
+		slices.Reverse(r)
+		return r
+	}
+	if inTreeOrder(rev(new)) {
+		t.Fatal("a reversed tree reads as in tree order")
+	}
+	for _, c := range [][2][]object.TreeEntry{{rev(old), new}, {old, rev(new)}, {rev(old), rev(new)}} {
+		if got := pairs(c[0], c[1]); !slices.Equal(got, want) {
+			t.Errorf("matched by a map:\n%v\nwant\n%v", got, want)
+		}
+	}
+	if !inTreeOrder(nil) || inTreeOrder([]object.TreeEntry{file("a", "1"), file("a", "2")}) {
+		t.Error("inTreeOrder: no entries are in order; a name twice is not")
 	}
 }

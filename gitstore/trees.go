@@ -338,48 +338,91 @@ func (r *Repo) diffTrees(prefix string, a, b Hash, out *[]Change) error {
 	if err != nil {
 		return err
 	}
-	am := make(map[string]object.TreeEntry, len(ae))
-	for _, e := range ae {
-		am[e.Name] = e
-	}
-	for _, e := range be {
-		p := prefix + e.Name
-		old, had := am[e.Name]
-		delete(am, e.Name)
-		if had && old.Hash == e.Hash && old.Mode == e.Mode {
-			continue
-		}
+	return pairEntries(ae, be, func(old, e *object.TreeEntry) error {
 		switch {
+		case old != nil && e != nil && old.Hash == e.Hash && old.Mode == e.Mode:
+			return nil
+		case e == nil && old.Mode == filemode.Dir:
+			return r.diffTrees(prefix+old.Name+"/", old.Hash, ZeroHash, out)
+		case e == nil:
+			*out = append(*out, Change{Path: prefix + old.Name, Hash: old.Hash, Mode: uint32(old.Mode), Deleted: true})
+			return nil
 		case e.Mode == filemode.Dir:
 			var oh Hash
-			if had && old.Mode == filemode.Dir {
+			if old != nil {
 				oh = old.Hash
-			} else if had {
-				*out = append(*out, Change{Path: p, Hash: old.Hash, Mode: uint32(old.Mode), Deleted: true})
 			}
-			if err := r.diffTrees(p+"/", oh, e.Hash, out); err != nil {
+			return r.diffTrees(prefix+e.Name+"/", oh, e.Hash, out)
+		default:
+			*out = append(*out, Change{Path: prefix + e.Name, Hash: e.Hash, Mode: uint32(e.Mode)})
+			return nil
+		}
+	})
+}
+
+// pairEntries calls f for each entry of trees a and b (old, then new),
+// with the entry of the same name and kind (file or directory) in the
+// other tree, or nil. A file and a directory of one name are two entries.
+// Trees in git's order, as git and writeTree write them, are walked side
+// by side: a map of the directory of 3,900 entries a save at a million
+// entries rewrites took 0.6 ms, and a save compared it twice (heal, then
+// the cache's Diff). Others (a tree git's fsck would call malformed) are
+// matched by a map.
+func pairEntries(a, b []object.TreeEntry, f func(old, new *object.TreeEntry) error) error {
+	if inTreeOrder(a) && inTreeOrder(b) {
+		i, j := 0, 0
+		for i < len(a) || j < len(b) {
+			var err error
+			switch {
+			case j == len(b) || i < len(a) && treeKey(a[i]) < treeKey(b[j]):
+				err = f(&a[i], nil)
+				i++
+			case i == len(a) || treeKey(b[j]) < treeKey(a[i]):
+				err = f(nil, &b[j])
+				j++
+			default:
+				err = f(&a[i], &b[j])
+				i, j = i+1, j+1
+			}
+			if err != nil {
 				return err
 			}
-		default:
-			if had && old.Mode == filemode.Dir {
-				if err := r.diffTrees(p+"/", old.Hash, ZeroHash, out); err != nil {
-					return err
-				}
-			}
-			*out = append(*out, Change{Path: p, Hash: e.Hash, Mode: uint32(e.Mode)})
+		}
+		return nil
+	}
+	at := make(map[string]int, len(a))
+	for i, e := range a {
+		at[treeKey(e)] = i
+	}
+	paired := make([]bool, len(a))
+	for j := range b {
+		var old *object.TreeEntry
+		if i, ok := at[treeKey(b[j])]; ok && !paired[i] {
+			old, paired[i] = &a[i], true
+		}
+		if err := f(old, &b[j]); err != nil {
+			return err
 		}
 	}
-	for _, e := range am {
-		p := prefix + e.Name
-		if e.Mode == filemode.Dir {
-			if err := r.diffTrees(p+"/", e.Hash, ZeroHash, out); err != nil {
+	for i := range a {
+		if !paired[i] {
+			if err := f(&a[i], nil); err != nil {
 				return err
 			}
-			continue
 		}
-		*out = append(*out, Change{Path: p, Hash: e.Hash, Mode: uint32(e.Mode), Deleted: true})
 	}
 	return nil
+}
+
+// inTreeOrder reports whether entries are in git's tree order, each name
+// once.
+func inTreeOrder(entries []object.TreeEntry) bool {
+	for i := 1; i < len(entries); i++ {
+		if treeKey(entries[i-1]) >= treeKey(entries[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // RegularFile reports whether mode is a plain (possibly executable) file.
