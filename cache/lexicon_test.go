@@ -137,6 +137,13 @@ func TestLexiconRanksAsFTS5(t *testing.T) {
 		t.Fatalf("scoring the admitted rows, the lexicon ranked %d of %d searches", n, len(queries)*len(filters))
 	}
 	lexSparse = sparse
+	// the postings walked in parts at once, as in a large index
+	defer func(parts func(int) int) { lexWalkParts = parts }(lexWalkParts)
+	lexWalkParts = func(int) int { return 3 }
+	if n := sameSearch(t, c, queries, filters); n != len(queries)*len(filters) {
+		t.Fatalf("walking in parts, the lexicon ranked %d of %d searches", n, len(queries)*len(filters))
+	}
+	lexWalkParts = func(int) int { return 1 }
 
 	// entries added, edited (text and tags), unchanged but written again,
 	// and deleted: the lexicon follows lex_log
@@ -235,11 +242,13 @@ func TestLexiconRanksAsFTS5(t *testing.T) {
 }
 
 // topsAgree ranks each query's rows among random sets of rows of every
-// size both ways: each admitted row scored (lexSparse past any set) and
-// the postings walked (lexSparse 0), which must keep the same rows with the
+// size (and all rows) every way: each admitted row scored (lexSparse past
+// any set), the postings walked (lexSparse 0), and walked in two or three
+// parts at once (lexWalkParts), which must keep the same rows with the
 // same scores, to the bit.
 func topsAgree(t *testing.T, ix *lexIndex, queries []string, rng *rand.Rand) {
 	t.Helper()
+	defer func(parts func(int) int) { lexWalkParts = parts }(lexWalkParts)
 	for _, q := range queries {
 		words, err := queryWords(q)
 		if err != nil {
@@ -251,21 +260,34 @@ func topsAgree(t *testing.T, ix *lexIndex, queries []string, rng *rand.Rand) {
 				phrases[i] = &ix.lists[id]
 			}
 		}
-		for _, share := range []int{1, 10, 50, 100} {
-			admit := make([]byte, len(ix.ofRow)/8+1)
+		for _, share := range []int{1, 10, 50, 100, 0} {
+			var admit []byte // share 0: nil, every row
+			if share > 0 {
+				admit = make([]byte, len(ix.ofRow)/8+1)
+			}
 			for r := range len(ix.ofRow) {
-				if rng.IntN(100) < share {
+				if share > 0 && rng.IntN(100) < share {
 					admit[r/8] |= 1 << (r % 8)
 				}
 			}
 			for _, k := range []int{1, 7, 40} {
+				lexWalkParts = func(int) int { return 1 }
+				lexSparse = 0
+				walked := ix.top(phrases, k, admit)
+				for _, parts := range []int{2, 3} {
+					lexWalkParts = func(int) int { return parts }
+					if inParts := ix.top(phrases, k, admit); fmt.Sprint(inParts) != fmt.Sprint(walked) {
+						t.Fatalf("%q, %d%% of the rows, k=%d: walked in %d parts %v, at once %v", q, share, k, parts, inParts, walked)
+					}
+				}
+				if admit == nil {
+					continue
+				}
 				lexSparse = math.MaxInt32
 				if _, ok := ix.admittedDocs(ix.maxScore(phrases, k, admit), admit, admitCount(admit)); !ok && slices.ContainsFunc(phrases, func(p *lexPostings) bool { return p != nil && len(p.docs) > 0 }) {
 					t.Fatalf("%q: the rows of a set were not scored one by one", q)
 				}
 				each := ix.top(phrases, k, admit)
-				lexSparse = 0
-				walked := ix.top(phrases, k, admit)
 				if fmt.Sprint(each) != fmt.Sprint(walked) {
 					t.Fatalf("%q, %d%% of the rows, k=%d: scored one by one %v, walked %v", q, share, k, each, walked)
 				}
