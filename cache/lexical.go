@@ -109,6 +109,13 @@ func queryWords(text string) ([]string, error) {
 // and filtered, so the cost follows the number of matches, not the size of
 // the rows; when filters reject too many, it widens the candidate window.
 func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error) {
+	return c.search(ctx, text, f, true)
+}
+
+// search is Search; alone says that nothing else runs meanwhile (a
+// hybrid search's query embedding and vector ranking do), so that the
+// lexicon's walk may take every core.
+func (c *Cache) search(ctx context.Context, text string, f Filter, alone bool) ([]Hit, error) {
 	words, err := queryWords(text)
 	if err != nil {
 		return nil, err
@@ -140,7 +147,7 @@ func (c *Cache) Search(ctx context.Context, text string, f Filter) ([]Hit, error
 	}
 	ranked := func(admit []byte) ([]Hit, error) {
 		if lx != nil {
-			return c.heldHits(ctx, lx.top(phrases, window, admit), f, lim)
+			return c.heldHits(ctx, lx.top(phrases, window, admit, alone), f, lim)
 		}
 		var a any // NULL: every row
 		if admit != nil {

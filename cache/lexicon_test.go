@@ -273,10 +273,10 @@ func topsAgree(t *testing.T, ix *lexIndex, queries []string, rng *rand.Rand) {
 			for _, k := range []int{1, 7, 40} {
 				lexWalkParts = func(int) int { return 1 }
 				lexSparse = 0
-				walked := ix.top(phrases, k, admit)
+				walked := ix.top(phrases, k, admit, true)
 				for _, parts := range []int{2, 3} {
 					lexWalkParts = func(int) int { return parts }
-					if inParts := ix.top(phrases, k, admit); fmt.Sprint(inParts) != fmt.Sprint(walked) {
+					if inParts := ix.top(phrases, k, admit, true); fmt.Sprint(inParts) != fmt.Sprint(walked) {
 						t.Fatalf("%q, %d%% of the rows, k=%d: walked in %d parts %v, at once %v", q, share, k, parts, inParts, walked)
 					}
 				}
@@ -287,7 +287,7 @@ func topsAgree(t *testing.T, ix *lexIndex, queries []string, rng *rand.Rand) {
 				if _, ok := ix.admittedDocs(ix.maxScore(phrases, k, admit), admit, admitCount(admit)); !ok && slices.ContainsFunc(phrases, func(p *lexPostings) bool { return p != nil && len(p.docs) > 0 }) {
 					t.Fatalf("%q: the rows of a set were not scored one by one", q)
 				}
-				each := ix.top(phrases, k, admit)
+				each := ix.top(phrases, k, admit, true)
 				if fmt.Sprint(each) != fmt.Sprint(walked) {
 					t.Fatalf("%q, %d%% of the rows, k=%d: scored one by one %v, walked %v", q, share, k, each, walked)
 				}

@@ -103,8 +103,9 @@ const boundSlack = 1 + 1e-9
 
 // top is the best k live rows holding any of the phrases, by BM25 then
 // rowid, each with its bm25() value, among those admit holds (nil: all;
-// else bit rowid%8 of byte rowid/8).
-func (ix *lexIndex) top(phrases []*lexPostings, k int, admit []byte) []lexHit {
+// else bit rowid%8 of byte rowid/8). alone says that nothing else runs
+// meanwhile: the walk may take every core (walk).
+func (ix *lexIndex) top(phrases []*lexPostings, k int, admit []byte, alone bool) []lexHit {
 	if k <= 0 || ix.nRow == 0 {
 		return nil
 	}
@@ -115,7 +116,11 @@ func (ix *lexIndex) top(phrases []*lexPostings, k int, admit []byte) []lexHit {
 		m.scoreEach(docs)
 		out = m.h
 	} else {
-		out = ix.walk(m, phrases, admit)
+		parts := 1
+		if alone {
+			parts = lexWalkParts(len(ix.rowid))
+		}
+		out = ix.walk(m, phrases, admit, parts)
 	}
 	slices.SortFunc(out, func(a, b lexHit) int {
 		if worse(a, b) {
@@ -133,14 +138,15 @@ func (ix *lexIndex) top(phrases []*lexPostings, k int, admit []byte) []lexHit {
 }
 
 // walk is top's walk of the postings with m, in parts of the documents
-// (lexWalkParts) walked at once, each by a maxScore of its own: the k
-// best of each part, merged, are the k best of all. On the lexicon of the
-// million-entry bench repository, three queries' walks took 4.2, 1.3 and
-// 6.1 ms in two parts on two cores, against 7.0, 3.3 and 10.4 ms in one.
-func (ix *lexIndex) walk(m *maxScore, phrases []*lexPostings, admit []byte) []lexHit {
+// walked at once, each by a maxScore of its own: the k best of each part,
+// merged, are the k best of all. On the lexicon of the million-entry
+// bench repository, three queries' walks took 4.2, 1.3 and 6.1 ms in two
+// parts on two cores, against 7.0, 3.3 and 10.4 ms in one. A hybrid
+// search walks in one part: the query's embedding holds another core
+// meanwhile, and the walk's parts took it from the embedding.
+func (ix *lexIndex) walk(m *maxScore, phrases []*lexPostings, admit []byte, parts int) []lexHit {
 	end := uint32(len(ix.rowid))
-	parts := lexWalkParts(len(ix.rowid))
-	if parts == 1 {
+	if parts <= 1 {
 		m.walkTo(end)
 		return m.h
 	}

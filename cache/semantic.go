@@ -135,7 +135,7 @@ func (c *Cache) candidates(ctx context.Context, q *SemanticQuery, f Filter, lim 
 	defer vector() // whatever path this leaves by, the ranking is over
 	if q.Mode != ModeVector {
 		for _, l := range ls {
-			lex, err := c.lexical(ctx, q.Text, l.filter, l.lexical, q.Time)
+			lex, err := c.lexical(ctx, q.Text, l.filter, l.lexical, q.Time, len(vqs) == 0)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -471,17 +471,17 @@ func (c *Cache) scoreUnscored(ctx context.Context, q []float32, ids []string, by
 
 // lexical is the best n BM25 matches under f, plus, when the query names
 // a time span, the best 20 of that span, in BM25 order (raw bm25 values
-// of one query compare across filters).
-func (c *Cache) lexical(ctx context.Context, text string, f Filter, n int, span *timeexpr.Span) ([]Hit, error) {
+// of one query compare across filters); alone as search takes it.
+func (c *Cache) lexical(ctx context.Context, text string, f Filter, n int, span *timeexpr.Span, alone bool) ([]Hit, error) {
 	wide := f
 	wide.Limit = n
-	hits, err := c.Search(ctx, text, wide)
+	hits, err := c.search(ctx, text, wide, alone)
 	within, ok := narrowTo(f, span)
 	if err != nil || !ok {
 		return hits, err
 	}
 	within.Limit = 20
-	more, err := c.Search(ctx, text, within)
+	more, err := c.search(ctx, text, within, alone)
 	if err != nil {
 		return nil, err
 	}
