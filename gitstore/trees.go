@@ -372,12 +372,19 @@ func pairEntries(a, b []object.TreeEntry, f func(old, new *object.TreeEntry) err
 	if inTreeOrder(a) && inTreeOrder(b) {
 		i, j := 0, 0
 		for i < len(a) || j < len(b) {
-			var err error
+			order := -1 // a[i] first
 			switch {
-			case j == len(b) || i < len(a) && treeKey(a[i]) < treeKey(b[j]):
+			case i == len(a):
+				order = 1
+			case j < len(b):
+				order = strings.Compare(treeKey(a[i]), treeKey(b[j]))
+			}
+			var err error
+			switch order {
+			case -1:
 				err = f(&a[i], nil)
 				i++
-			case i == len(a) || treeKey(b[j]) < treeKey(a[i]):
+			case 1:
 				err = f(nil, &b[j])
 				j++
 			default:
