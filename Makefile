@@ -13,6 +13,7 @@ TESTTAGS := $(TAGS),model
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/git-synaptic/git-synaptic/internal/config.Version=$(VERSION)
 BIN     := bin/git-synaptic
+COREBIN := bin/git-synaptic-core
 MCPBIN  := bin/git-synaptic-mcp
 
 export CGO_ENABLED := 1
@@ -37,19 +38,21 @@ export GIT_SYNAPTIC_HOME := $(MODEL_HOME)
 all: build
 
 build: $(SQLITE_H)
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/git-synaptic
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/git-synaptic
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(COREBIN) ./cmd/git-synaptic-core
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(MCPBIN) ./cmd/git-synaptic-mcp
 
 install: build
 	install -d '$(BINDIR)'
 	install -m 0755 $(BIN) '$(BINDIR)/git-synaptic'
+	install -m 0755 $(COREBIN) '$(BINDIR)/git-synaptic-core'
 	install -m 0755 $(MCPBIN) '$(BINDIR)/git-synaptic-mcp'
 	$(GO) run -ldflags '$(LDFLAGS)' ./internal/manpages '$(MANDIR)'
 	@echo "installed $(BINDIR)/git-synaptic and its man pages in $(MANDIR)"
 	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "note: add $(BINDIR) to your PATH so that 'git synaptic' finds it";; esac
 
 uninstall:
-	rm -f '$(BINDIR)/git-synaptic' '$(BINDIR)/git-synaptic-mcp' '$(MANDIR)'/git-synaptic*.1
+	rm -f '$(BINDIR)/git-synaptic' '$(BINDIR)/git-synaptic-core' '$(BINDIR)/git-synaptic-mcp' '$(MANDIR)'/git-synaptic*.1
 
 model: build
 	@/usr/bin/python3 -c 'import numpy, onnx' 2>/dev/null || $(MAKE) python-deps

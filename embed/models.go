@@ -23,10 +23,12 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/git-synaptic/git-synaptic/internal/datadir"
 )
 
 // DefaultModel is the model search uses unless synaptic.model says otherwise.
-const DefaultModel = "use-lite"
+const DefaultModel = datadir.DefaultModel
 
 // Installed describes a model in the models directory (its manifest.json).
 type Installed struct {
@@ -53,34 +55,16 @@ func (m Installed) ID() string {
 // DataDir is the per-user directory for models and the ONNX Runtime
 // library: $GIT_SYNAPTIC_HOME, else $XDG_DATA_HOME/git-synaptic, else
 // ~/.local/share/git-synaptic.
-func DataDir() string {
-	if d := os.Getenv("GIT_SYNAPTIC_HOME"); d != "" {
-		return d
-	}
-	return userDataDir()
-}
-
-// userDataDir is DataDir without $GIT_SYNAPTIC_HOME: where install.sh put
-// this user's model.
-func userDataDir() string {
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "git-synaptic")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(os.TempDir(), "git-synaptic")
-	}
-	return filepath.Join(home, ".local", "share", "git-synaptic")
-}
+func DataDir() string { return datadir.Dir() }
 
 // userCopy is a path under the per-user data directory when DataDir is
 // elsewhere (make test's $GIT_SYNAPTIC_HOME), so that an install there can
 // reuse what install.sh already fetched and converted.
 func userCopy(rel string) (string, bool) {
-	if filepath.Clean(userDataDir()) == filepath.Clean(DataDir()) {
+	if filepath.Clean(datadir.User()) == filepath.Clean(DataDir()) {
 		return "", false
 	}
-	p := filepath.Join(userDataDir(), rel)
+	p := filepath.Join(datadir.User(), rel)
 	_, err := os.Stat(p)
 	return p, err == nil
 }

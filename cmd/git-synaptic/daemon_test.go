@@ -107,6 +107,11 @@ func TestDaemonGivesTheSameAnswers(t *testing.T) {
 		{[]string{"hook", "prompt", "--format", "markdown"}, `{"session_id":"s1","prompt":"why do billing retries wait between attempts?"}`},
 		{[]string{"hook", "prompt"}, `{"session_id":"s1","prompt":"what database did we choose for invoices?"}`},
 		{[]string{"search", "--bogus-flag", "x"}, ""},
+		// an exchange captured: its prompt, a tool call, its end
+		{[]string{"hook", "tool"}, `{"session_id":"s1","hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{"file_path":"billing/retry.go"}}`},
+		{[]string{"hook", "tool"}, `{"session_id":"s1","tool_name":"Bash","tool_input":{"command":"go test ./billing"}}`},
+		{[]string{"hook", "tool"}, `{"session_id":"bad\nid","tool_name":"Bash"}`},
+		{[]string{"hook", "stop"}, `{"session_id":"s1","last_assistant_message":"Billing retries back off 1, 4 and 16 seconds, set in billing/retry.go."}`},
 	}
 	for _, c := range calls {
 		inPlace := runWith(t, a, c.stdin, nil, c.args...)
@@ -128,6 +133,17 @@ func TestDaemonGivesTheSameAnswers(t *testing.T) {
 	}
 	if st := statusOf(t, env); st.Status.Requests < len(calls) {
 		t.Errorf("the daemon served %d requests, want at least %d", st.Status.Requests, len(calls))
+	}
+	// the same exchange captured, its tool calls with it
+	captured := func(dir string) string {
+		caps := listJSON(t, dir, "--tag", "auto-capture")
+		if len(caps) != 1 {
+			t.Fatalf("captured exchanges: %+v", caps)
+		}
+		return caps[0].Content
+	}
+	if x, y := captured(a), captured(b); x != y || !strings.Contains(y, "billing/retry.go") || !strings.Contains(y, "go test ./billing") {
+		t.Errorf("captured in place:\n%s\nthrough the daemon:\n%s", x, y)
 	}
 	// The daemon keeps the repository open between requests. Meanwhile
 	// other commands save and rebuild the cache file it holds: the next
@@ -248,7 +264,7 @@ func TestDaemonAttacks(t *testing.T) {
 
 	// another binary (another version) has a daemon of its own
 	other := filepath.Join(t.TempDir(), "git-synaptic")
-	if out, err := exec.Command("cp", bin, other).CombinedOutput(); err != nil {
+	if out, err := exec.Command("cp", bin, filepath.Join(filepath.Dir(bin), "git-synaptic-core"), filepath.Dir(other)).CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
 	cmd := exec.Command(other, "daemon", "status", "--json")
@@ -450,9 +466,10 @@ func TestSavesGoThroughTheDaemon(t *testing.T) {
 }
 
 // A save whose warm process dies under it, after saving or before, runs
-// again in place under the id it was sent with: one entry either way.
-// The daemon here accepts the request, runs the save itself or not, and
-// hangs up without an answer, as a daemon killed then would.
+// again in place under the id it was planned with: one entry either way.
+// The daemon here plans the request (a piped save's content read and
+// sent to it), runs the save itself or not, and hangs up without an
+// answer, as a daemon killed then would.
 func TestALostSaveIsSavedOnce(t *testing.T) {
 	modelHome(t)
 	env := []string{"GIT_SYNAPTIC_DAEMON=on", "XDG_RUNTIME_DIR=" + t.TempDir()}
@@ -466,13 +483,15 @@ func TestALostSaveIsSavedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	for i, savesFirst := range []bool{true, false} {
+	for i, c := range []struct{ savesFirst, piped bool }{{true, false}, {false, false}, {true, true}, {false, true}} {
 		type lost struct {
-			args []string
-			tip  string // of memory once the daemon saved
-			err  error
+			args  []string
+			stdin string
+			tip   string // of memory once the daemon saved
+			err   error
 		}
 		got := make(chan lost, 1)
+		id := fmt.Sprintf("%032x", 0xfeed0+i)
 		go func() {
 			conn, err := ln.Accept()
 			if err != nil {
@@ -481,24 +500,42 @@ func TestALostSaveIsSavedOnce(t *testing.T) {
 			}
 			defer conn.Close()
 			var req struct {
-				Args []string `json:"args"`
-				Dir  string   `json:"dir"`
-				Env  []string `json:"env"`
+				Args     []string `json:"args"`
+				Dir      string   `json:"dir"`
+				Env      []string `json:"env"`
+				StdinTTY bool     `json:"stdin_tty"`
 			}
-			dec := json.NewDecoder(conn)
-			var proceed struct{ Go bool }
+			dec, enc := json.NewDecoder(conn), json.NewEncoder(conn)
 			if err := dec.Decode(&req); err != nil {
 				got <- lost{err: err}
 				return
 			}
+			type plan struct {
+				Args  []string `json:"args"`
+				Stdin int64    `json:"stdin,omitempty"`
+			}
+			p := plan{Args: append([]string{"save", "--id=" + id}, req.Args[1:]...)}
+			if c.piped {
+				p.Stdin = 1 << 20
+			}
+			enc.Encode(map[string]plan{"plan": p})
+			var in struct{ Stdin []byte }
+			if c.piped {
+				if err := dec.Decode(&in); err != nil {
+					got <- lost{err: fmt.Errorf("no input: %v", err)}
+					return
+				}
+			}
 			fmt.Fprintln(conn, `{"ready":true}`)
+			var proceed struct{ Go bool }
 			if err := dec.Decode(&proceed); err != nil || !proceed.Go {
 				got <- lost{err: fmt.Errorf("no go: %v", err)}
 				return
 			}
-			if savesFirst {
-				cmd := exec.Command(bin, req.Args...)
+			if c.savesFirst {
+				cmd := exec.Command(bin, p.Args...)
 				cmd.Dir, cmd.Env = req.Dir, append(req.Env, "GIT_SYNAPTIC_DAEMON=off")
+				cmd.Stdin = strings.NewReader(string(in.Stdin))
 				out, err := cmd.Output()
 				if err != nil {
 					got <- lost{err: fmt.Errorf("%v: %s", err, out)}
@@ -509,13 +546,18 @@ func TestALostSaveIsSavedOnce(t *testing.T) {
 					got <- lost{err: err}
 					return
 				}
-				got <- lost{args: req.Args, tip: strings.TrimSpace(string(tip))}
+				got <- lost{args: p.Args, stdin: string(in.Stdin), tip: strings.TrimSpace(string(tip))}
 				return
 			}
-			got <- lost{args: req.Args}
+			got <- lost{args: p.Args, stdin: string(in.Stdin)}
 		}()
 		content := fmt.Sprintf("lost save %d: the deploy needs --atomic", i)
-		r := runWith(t, dir, "", env, "save", content, "--type", "insight")
+		var r result
+		if c.piped {
+			r = runWith(t, dir, content, env, "save", "--type", "insight")
+		} else {
+			r = runWith(t, dir, "", env, "save", content, "--type", "insight")
+		}
 		var l lost
 		select {
 		case l = <-got:
@@ -525,14 +567,11 @@ func TestALostSaveIsSavedOnce(t *testing.T) {
 		if l.err != nil {
 			t.Fatalf("the daemon: %v", l.err)
 		}
-		id := ""
-		for _, a := range l.args {
-			if v, ok := strings.CutPrefix(a, "--id="); ok {
-				id = v
-			}
+		if c.piped && l.stdin != content {
+			t.Errorf("the daemon was sent %q, want the piped content", l.stdin)
 		}
-		if r.code != 0 || len(id) != 32 || strings.TrimSpace(r.out) != id {
-			t.Fatalf("saved first %v: sent %v; exit %d, printed %q (%s)", savesFirst, l.args, r.code, r.out, r.err)
+		if r.code != 0 || strings.TrimSpace(r.out) != id {
+			t.Fatalf("%+v: planned %v; exit %d, printed %q (%s)", c, l.args, r.code, r.out, r.err)
 		}
 		var ids []string
 		for _, e := range listJSON(t, dir) {
@@ -541,7 +580,7 @@ func TestALostSaveIsSavedOnce(t *testing.T) {
 			}
 		}
 		if len(ids) != 1 || ids[0] != id {
-			t.Errorf("saved first %v: entries of the content %v, want just %s", savesFirst, ids, id)
+			t.Errorf("%+v: entries of the content %v, want just %s", c, ids, id)
 		}
 		if l.tip != "" {
 			// saved once: memory is as the daemon left it

@@ -53,7 +53,3 @@ func FromEnv(opts app.Options) app.Options {
 	opts.NoCodeChecks = os.Getenv("GIT_SYNAPTIC_CODE_CHECKS") == "off"
 	return opts
 }
-
-// DaemonOff reports whether the environment turns the warm process off
-// ($GIT_SYNAPTIC_DAEMON=off; git config synaptic.daemon false does too).
-func DaemonOff() bool { return os.Getenv("GIT_SYNAPTIC_DAEMON") == "off" }

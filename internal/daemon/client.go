@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"path/filepath"
 	"time"
@@ -21,26 +22,40 @@ var (
 // dialTimeout bounds connecting to the socket.
 const dialTimeout = 200 * time.Millisecond
 
+// Ran is what became of a request: the daemon's plan for it (no Args
+// when it made none), what was read from standard input for it, and the
+// command's response.
+type Ran struct {
+	Plan Plan
+	// Stdin is what was read from standard input (StdinRead), which a
+	// caller running the command itself must give it in its place.
+	Stdin     []byte
+	StdinRead bool
+	Response
+}
+
 // Notify asks the daemon at path to run req and returns once it has
 // started, without its output: for git hooks, which must not hold git up.
 // It waits for nothing: a daemon that is busy, or none, is an error and
-// nothing runs.
+// nothing runs. It sends no standard input.
 func Notify(ctx context.Context, path string, req Request) error {
 	req.NoWait = true
-	_, err := call(ctx, path, req, false)
+	_, err := call(ctx, path, req, nil, false)
 	return err
 }
 
-// Call asks the daemon at path to run req and returns its response.
-func Call(ctx context.Context, path string, req Request) (Response, error) {
-	return call(ctx, path, req, true)
+// Call asks the daemon at path to run req and returns what became of it.
+// Once the daemon has made its plan, Call reads standard input from in as
+// far as the plan asks.
+func Call(ctx context.Context, path string, req Request, in io.Reader) (Ran, error) {
+	return call(ctx, path, req, in, true)
 }
 
-func call(ctx context.Context, path string, req Request, await bool) (Response, error) {
+func call(ctx context.Context, path string, req Request, in io.Reader, await bool) (ran Ran, err error) {
 	d := net.Dialer{Timeout: dialTimeout}
 	conn, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
-		return Response{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return ran, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
@@ -49,34 +64,63 @@ func call(ctx context.Context, path string, req Request, await bool) (Response, 
 	dec, enc := json.NewDecoder(conn), json.NewEncoder(conn)
 	var r reply
 	if err := enc.Encode(req); err != nil {
-		return Response{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return ran, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	if err := dec.Decode(&r); err != nil {
-		return Response{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return ran, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	switch {
-	case req.Control != "":
-		return r.Response, nil
-	case !r.Ready:
-		return r.Response, fmt.Errorf("%w: %s", ErrDeclined, r.Declined)
+	if req.Control != "" {
+		ran.Response = r.Response
+		return ran, nil
+	}
+	if r.Plan == nil {
+		ran.Response = r.Response
+		return ran, fmt.Errorf("%w: %s", ErrDeclined, r.Declined)
+	}
+	// From here the daemon is there: a failure is its refusal, not its
+	// absence, until the command runs.
+	ran.Plan = *r.Plan
+	if ran.Plan.Stdin > 0 {
+		if in != nil {
+			ran.Stdin, err = io.ReadAll(io.LimitReader(in, ran.Plan.Stdin))
+			ran.StdinRead = true
+			if err != nil {
+				return ran, fmt.Errorf("standard input: %w", err)
+			}
+		}
+		conn.SetDeadline(time.Now().Add(inputTimeout))
+		if err := enc.Encode(input{Stdin: ran.Stdin}); err != nil {
+			return ran, fmt.Errorf("%w: %v", ErrDeclined, err)
+		}
+		conn.SetDeadline(time.Now().Add(handshakeTimeout))
+	}
+	r = reply{}
+	if err := dec.Decode(&r); err != nil {
+		return ran, fmt.Errorf("%w: %v", ErrDeclined, err)
+	}
+	if !r.Ready {
+		ran.Response = r.Response
+		return ran, fmt.Errorf("%w: %s", ErrDeclined, r.Declined)
 	}
 	if err := enc.Encode(proceed{Go: true}); err != nil {
-		return Response{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return ran, fmt.Errorf("%w: %v", ErrDeclined, err)
 	}
 	if !await {
-		return Response{}, nil
+		return ran, nil
 	}
 	conn.SetDeadline(time.Time{})
+	r = reply{}
 	if err := dec.Decode(&r); err != nil {
 		if ctx.Err() != nil {
-			return Response{}, ctx.Err()
+			return ran, ctx.Err()
 		}
-		return Response{}, fmt.Errorf("%w: %v", ErrLost, err)
+		return ran, fmt.Errorf("%w: %v", ErrLost, err)
 	}
+	ran.Response = r.Response
 	if r.Declined != "" {
-		return r.Response, fmt.Errorf("%w: %s", ErrDeclined, r.Declined)
+		return ran, fmt.Errorf("%w: %s", ErrDeclined, r.Declined)
 	}
-	return r.Response, nil
+	return ran, nil
 }
 
 func dirOf(path string) string { return filepath.Dir(path) }

@@ -24,11 +24,16 @@ import (
 // Request is one command, run as the client would run it: its arguments,
 // working directory, environment and standard input.
 type Request struct {
-	Args  []string `json:"args"`
-	Dir   string   `json:"dir"`
-	Env   []string `json:"env"`
-	Stdin []byte   `json:"stdin,omitempty"`
-	TTY   bool     `json:"tty,omitempty"` // the client's stdout is a terminal
+	Args []string `json:"args"`
+	Dir  string   `json:"dir"`
+	Env  []string `json:"env"`
+	// Stdin is what the client read from its standard input, as the
+	// Plan asked (the Handler's; the client sends it after the plan).
+	Stdin []byte `json:"-"`
+	TTY   bool   `json:"tty,omitempty"` // the client's stdout is a terminal
+	// StdinTTY: the client's standard input is a terminal (someone may
+	// type the content there: not for the daemon to read).
+	StdinTTY bool `json:"stdin_tty,omitempty"`
 	// Control, instead of a command: "status" or "stop".
 	Control string `json:"control,omitempty"`
 	// NoWait: run only if the daemon is free now (Notify).
@@ -44,6 +49,21 @@ type Response struct {
 	// (the client runs it itself).
 	Declined string  `json:"declined,omitempty"`
 	Status   *Status `json:"status,omitempty"`
+}
+
+// Plan is how the daemon will run a request, said before the request
+// waits for its turn: the command line it runs, which the client runs
+// in place should the daemon die under it (a save carries the id it is
+// saved under, so that it is saved once), and how much of the client's
+// standard input to send (0: none).
+type Plan struct {
+	Args  []string `json:"args"`
+	Stdin int64    `json:"stdin,omitempty"`
+}
+
+// input is the client's standard input, as the plan asked.
+type input struct {
+	Stdin []byte `json:"stdin,omitempty"`
 }
 
 // Status describes a running daemon.
@@ -94,19 +114,23 @@ func checkPrivate(dir string) error {
 	return nil
 }
 
-// Key names the daemon of this binary: its version and the executable's
-// path, size and time, so that a rebuilt or upgraded binary never talks
+// Key names the daemon of the program at exe, the one that serves: its
+// path, size and time, so that a rebuilt or upgraded program never talks
 // to a daemon of another.
-func Key(version string) string {
-	h := sha256.New()
-	fmt.Fprintln(h, version)
-	if exe, err := os.Executable(); err == nil {
-		if fi, err := os.Stat(exe); err == nil {
-			fmt.Fprintln(h, exe, fi.Size(), fi.ModTime().UnixNano())
-		}
+func Key(exe string) (string, error) {
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return "", fmt.Errorf("daemon key: %w", err)
 	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
+	h := sha256.New()
+	fmt.Fprintln(h, exe, fi.Size(), fi.ModTime().UnixNano())
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
+
+// Off reports whether the environment turns the warm process off
+// (GIT_SYNAPTIC_DAEMON=off; git config synaptic.daemon false is the
+// daemon's to check, per repository).
+func Off() bool { return os.Getenv("GIT_SYNAPTIC_DAEMON") == "off" }
 
 // SocketPath is the socket of the daemon with key in dir.
 func SocketPath(dir, key string) string { return filepath.Join(dir, "daemon-"+key+".sock") }

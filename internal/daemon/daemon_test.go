@@ -71,8 +71,8 @@ func echo(_ context.Context, req Request) Response {
 // socket and its directory are private; status counts it.
 func TestCallRunsTheRequest(t *testing.T) {
 	path, _ := start(t, time.Minute, echo)
-	resp, err := Call(context.Background(), path, Request{Args: []string{"search", "x"}, Stdin: []byte("in")})
-	if err != nil || resp.Code != 2 || string(resp.Stdout) != "search x" || string(resp.Stderr) != "in" {
+	resp, err := Call(context.Background(), path, Request{Args: []string{"search", "x"}}, strings.NewReader("not asked for"))
+	if err != nil || resp.Code != 2 || string(resp.Stdout) != "search x" || len(resp.Stderr) != 0 || resp.StdinRead {
 		t.Fatalf("%+v %v", resp, err)
 	}
 	for p, want := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700} {
@@ -80,9 +80,73 @@ func TestCallRunsTheRequest(t *testing.T) {
 			t.Errorf("%s: mode %v (want %o) %v", p, fi.Mode().Perm(), want, err)
 		}
 	}
-	resp, err = Call(context.Background(), path, Request{Control: "status"})
+	resp, err = Call(context.Background(), path, Request{Control: "status"}, nil)
 	if err != nil || resp.Status == nil || resp.Status.Requests != 1 || resp.Status.PID != os.Getpid() {
 		t.Errorf("status: %+v %v", resp.Status, err)
+	}
+}
+
+// The daemon's plan decides what runs and how much standard input the
+// client reads and sends, before the request waits for its turn: a
+// declined request reads none, and a client that read input for a request
+// it then could not run has it to run the command itself.
+func TestThePlanDecides(t *testing.T) {
+	path := testSocket(t, "plan")
+	release, running := make(chan struct{}), make(chan struct{}, 1)
+	srv := &Server{Path: path, Version: "test", BusyWait: 100 * time.Millisecond,
+		Prepare: func(req Request) (Plan, string) {
+			switch req.Args[0] {
+			case "no":
+				return Plan{}, "not mine"
+			case "read":
+				if req.StdinTTY {
+					return Plan{}, "typed"
+				}
+				return Plan{Args: append([]string{"read", "--id=7"}, req.Args[1:]...), Stdin: 5}, ""
+			}
+			return Plan{Args: req.Args}, ""
+		},
+		Handler: func(_ context.Context, req Request) Response {
+			if req.Args[0] == "hold" {
+				running <- struct{}{}
+				<-release
+			}
+			return echo(context.Background(), req)
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	listening(t, path)
+
+	in := strings.NewReader("0123456789")
+	ran, err := Call(context.Background(), path, Request{Args: []string{"no"}}, in)
+	if !errors.Is(err, ErrDeclined) || ran.StdinRead || in.Len() != 10 || ran.Plan.Args != nil {
+		t.Errorf("declined: %v, read %v, %d bytes left, plan %v", err, ran.StdinRead, in.Len(), ran.Plan)
+	}
+	if _, err := Call(context.Background(), path, Request{Args: []string{"read"}, StdinTTY: true}, in); !errors.Is(err, ErrDeclined) || in.Len() != 10 {
+		t.Errorf("typed input: %v, %d bytes left", err, in.Len())
+	}
+	ran, err = Call(context.Background(), path, Request{Args: []string{"read", "x"}}, in)
+	if err != nil || string(ran.Stdout) != "read --id=7 x" || string(ran.Stderr) != "01234" || !ran.StdinRead ||
+		string(ran.Stdin) != "01234" || strings.Join(ran.Plan.Args, " ") != "read --id=7 x" {
+		t.Errorf("planned: %+v %v", ran, err)
+	}
+
+	// busy: the plan was made and the input read, then the turn never came
+	held := make(chan error, 1)
+	go func() {
+		_, err := Call(context.Background(), path, Request{Args: []string{"hold"}}, nil)
+		held <- err
+	}()
+	<-running
+	ran, err = Call(context.Background(), path, Request{Args: []string{"read", "y"}}, strings.NewReader("abc"))
+	if !errors.Is(err, ErrDeclined) || !ran.StdinRead || string(ran.Stdin) != "abc" || strings.Join(ran.Plan.Args, " ") != "read --id=7 y" {
+		t.Errorf("busy: %v, read %v %q, plan %v", err, ran.StdinRead, ran.Stdin, ran.Plan)
+	}
+	close(release)
+	if err := <-held; err != nil {
+		t.Error(err)
 	}
 }
 
@@ -94,7 +158,7 @@ func TestSecondDaemonExits(t *testing.T) {
 	if !errors.Is(err, ErrRunning) {
 		t.Fatalf("second daemon: %v", err)
 	}
-	if _, err := Call(context.Background(), path, Request{Args: []string{"x"}}); err != nil {
+	if _, err := Call(context.Background(), path, Request{Args: []string{"x"}}, nil); err != nil {
 		t.Fatalf("the first stopped serving: %v", err)
 	}
 }
@@ -109,7 +173,7 @@ func TestStaleSocketIsReplaced(t *testing.T) {
 	}
 	l.(*net.UnixListener).SetUnlinkOnClose(false)
 	l.Close() // as a killed daemon leaves it
-	if _, err := Call(context.Background(), path, Request{Args: []string{"x"}}); !errors.Is(err, ErrUnavailable) {
+	if _, err := Call(context.Background(), path, Request{Args: []string{"x"}}, nil); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("dead socket: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -117,7 +181,7 @@ func TestStaleSocketIsReplaced(t *testing.T) {
 	go func() { done <- (&Server{Path: path, Handler: echo}).Serve(ctx) }()
 	defer func() { cancel(); <-done }()
 	waitFor(t, func() bool {
-		_, err := Call(context.Background(), path, Request{Args: []string{"x"}})
+		_, err := Call(context.Background(), path, Request{Args: []string{"x"}}, nil)
 		return err == nil
 	})
 }
@@ -139,14 +203,14 @@ func TestBusyIsDeclined(t *testing.T) {
 	})
 	slow := make(chan error, 1)
 	go func() {
-		resp, err := Call(context.Background(), path, Request{Args: []string{"slow"}})
+		resp, err := Call(context.Background(), path, Request{Args: []string{"slow"}}, nil)
 		if err == nil && resp.Code != 7 {
 			err = errors.New("wrong code")
 		}
 		slow <- err
 	}()
 	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return ran == 1 })
-	if _, err := Call(context.Background(), path, Request{Args: []string{"fast"}}); !errors.Is(err, ErrDeclined) {
+	if _, err := Call(context.Background(), path, Request{Args: []string{"fast"}}, nil); !errors.Is(err, ErrDeclined) {
 		t.Errorf("a request behind a slow one: %v", err)
 	}
 	close(release)
@@ -177,7 +241,7 @@ func TestIdleAndStop(t *testing.T) {
 	}
 	done <- nil // for the cleanup
 	path, done = start(t, time.Minute, echo)
-	if resp, err := Call(context.Background(), path, Request{Control: "stop"}); err != nil || resp.Declined != "stopping" {
+	if resp, err := Call(context.Background(), path, Request{Control: "stop"}, nil); err != nil || resp.Declined != "stopping" {
 		t.Fatalf("stop: %+v %v", resp, err)
 	}
 	if err := <-done; err != nil {
@@ -267,11 +331,11 @@ func TestBackgroundRunsBetweenRequests(t *testing.T) {
 	if n := count(); n != 0 {
 		t.Fatalf("background work before any request: %d pieces", n)
 	}
-	if _, err := Call(context.Background(), path, Request{Args: []string{"a"}}); err != nil {
+	if _, err := Call(context.Background(), path, Request{Args: []string{"a"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return count() >= 3 })
-	if resp, err := Call(context.Background(), path, Request{Args: []string{"b", "c"}}); err != nil || resp.Code != 2 {
+	if resp, err := Call(context.Background(), path, Request{Args: []string{"b", "c"}}, nil); err != nil || resp.Code != 2 {
 		t.Fatalf("a request during background work: %+v %v", resp, err)
 	}
 	// the second request woke it once more: it may look again once
@@ -315,7 +379,7 @@ func TestBackgroundWaitsForQuiet(t *testing.T) {
 	}()
 	listening(t, path)
 	for range 8 {
-		if _, err := Call(context.Background(), path, Request{Args: []string{"x"}}); err != nil {
+		if _, err := Call(context.Background(), path, Request{Args: []string{"x"}}, nil); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -28,6 +28,12 @@ type Server struct {
 	Version string
 	Idle    time.Duration
 	Handler Handler
+	// Prepare, if set, makes a request's plan (or says why the daemon
+	// declines it) as soon as it comes, before it waits for its turn:
+	// beside another request's run, so it must be a function of the
+	// request alone. Without it the plan runs the request's arguments
+	// and reads no input.
+	Prepare func(req Request) (plan Plan, declined string)
 	// BusyWait bounds how long a request waits for the one before it;
 	// past it the client is told to run the command itself (0: 1 s).
 	BusyWait time.Duration
@@ -48,10 +54,12 @@ type Server struct {
 // 5-20 ms) held up the next, for no gain.
 const DefaultQuiet = 100 * time.Millisecond
 
-// reply is what the server sends: first either Ready (send go) or a
-// final Response, then, after go, the command's Response.
+// reply is what the server sends: first the Plan (send the input it
+// asks for) or a final Response; after the input, Ready (send go) or a
+// final Response; after go, the command's Response.
 type reply struct {
-	Ready bool `json:"ready,omitempty"`
+	Plan  *Plan `json:"plan,omitempty"`
+	Ready bool  `json:"ready,omitempty"`
 	Response
 }
 
@@ -62,6 +70,11 @@ type proceed struct {
 
 // handshakeTimeout bounds each step before a command runs.
 const handshakeTimeout = 5 * time.Second
+
+// inputTimeout bounds the wait for the client's standard input, which it
+// reads after the plan (from a pipe whose writer may be slow); the
+// request holds nothing of the daemon's meanwhile.
+const inputTimeout = time.Minute
 
 // Serve takes the socket's lock (ErrRunning if another daemon has it),
 // replaces a socket file a killed daemon left, and serves. It returns
@@ -246,6 +259,27 @@ func (s *Server) handle(ctx context.Context, conn net.Conn, st *state, stop func
 	default:
 		enc.Encode(reply{Response: Response{Declined: "unknown control " + req.Control}})
 		return
+	}
+	plan := Plan{Args: req.Args}
+	if s.Prepare != nil {
+		var declined string
+		if plan, declined = s.Prepare(req); declined != "" {
+			enc.Encode(reply{Response: Response{Declined: declined}})
+			return
+		}
+	}
+	if enc.Encode(reply{Plan: &plan}) != nil {
+		return
+	}
+	req.Args = plan.Args
+	if plan.Stdin > 0 { // else the client sends none
+		conn.SetDeadline(time.Now().Add(inputTimeout))
+		var in input
+		if dec.Decode(&in) != nil || int64(len(in.Stdin)) > plan.Stdin {
+			return
+		}
+		req.Stdin = in.Stdin
+		conn.SetDeadline(time.Now().Add(handshakeTimeout))
 	}
 	wait := s.BusyWait
 	switch {

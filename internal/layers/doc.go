@@ -6,7 +6,9 @@
 //	5  programs and tools    cmd/*, internal/manpages, internal/bench,
 //	                         internal/eval/*, internal/testrepo(/golden), internal/evaldata,
 //	                         internal/memlog/memlogtest
-//	4  front ends            internal/frontend/{cli,mcp,web,agenthook}, and
+//	4  front ends            internal/frontend/{cli,mcp,web,agenthook}, the
+//	                         small git-synaptic program's internal/frontend/forward
+//	                         (to the warm process, else git-synaptic-core), and
 //	                         what they share: internal/config (environment,
 //	                         version, exit codes), internal/daemon (the warm
 //	                         process's socket), internal/agentsetup (agents'
@@ -24,7 +26,8 @@
 //	                         internal/memfile, internal/agents,
 //	                         internal/directive, and small
 //	                         helpers: internal/regular, internal/atomicfile,
-//	                         internal/lockfile, internal/excerpt
+//	                         internal/lockfile, internal/excerpt,
+//	                         internal/datadir (where the model is installed)
 //
 // So a front end reaches storage and the components only through the
 // application, and a new package must be given its floor here and in the

@@ -20,7 +20,7 @@ const (
 // floors places every package of the module (as package doc.go draws it).
 var floors = map[string]int{
 	"memory": 0, "cochange": 0, "timeexpr": 0, "internal/memfile": 0, "internal/agents": 0, "internal/directive": 0,
-	"internal/regular": 0, "internal/atomicfile": 0, "internal/lockfile": 0, "internal/excerpt": 0,
+	"internal/regular": 0, "internal/datadir": 0, "internal/atomicfile": 0, "internal/lockfile": 0, "internal/excerpt": 0,
 
 	"gitstore": 1, "cache": 1, "rank": 1, "embed": 1, "embed/purego": 1, "hooks": 1, "registry": 1,
 	"internal/secrets": 1,
@@ -29,10 +29,10 @@ var floors = map[string]int{
 
 	"internal/app": 3,
 
-	"internal/frontend/cli": 4, "internal/frontend/mcp": 4, "internal/frontend/web": 4, "internal/frontend/agenthook": 4,
+	"internal/frontend/cli": 4, "internal/frontend/mcp": 4, "internal/frontend/web": 4, "internal/frontend/agenthook": 4, "internal/frontend/forward": 4,
 	"internal/config": 4, "internal/daemon": 4, "internal/agentsetup": 4,
 
-	"cmd/git-synaptic": 5, "cmd/git-synaptic-mcp": 5, "internal/manpages": 5, "internal/bench": 5,
+	"cmd/git-synaptic": 5, "cmd/git-synaptic-core": 5, "cmd/git-synaptic-mcp": 5, "internal/manpages": 5, "internal/bench": 5,
 	"internal/eval/cochange": 5, "internal/eval/locomo": 5, "internal/testrepo": 5, "internal/testrepo/golden": 5, "internal/evaldata": 5, "internal/memlog/memlogtest": 5,
 	"internal/layers": 5,
 }

@@ -121,15 +121,23 @@ func NewReposAndRemote(t testing.TB, n int) (clones []string, remote string) {
 	return clones, remote
 }
 
-// BuildBinary builds cmd/git-synaptic and, beside it, the MCP server
-// cmd/git-synaptic-mcp (with the build tags the project needs) into dir and
-// returns the path of git-synaptic. moduleRoot is the repository root.
-// Call it before Isolate: the build needs the real HOME's Go caches.
+// BuildBinary builds git-synaptic as make build does into dir: the small
+// cmd/git-synaptic (without cgo), and beside it the whole program
+// cmd/git-synaptic-core and the MCP server cmd/git-synaptic-mcp (with the
+// build tags the project needs); it returns the path of git-synaptic.
+// moduleRoot is the repository root. Call it before Isolate: the build
+// needs the real HOME's Go caches.
 func BuildBinary(moduleRoot, dir string) (string, error) {
-	if _, err := BuildCommand(moduleRoot, dir, "./cmd/git-synaptic-mcp", "git-synaptic-mcp"); err != nil {
-		return "", err
+	for _, name := range []string{"git-synaptic-mcp", "git-synaptic-core"} {
+		if _, err := BuildCommand(moduleRoot, dir, "./cmd/"+name, name); err != nil {
+			return "", err
+		}
 	}
-	return BuildCommand(moduleRoot, dir, "./cmd/git-synaptic", "git-synaptic")
+	bin := filepath.Join(dir, "git-synaptic")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/git-synaptic")
+	cmd.Dir, cmd.Env = moduleRoot, append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	return bin, cmd.Run()
 }
 
 // BuildCommand builds the main package pkg into dir/name.

@@ -70,9 +70,9 @@ func (in Input) session() string {
 // not session_id): VS Code also runs the hooks in .claude/settings.json.
 func (in Input) FromVSCode() bool { return in.vscode }
 
-// maxInput bounds the hook JSON read: a PostToolUse of a Write carries
+// MaxInput bounds the hook JSON read: a PostToolUse of a Write carries
 // the whole file.
-const maxInput = 64 << 20
+const MaxInput = 64 << 20
 
 // ReadInput reads the hook JSON from r. No input or input that is not
 // JSON gives an empty Input: a hook must not fail the agent.
@@ -81,7 +81,7 @@ func ReadInput(r io.Reader) Input {
 	if r == nil {
 		return in
 	}
-	b, _ := io.ReadAll(io.LimitReader(r, maxInput))
+	b, _ := io.ReadAll(io.LimitReader(r, MaxInput))
 	_ = json.Unmarshal(b, &in)
 	in.vscode = in.SessionID == "" && in.VSCodeSessionID != ""
 	in.SessionID = in.session()

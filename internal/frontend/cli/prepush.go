@@ -6,12 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/internal/frontend/forward"
 )
 
 // pushLog is the file, beside the cache, that holds the
@@ -74,7 +74,7 @@ func syncAside(e *env, remote, log string, wait time.Duration) error {
 	}
 	cmd := exec.Command(exe, "sync", "--", remote)
 	cmd.Dir = e.dir
-	inheritOnlyStdio()
+	forward.InheritOnlyStdio()
 	cmd.Stdout, cmd.Stderr = f, f // not git's: git would wait for them
 	if err := cmd.Start(); err != nil {
 		return err
@@ -101,21 +101,4 @@ func lastLine(path string) string {
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	return strings.TrimPrefix(lines[len(lines)-1], "git-synaptic: ")
-}
-
-// inheritOnlyStdio marks every file this process inherited beyond its
-// standard input, output and error close-on-exec, so that a process it
-// leaves running does not hold them. A hook inherits git's: holding the
-// pipe to a remote helper, a sync left running in the background kept
-// git push waiting for it.
-func inheritOnlyStdio() {
-	fds, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		fds, _ = os.ReadDir("/dev/fd")
-	}
-	for _, f := range fds {
-		if fd, err := strconv.Atoi(f.Name()); err == nil && fd > 2 {
-			syscall.CloseOnExec(fd)
-		}
-	}
 }

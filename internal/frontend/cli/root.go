@@ -97,13 +97,7 @@ func Main() int {
 	defer stop()
 	defer exitAfterSignal(signalGrace)()
 	defer config.CPUProfile()()
-	stdio := IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, TTY: isTerminal(os.Stdout)}
-	code, done, in, args := viaDaemon(ctx, os.Args[1:], stdio)
-	if done {
-		return code
-	}
-	stdio.In = in
-	return Run(ctx, args, stdio)
+	return Run(ctx, os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, TTY: isTerminal(os.Stdout)})
 }
 
 // signalGrace is how long a command may take to stop after SIGTERM or
