@@ -2,6 +2,8 @@ package gitstore
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -116,12 +118,7 @@ func (c *catFile) ask(h Hash) (plumbing.EncodedObject, error) {
 	if data[size] != '\n' {
 		return nil, fmt.Errorf("git cat-file: object %s not followed by a newline", h)
 	}
-	obj := &plumbing.MemoryObject{}
-	obj.SetType(typ)
-	obj.SetSize(size)
-	if _, err := obj.Write(data[:size]); err != nil {
-		return nil, err
-	}
+	obj := &packedObject{typ: typ, data: data[:size]}
 	// what git sent must be what was asked for: a check of the pipe, not
 	// of the object, which git verified; plain SHA-1, a third of go-git's
 	// time with collision detection (0.64 ms on a save's directory of
@@ -130,6 +127,27 @@ func (c *catFile) ask(h Hash) (plumbing.EncodedObject, error) {
 		return nil, fmt.Errorf("git cat-file: object %s read back as %s", h, got)
 	}
 	return obj, nil
+}
+
+// packedObject is an object git cat-file read, its content in place (a
+// plumbing.MemoryObject copies what it is written: two copies of each
+// directory of 3,900 entries a save at a million entries reads, 250 KB
+// each). It is read-only.
+type packedObject struct {
+	typ  plumbing.ObjectType
+	data []byte
+}
+
+func (o *packedObject) Hash() plumbing.Hash           { return objectHash(o.typ, o.data) }
+func (o *packedObject) Type() plumbing.ObjectType     { return o.typ }
+func (o *packedObject) SetType(t plumbing.ObjectType) { o.typ = t }
+func (o *packedObject) Size() int64                   { return int64(len(o.data)) }
+func (o *packedObject) SetSize(int64)                 {}
+func (o *packedObject) Reader() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(o.data)), nil
+}
+func (o *packedObject) Writer() (io.WriteCloser, error) {
+	return nil, errors.New("an object read from a pack cannot be written")
 }
 
 // stop ends the process: closing its input makes it exit, and closing

@@ -2,9 +2,11 @@ package gitstore
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -25,7 +27,7 @@ func FuzzParseLog(f *testing.F) {
 
 // FuzzDecodeTree checks the tree parser a save reads its directories
 // with against go-git's object.Tree: the same entries and modes, and an
-// error for what go-git refuses.
+// error for what go-git refuses; and treeDirs against it.
 func FuzzDecodeTree(f *testing.F) {
 	id := bytes.Repeat([]byte{0xab}, 20)
 	entry := func(mode, name string) []byte {
@@ -49,8 +51,21 @@ func FuzzDecodeTree(f *testing.F) {
 		if (err != nil) != (wantErr != nil) {
 			t.Fatalf("%q: error %v, go-git's %v", data, err, wantErr)
 		}
+		dirs, dirsErr := treeDirs(data) // what reading ahead walks, alike
+		if (dirsErr != nil) != (err != nil) {
+			t.Fatalf("%q: treeDirs error %v, decodeTree's %v", data, dirsErr, err)
+		}
 		if err != nil {
 			return
+		}
+		var wantDirs []Hash
+		for _, e := range got {
+			if e.Mode == filemode.Dir {
+				wantDirs = append(wantDirs, e.Hash)
+			}
+		}
+		if !slices.Equal(dirs, wantDirs) {
+			t.Fatalf("%q: treeDirs %v, want %v", data, dirs, wantDirs)
 		}
 		if len(got) != len(want.Entries) {
 			t.Fatalf("%q: %d entries, go-git %d", data, len(got), len(want.Entries))

