@@ -595,3 +595,50 @@ func TestALostSaveIsSavedOnce(t *testing.T) {
 		t.Errorf("a taken id: exit %d %s", r.code, r.err)
 	}
 }
+
+// A save whose content is piped in waits for it after the warm process
+// planned it; an interrupt then ends it, with 130, even though the pipe
+// never closes: nothing is saved.
+func TestAnInterruptEndsAWaitForInput(t *testing.T) {
+	modelHome(t)
+	env := withDaemon(t)
+	dir := testrepo.NewRepo(t)
+	runEnv(t, dir, env, "search", "warm up") // starts the daemon, runs in place
+	waitDaemon(t, env, true)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cmd := exec.Command(bin, "save", "--type", "issue")
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, append(os.Environ(), env...), r
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	w.Write([]byte("half a line, and the writer never closes"))
+	before := statusOf(t, env).Status.Requests
+	time.Sleep(300 * time.Millisecond) // planned, reading
+	cmd.Process.Signal(os.Interrupt)
+	begun := time.Now()
+	ended := make(chan error, 1)
+	go func() { ended <- cmd.Wait() }()
+	select {
+	case err := <-ended:
+		if code := cmd.ProcessState.ExitCode(); code != 130 {
+			t.Errorf("exit %d (%v), want 130", code, err)
+		}
+		if took := time.Since(begun); took > 5*time.Second {
+			t.Errorf("it took %v to end", took)
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("an interrupt did not end a save waiting for its input")
+	}
+	if n := len(listJSON(t, dir)); n != 0 {
+		t.Errorf("%d entries saved", n)
+	}
+	if after := statusOf(t, env).Status.Requests; after != before {
+		t.Errorf("the daemon ran the interrupted save (%d → %d requests)", before, after)
+	}
+}

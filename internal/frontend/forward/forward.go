@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/term"
 
@@ -75,29 +76,34 @@ func Main() int {
 	}
 	if Candidate(args) && !daemon.Off() {
 		// an interrupt ends the wait (the warm process finishes what it
-		// began, as a command killed in place may have)
+		// began, as a command killed in place may have); a wait that
+		// cannot see it (a read of standard input) ends signalGrace later
 		ctx, cancel := context.WithCancel(context.Background())
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 		var got os.Signal
-		done := make(chan struct{})
+		done, finished := make(chan struct{}), make(chan struct{})
 		go func() {
 			defer close(done)
 			select {
 			case got = <-sig:
 				cancel()
+				select {
+				case <-finished:
+				case <-time.After(signalGrace):
+					os.Exit(signalCode(got))
+				}
 			case <-ctx.Done():
 			}
 		}()
 		ran, err := viaDaemon(ctx, core, args)
+		close(finished)
 		cancel()
 		<-done
 		signal.Stop(sig)
 		switch {
-		case got == syscall.SIGTERM:
-			return exitTerminated
 		case got != nil:
-			return exitInterrupted
+			return signalCode(got)
 		case err == nil:
 			os.Stdout.Write(ran.Stdout)
 			os.Stderr.Write(ran.Stderr)
@@ -113,6 +119,18 @@ func Main() int {
 		}
 	}
 	return execCore(core, args)
+}
+
+// signalGrace is how long a wait for the warm process may go on after an
+// interrupt or SIGTERM (the whole program's too).
+const signalGrace = 2 * time.Second
+
+// signalCode is the exit status after sig, as a shell reports it.
+func signalCode(sig os.Signal) int {
+	if sig == syscall.SIGTERM {
+		return exitTerminated
+	}
+	return exitInterrupted
 }
 
 // viaDaemon asks the warm process of core to run args, starting one when
