@@ -80,34 +80,62 @@ func decodeTreeData(data []byte) ([]object.TreeEntry, error) {
 	// room for entries of memory's size: a mode, a space, a file name of
 	// about 40 bytes, a NUL and an object id (more are appended as needed)
 	entries := make([]object.TreeEntry, 0, len(data)/(len("100644 ")+1+len(Hash{})+41))
+	err := eachTreeEntry(data, func(mode filemode.FileMode, name []byte, id Hash) {
+		entries = append(entries, object.TreeEntry{Name: string(name), Mode: mode, Hash: id})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return entries, nil
+}
+
+// treeDirs returns the object ids of the directories a tree's content
+// names, without reading the names into strings.
+func treeDirs(data []byte) ([]Hash, error) {
+	var dirs []Hash
+	err := eachTreeEntry(data, func(mode filemode.FileMode, _ []byte, id Hash) {
+		if mode == filemode.Dir {
+			dirs = append(dirs, id)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return dirs, nil
+}
+
+// eachTreeEntry calls f with each entry of a tree's content, in order:
+// its mode as object.Tree's Decode gives it, its name (within data) and
+// its object id; it makes Decode's checks.
+func eachTreeEntry(data []byte, f func(mode filemode.FileMode, name []byte, id Hash)) error {
 	for len(data) > 0 {
 		sp := bytes.IndexByte(data, ' ')
 		if sp < 0 {
-			return nil, fmt.Errorf("%w: missing mode terminator", object.ErrMalformedTree)
+			return fmt.Errorf("%w: missing mode terminator", object.ErrMalformedTree)
 		}
 		mode, err := strconv.ParseUint(string(data[:sp]), 8, 32)
 		if err != nil {
-			return nil, fmt.Errorf("%w: malformed mode", object.ErrMalformedTree)
+			return fmt.Errorf("%w: malformed mode", object.ErrMalformedTree)
 		}
 		data = data[sp+1:]
 		nul := bytes.IndexByte(data, 0)
 		if nul < 0 {
-			return nil, fmt.Errorf("%w: missing filename terminator", object.ErrMalformedTree)
+			return fmt.Errorf("%w: missing filename terminator", object.ErrMalformedTree)
 		}
 		if nul == 0 {
-			return nil, fmt.Errorf("%w: empty filename", object.ErrMalformedTree)
+			return fmt.Errorf("%w: empty filename", object.ErrMalformedTree)
 		}
-		name := string(data[:nul])
+		name := data[:nul]
 		data = data[nul+1:]
 		var id Hash
 		if len(data) < len(id) {
-			return nil, fmt.Errorf("%w: truncated object id", object.ErrMalformedTree)
+			return fmt.Errorf("%w: truncated object id", object.ErrMalformedTree)
 		}
 		copy(id[:], data)
 		data = data[len(id):]
-		entries = append(entries, object.TreeEntry{Name: name, Mode: canonicalMode(filemode.FileMode(mode)), Hash: id})
+		f(canonicalMode(filemode.FileMode(mode)), name, id)
 	}
-	return entries, nil
+	return nil
 }
 
 // canonicalMode is the mode object.Tree's Decode gives an entry of mode m.
@@ -284,33 +312,6 @@ func (c *treeCache) keptDirs(h Hash) (dirs []Hash, ok bool) {
 	}
 	dirs, err := treeDirs(st.data)
 	return dirs, err == nil
-}
-
-// treeDirs returns the object ids of the directories a tree's content
-// names, without the names (decodeTreeData's checks).
-func treeDirs(data []byte) ([]Hash, error) {
-	var dirs []Hash
-	for len(data) > 0 {
-		sp := bytes.IndexByte(data, ' ')
-		if sp < 0 {
-			return nil, fmt.Errorf("%w: missing mode terminator", object.ErrMalformedTree)
-		}
-		mode, err := strconv.ParseUint(string(data[:sp]), 8, 32)
-		if err != nil {
-			return nil, fmt.Errorf("%w: malformed mode", object.ErrMalformedTree)
-		}
-		data = data[sp+1:]
-		nul := bytes.IndexByte(data, 0)
-		if nul <= 0 || len(data) < nul+1+len(Hash{}) {
-			return nil, fmt.Errorf("%w: malformed entry", object.ErrMalformedTree)
-		}
-		data = data[nul+1:]
-		if canonicalMode(filemode.FileMode(mode)) == filemode.Dir {
-			dirs = append(dirs, Hash(data[:len(Hash{})]))
-		}
-		data = data[len(Hash{}):]
-	}
-	return dirs, nil
 }
 
 // full reports whether the trees kept as stored take three quarters of

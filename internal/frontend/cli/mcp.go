@@ -1,15 +1,13 @@
 package cli
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
+	"github.com/git-synaptic/git-synaptic/internal/frontend/forward"
 )
 
 // mcpBinary is the MCP server program, installed beside git-synaptic.
@@ -52,18 +50,9 @@ repository as its working directory.`,
 }
 
 func runMCP(e *env, o *mcpOptions) error {
-	path := ""
-	if self, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(self), mcpBinary); isExecutable(p) {
-			path = p
-		}
-	}
-	if path == "" {
-		p, err := exec.LookPath(mcpBinary)
-		if err != nil {
-			return fmt.Errorf("%s not found beside git-synaptic or on PATH; reinstall with ./install.sh (make install)", mcpBinary)
-		}
-		path = p
+	path, err := forward.Beside(mcpBinary)
+	if err != nil {
+		return err
 	}
 	if e.dir != "." {
 		if err := os.Chdir(e.dir); err != nil {
@@ -74,9 +63,4 @@ func runMCP(e *env, o *mcpOptions) error {
 		return err // a clear "not a git repository" before handing over
 	}
 	return syscall.Exec(path, []string{mcpBinary}, os.Environ())
-}
-
-func isExecutable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }

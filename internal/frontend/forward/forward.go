@@ -165,27 +165,32 @@ func request(core string, args []string) (daemon.Request, string, error) {
 	return daemon.Request{Args: args, Dir: cwd, Env: os.Environ()}, daemon.SocketPath(dir, key), nil
 }
 
-// Core is the path of git-synaptic-core: beside this program, else on
-// PATH; its links resolved, as the warm process it runs names itself
-// (its daemon.Key).
+// Core is the path of git-synaptic-core (Beside), its links resolved, as
+// the warm process it runs names itself (its daemon.Key).
 func Core() (string, error) {
-	p := ""
-	if self, err := os.Executable(); err == nil {
-		if c := filepath.Join(filepath.Dir(self), CoreProgram); isExecutable(c) {
-			p = c
-		}
-	}
-	if p == "" {
-		c, err := exec.LookPath(CoreProgram)
-		if err != nil {
-			return "", fmt.Errorf("%s not found beside git-synaptic or on PATH; reinstall with ./install.sh (make install)", CoreProgram)
-		}
-		p = c
+	p, err := Beside(CoreProgram)
+	if err != nil {
+		return "", err
 	}
 	if r, err := filepath.EvalSymlinks(p); err == nil {
 		p = r
 	}
 	return filepath.Abs(p)
+}
+
+// Beside is the path of program, one of git-synaptic's, installed beside
+// the program running, else on PATH.
+func Beside(program string) (string, error) {
+	if self, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(self), program); isExecutable(p) {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath(program)
+	if err != nil {
+		return "", fmt.Errorf("%s not found beside git-synaptic or on PATH; reinstall with ./install.sh (make install)", program)
+	}
+	return p, nil
 }
 
 func isExecutable(p string) bool {
