@@ -48,7 +48,7 @@ install: build
 	install -m 0755 $(COREBIN) '$(BINDIR)/git-synaptic-core'
 	install -m 0755 $(MCPBIN) '$(BINDIR)/git-synaptic-mcp'
 	$(GO) run -ldflags '$(LDFLAGS)' ./internal/manpages '$(MANDIR)'
-	@echo "installed $(BINDIR)/git-synaptic and its man pages in $(MANDIR)"
+	@echo "installed $(BINDIR)/git-synaptic (with git-synaptic-core and git-synaptic-mcp) and its man pages in $(MANDIR)"
 	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "note: add $(BINDIR) to your PATH so that 'git synaptic' finds it";; esac
 
 uninstall:
