@@ -45,7 +45,7 @@ func FuzzDecodeTree(f *testing.F) {
 		obj := &plumbing.MemoryObject{}
 		obj.SetType(plumbing.TreeObject)
 		obj.Write(data)
-		got, err := decodeTree(obj)
+		got, err := decodeTreeData(data)
 		var want object.Tree
 		wantErr := want.Decode(obj)
 		if (err != nil) != (wantErr != nil) {

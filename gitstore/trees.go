@@ -62,15 +62,6 @@ func objectData(obj plumbing.EncodedObject) ([]byte, error) {
 	return data, err
 }
 
-// decodeTree parses a tree object (decodeTreeData).
-func decodeTree(obj plumbing.EncodedObject) ([]object.TreeEntry, error) {
-	data, err := objectData(obj)
-	if err != nil {
-		return nil, err
-	}
-	return decodeTreeData(data)
-}
-
 // decodeTreeData parses a tree's content as object.Tree's Decode does,
 // with the same checks and modes, from its bytes in place: Decode reads
 // each entry's mode and name through a bufio.Reader into strings of their
