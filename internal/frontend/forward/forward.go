@@ -12,6 +12,7 @@
 package forward
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -211,7 +212,7 @@ func execCore(core string, args []string) int {
 func runCore(core string, args []string, stdin []byte) int {
 	cmd := exec.Command(core, args...)
 	cmd.Args[0] = "git-synaptic"
-	cmd.Stdin = strings.NewReader(string(stdin))
+	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -270,8 +271,9 @@ func startDaemon(core string) {
 	}
 	cmd := exec.Command(core, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this command, as git gc --auto does
-	InheritOnlyStdio()                                   // (started from a git hook, it must not hold git's pipes)
+	restore := InheritOnlyStdio()                        // (started from a git hook, it must not hold git's pipes)
 	cmd.Start()                                          // reaped by init once this process (or the command it becomes) ends
+	restore()                                            // the command run in place keeps what it inherited
 }
 
 // gitConfig is git config --get's answer here ("" when unset or on error).
@@ -288,15 +290,27 @@ func gitConfig(args ...string) string {
 // leaves running (the warm process, a sync a pre-push hook starts) does
 // not hold them. A hook inherits git's: holding the pipe to a remote
 // helper, a sync left running in the background kept git push waiting
-// for it.
-func InheritOnlyStdio() {
+// for it. restore clears the mark it set, for a process that goes on to
+// run another in its place (this one, git-synaptic-core).
+func InheritOnlyStdio() (restore func()) {
 	fds, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		fds, _ = os.ReadDir("/dev/fd")
 	}
+	var marked []int
 	for _, f := range fds {
-		if fd, err := strconv.Atoi(f.Name()); err == nil && fd > 2 {
+		fd, err := strconv.Atoi(f.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		if flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0); errno == 0 && flags&syscall.FD_CLOEXEC == 0 {
 			syscall.CloseOnExec(fd)
+			marked = append(marked, fd)
+		}
+	}
+	return func() {
+		for _, fd := range marked {
+			syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_SETFD, 0)
 		}
 	}
 }

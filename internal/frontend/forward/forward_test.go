@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -54,5 +55,42 @@ func TestCandidate(t *testing.T) {
 		if got := GitHandoff(strings.Fields(args)); got != want {
 			t.Errorf("handoff %q: %v", args, got)
 		}
+	}
+}
+
+// A file this process inherited is marked close-on-exec while the warm
+// process starts, and unmarked after, for the command run in place.
+func TestInheritOnlyStdioRestores(t *testing.T) {
+	var p [2]int
+	if err := syscall.Pipe(p[:]); err != nil { // (not close-on-exec, as a file git passes)
+		t.Fatal(err)
+	}
+	defer syscall.Close(p[0])
+	defer syscall.Close(p[1])
+	cloexec := func(fd int) bool {
+		flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)
+		if errno != 0 {
+			t.Fatal(errno)
+		}
+		return flags&syscall.FD_CLOEXEC != 0
+	}
+	if cloexec(p[0]) {
+		t.Fatal("a new pipe is already close-on-exec")
+	}
+	own, err := os.Open(os.DevNull) // Go's own files are close-on-exec
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	restore := InheritOnlyStdio()
+	if !cloexec(p[0]) || !cloexec(p[1]) {
+		t.Error("an inherited file is not close-on-exec while the warm process starts")
+	}
+	restore()
+	if cloexec(p[0]) || cloexec(p[1]) {
+		t.Error("an inherited file stays close-on-exec for the command run in place")
+	}
+	if !cloexec(int(own.Fd())) {
+		t.Error("restore unmarked a file that was close-on-exec before")
 	}
 }
