@@ -269,7 +269,7 @@ func TestPairEntriesWalksAndMatchesAlike(t *testing.T) {
 
 // ReadTrees reads a ref's trees a piece at a time, the root's first, until
 // the tree cache keeps them all; an Append then changes a directory it
-// kept, and the trees it wrote are kept too. A missing ref or private
+// kept, and the trees it wrote are kept in place of those they replace. A missing ref or private
 // repository reads nothing; a cache three quarters full stops it.
 func TestReadTreesKeepsARefsTrees(t *testing.T) {
 	ctx := context.Background()
@@ -315,6 +315,7 @@ func TestReadTreesKeepsARefsTrees(t *testing.T) {
 			t.Errorf("tree %q parsed from the cache: %q, want %q", p, names, want)
 		}
 	}
+	r.trees.byHash, r.trees.order = nil, nil // as a save finds them: kept, not parsed
 	c2, _, err := r.Append(ctx, ref, []File{{"entries/aa/x.json", []byte("x")}}, sig, "two")
 	if err != nil {
 		t.Fatal(err)
@@ -324,6 +325,12 @@ func TestReadTreesKeepsARefsTrees(t *testing.T) {
 	}
 	if !r.trees.has(plumbing.NewHash(testrepo.Git(t, dir, "rev-parse", c2.String()+":entries/aa"))) {
 		t.Error("the directory the append wrote is not kept")
+	}
+	// the versions it replaced go; the directories it did not touch stay
+	for p, want := range map[string]bool{"": false, "entries": false, "entries/aa": false, "entries/bb": true, "ops/cc": true} {
+		if got := r.trees.has(hash(p)); got != want {
+			t.Errorf("tree %q of the first commit kept: %v, want %v", p, got, want)
+		}
 	}
 
 	full := open(t, dir)

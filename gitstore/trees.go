@@ -234,8 +234,10 @@ func encodeTree(entries []object.TreeEntry) ([]byte, error) {
 // Diff read both again (8.5 ms of a 21 ms save, parsed each time). A
 // tree's content never changes under its hash, and whether the object is
 // still there (git gc) is asked apart (HasEncodedObject), never of this
-// cache. It is safe for concurrent use; callers get their own copy of the
-// entries. release gives back what it keeps.
+// cache. A version a save replaced (putFiles) is let go at once, so that
+// what is kept is what the next saves start from. It is safe for
+// concurrent use; callers get their own copy of the entries. release
+// gives back what it keeps.
 type treeCache struct {
 	mu     sync.Mutex
 	byHash map[Hash][]object.TreeEntry
@@ -387,6 +389,16 @@ func (c *treeCache) let(h Hash) {
 	st.free()
 }
 
+// replaced lets go of the content kept of h, a tree a newer version
+// replaced.
+func (c *treeCache) replaced(h Hash) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.raw[h]; ok {
+		c.let(h)
+	}
+}
+
 // release lets go of every tree kept.
 func (c *treeCache) release() {
 	c.mu.Lock()
@@ -471,7 +483,15 @@ func (r *Repo) putFiles(base Hash, files map[string]Hash) (Hash, error) {
 			add(object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
 		}
 	}
-	return r.writeTree(entries)
+	h, err := r.writeTree(entries)
+	if err == nil && h != base {
+		// the version replaced stays parsed a while (heal and the cache's
+		// catching up read it again), but its stored copy goes: the next
+		// save starts from the new one, and stale versions, each just
+		// used, would push the directories no save touched lately out
+		r.trees.replaced(base)
+	}
+	return h, err
 }
 
 // Change is one file that differs between two memory trees.
