@@ -133,18 +133,19 @@ func BuildBinary(moduleRoot, dir string) (string, error) {
 			return "", err
 		}
 	}
-	bin := filepath.Join(dir, "git-synaptic")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/git-synaptic")
-	cmd.Dir, cmd.Env = moduleRoot, append(os.Environ(), "CGO_ENABLED=0")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	return bin, cmd.Run()
+	return build(moduleRoot, dir, "./cmd/git-synaptic", "git-synaptic", "CGO_ENABLED=0")
 }
 
 // BuildCommand builds the main package pkg into dir/name.
 func BuildCommand(moduleRoot, dir, pkg, name string) (string, error) {
+	return build(moduleRoot, dir, pkg, name)
+}
+
+// build builds pkg into dir/name with env added to this process's.
+func build(moduleRoot, dir, pkg, name string, env ...string) (string, error) {
 	bin := filepath.Join(dir, name)
 	cmd := exec.Command("go", "build", "-tags", "sqlite_fts5", "-trimpath", "-ldflags=-s -w", "-o", bin, pkg)
-	cmd.Dir = moduleRoot
+	cmd.Dir, cmd.Env = moduleRoot, append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	return bin, cmd.Run()
 }
