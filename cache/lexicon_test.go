@@ -84,6 +84,8 @@ func TestLexiconRanksAsFTS5(t *testing.T) {
 	c, _ := newCache(t)
 	defer func(n int64, parts func() int64) { lexMinPart, lexParts = n, parts }(lexMinPart, lexParts)
 	lexMinPart, lexParts = 300, func() int64 { return 3 } // read in parts, as on a larger machine
+	defer func(n, from int) { lexWindow, lexWindowFrom = n, from }(lexWindow, lexWindowFrom)
+	lexWindow, lexWindowFrom = 64, 0 // walked in many windows, as a large index is
 	rng := rand.New(rand.NewPCG(3, 4))
 	vocab := strings.Fields(`deploy deploying deployed postgres redis timeout flaky pipeline cache latency
 		retry billing auth token session login bug helm kubernetes migration rollback index vacuum
@@ -243,12 +245,14 @@ func TestLexiconRanksAsFTS5(t *testing.T) {
 
 // topsAgree ranks each query's rows among random sets of rows of every
 // size (and all rows) every way: each admitted row scored (lexSparse past
-// any set), the postings walked (lexSparse 0), and walked in two or three
-// parts at once (lexWalkParts), which must keep the same rows with the
-// same scores, to the bit.
+// any set), the postings walked (lexSparse 0) a document at a time, in
+// one window or in many (lexWindow), and walked in two or three parts at
+// once (lexWalkParts), which must keep the same rows with the same
+// scores, to the bit.
 func topsAgree(t *testing.T, ix *lexIndex, queries []string, rng *rand.Rand) {
 	t.Helper()
 	defer func(parts func(int) int) { lexWalkParts = parts }(lexWalkParts)
+	defer func(n, from int) { lexWindow, lexWindowFrom = n, from }(lexWindow, lexWindowFrom)
 	for _, q := range queries {
 		words, err := queryWords(q)
 		if err != nil {
@@ -273,7 +277,16 @@ func topsAgree(t *testing.T, ix *lexIndex, queries []string, rng *rand.Rand) {
 			for _, k := range []int{1, 7, 40} {
 				lexWalkParts = func(int) int { return 1 }
 				lexSparse = 0
+				lexWindowFrom = math.MaxInt
 				walked := ix.top(phrases, k, admit, true)
+				lexWindowFrom = 0
+				for _, n := range []int{64, 1 << 20} {
+					lexWindow = n
+					if windows := ix.top(phrases, k, admit, true); fmt.Sprint(windows) != fmt.Sprint(walked) {
+						t.Fatalf("%q, %d%% of the rows, k=%d: walked in windows of %d %v, a document at a time %v", q, share, k, n, windows, walked)
+					}
+				}
+				lexWindow = 64
 				for _, parts := range []int{2, 3} {
 					lexWalkParts = func(int) int { return parts }
 					if inParts := ix.top(phrases, k, admit, true); fmt.Sprint(inParts) != fmt.Sprint(walked) {

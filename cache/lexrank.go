@@ -80,21 +80,28 @@ func (c *lexCursor) seek(doc uint32) {
 	if c.at >= doc {
 		return
 	}
-	docs := c.docs
-	step, lo := 1, c.pos
+	c.pos = gallop(c.docs, c.pos, len(c.docs), doc)
+	c.at = lexNone
+	if c.pos < len(c.docs) {
+		c.at = c.docs[c.pos]
+	}
+}
+
+// gallop returns the place of the first of docs[from:to] at or after
+// doc (to if none), in steps that double from from, then a binary search:
+// a few steps to a document near from, as many as a binary search to one
+// far off.
+func gallop(docs []uint32, from, to int, doc uint32) int {
+	step, lo := 1, from
 	hi := lo + step
-	for hi < len(docs) && docs[hi] < doc {
+	for hi < to && docs[hi] < doc {
 		lo = hi
 		step *= 2
 		hi = lo + step
 	}
-	hi = min(hi, len(docs))
+	hi = min(hi, to)
 	i, _ := slices.BinarySearch(docs[lo:hi], doc)
-	c.pos = lo + i
-	c.at = lexNone
-	if c.pos < len(docs) {
-		c.at = docs[c.pos]
-	}
+	return lo + i
 }
 
 // boundSlack widens bounds past the rounding of sums taken in another
@@ -191,8 +198,19 @@ var lexWalkParts = func(n int) int {
 const lexWalkSplit = 1 << 17
 
 // walkTo scores the documents before end that the essential cursors
-// hold, keeping the k best.
+// hold, keeping the k best: a document at a time in a small index, a
+// window at a time in a large one (walkWindows).
 func (m *maxScore) walkTo(end uint32) {
+	if len(m.ix.rowid) < lexWindowFrom {
+		m.walkDocs(end)
+	} else {
+		m.walkWindows(end)
+	}
+}
+
+// walkDocs is walkTo a document at a time: the next document is the
+// least any essential cursor is at.
+func (m *maxScore) walkDocs(end uint32) {
 	for {
 		doc, ok := m.next()
 		if !ok || doc >= end {
@@ -205,6 +223,129 @@ func (m *maxScore) walkTo(end uint32) {
 			m.offer(lexHit{rowid: m.ix.rowid[doc], rank: score})
 		}
 	}
+}
+
+// walkWindows is walkTo a window of lexWindow documents at a time
+// (as Lucene's BooleanScorer goes). Each essential cursor adds what its
+// phrase gives each document it holds in the window to that document's
+// sum, one cursor after the other; then the documents whose sum, with
+// the most the other phrases could add, may make the k best are scored
+// whole (scoreHeld), in order; the sums only bound, and a score is
+// summed again in the phrases' order. A document at a time, finding the
+// next was a pass over every essential cursor: a query of 30 words
+// walked 394k documents of the lexicon of the million-entry bench
+// repository in 62 ms, 155 ns each, and 21 ms in windows. Over 30
+// queries (k=200, one part, the two walks in turn): 275 ms in all
+// against 393, median 8.4 against 10.6 ms.
+func (m *maxScore) walkWindows(end uint32) {
+	ix := m.ix
+	if m.win == nil {
+		m.win = &lexWin{sum: make([]float64, lexWindow), held: make([]uint64, (lexWindow+63)/64),
+			start: make([]int, len(m.cur)), from: make([]int, len(m.cur)), terms: make([][]float64, len(m.cur))}
+	}
+	w := m.win
+	for {
+		lo, ok := m.next()
+		if !ok || lo >= end {
+			return
+		}
+		hi := uint32(min(uint64(lo)+uint64(len(w.sum)), uint64(end)))
+		// the cursors essential when the window starts stay so until it
+		// ends: those that theta makes inessential meanwhile were walked
+		// past the window already
+		ess := m.ess
+		for j := ess; j < len(m.cur); j++ {
+			c := &m.cur[j]
+			w.start[j], w.from[j], w.terms[j] = c.pos, c.pos, w.terms[j][:0]
+			for c.at < hi {
+				off := c.at - lo
+				s := c.term(float64(ix.length[c.at]), m.avgdl)
+				w.terms[j] = append(w.terms[j], s)
+				w.held[off/64] |= 1 << (off % 64)
+				w.sum[off] += s
+				c.advance()
+			}
+		}
+		for i, bits64 := range w.held[:(hi-lo+63)/64] {
+			for ; bits64 != 0; bits64 &= bits64 - 1 {
+				off := uint32(i*64 + bits.TrailingZeros64(bits64))
+				sum := w.sum[off]
+				w.sum[off] = 0
+				doc := lo + off
+				if ix.isDead(doc) || m.admit != nil && !admits(m.admit, ix.rowid[doc]) {
+					continue
+				}
+				// a row's rowid is read only for a row that makes the k
+				// best so far (or ties the worst of them): on a walk of
+				// 100k rows at a million entries, reading every row's
+				// was a quarter of it
+				if score, ok := m.scoreHeld(doc, ess, sum); ok && (len(m.h) < m.k || score >= m.theta) {
+					m.offer(lexHit{rowid: ix.rowid[doc], rank: score})
+				}
+			}
+			w.held[i] = 0
+		}
+	}
+}
+
+// lexWindow is how many documents walkWindows gathers at once, and
+// lexWindowFrom the fewest documents of an index walked so (variables:
+// tests walk many windows over few documents). In a small index, a
+// walk finds the k best among few rows, scores most of the rows it
+// meets, and a document at a time took three quarters of the time (the
+// lexicon of 10k entries: 0.45 against 0.60 ms a walk).
+var (
+	lexWindow     = 2048
+	lexWindowFrom = lexWalkSplit
+)
+
+// lexWin is walkWindows' window: each document's sum so far (by its offset
+// in the window) and which of them any cursor holds; for each essential
+// cursor, where in its postings it stood when the window started, what
+// its phrase gives each of the window's postings from there (terms),
+// and where the next row scored lies at the earliest (past the last).
+type lexWin struct {
+	sum         []float64
+	held        []uint64
+	start, from []int
+	terms       [][]float64
+}
+
+// scoreHeld returns the score of doc, summed in the phrases' order as
+// bm25() sums it, given sum, what the cursors from ess on add to it
+// (walkWindows' window holds their postings); false for a row that cannot
+// make the k best. It moves the cursors before ess to doc.
+func (m *maxScore) scoreHeld(doc uint32, ess int, sum float64) (float64, bool) {
+	d := float64(m.ix.length[doc])
+	for i := ess - 1; i >= 0; i-- {
+		if len(m.h) == m.k && (sum+m.prefix[i+1])*boundSlack < m.theta {
+			clear(m.parts)
+			return 0, false
+		}
+		c := &m.cur[i]
+		c.seek(doc)
+		if c.at == doc {
+			s := c.term(d, m.avgdl)
+			m.parts[c.phrase] = s
+			sum += s
+		}
+	}
+	if len(m.h) == m.k && sum*boundSlack < m.theta {
+		clear(m.parts)
+		return 0, false
+	}
+	// the essential phrases' parts, as the window holds them (from where
+	// the last row scored left each cursor's: rows come in order)
+	w := m.win
+	for j := ess; j < len(m.cur); j++ {
+		c := &m.cur[j]
+		i := gallop(c.docs, w.from[j], c.pos, doc)
+		w.from[j] = i
+		if i < c.pos && c.docs[i] == doc {
+			m.parts[c.phrase] = w.terms[j][i-w.start[j]]
+		}
+	}
+	return m.total(), true
 }
 
 // maxScore is one top: the phrases' cursors, least promising first;
@@ -221,6 +362,7 @@ type maxScore struct {
 	h      lexHeap
 	theta  float64 // the k-th best score so far
 	parts  []float64
+	win    *lexWin // walkWindows', made on its first window
 }
 
 func (ix *lexIndex) maxScore(phrases []*lexPostings, k int, admit []byte) *maxScore {
