@@ -317,20 +317,8 @@ type lexWin struct {
 // make the k best. It moves the cursors before ess to doc.
 func (m *maxScore) scoreHeld(doc uint32, ess int, sum float64) (float64, bool) {
 	d := float64(m.ix.length[doc])
-	for i := ess - 1; i >= 0; i-- {
-		if len(m.h) == m.k && (sum+m.prefix[i+1])*boundSlack < m.theta {
-			clear(m.parts)
-			return 0, false
-		}
-		c := &m.cur[i]
-		c.seek(doc)
-		if c.at == doc {
-			s := c.term(d, m.avgdl)
-			m.parts[c.phrase] = s
-			sum += s
-		}
-	}
-	if len(m.h) == m.k && sum*boundSlack < m.theta {
+	sum, ok := m.addInessential(doc, ess, d, sum)
+	if !ok || len(m.h) == m.k && sum*boundSlack < m.theta {
 		clear(m.parts)
 		return 0, false
 	}
@@ -431,25 +419,31 @@ func (m *maxScore) score(doc uint32) (float64, bool) {
 	if skip {
 		return 0, false
 	}
-	pruned := false
-	for i := m.ess - 1; i >= 0; i-- {
-		if len(m.h) == m.k && (bound+m.prefix[i+1])*boundSlack < m.theta {
-			pruned = true
-			break
+	if _, ok := m.addInessential(doc, m.ess, d, bound); !ok {
+		return 0, false
+	}
+	return m.total(), true
+}
+
+// addInessential moves the cursors before ess to doc (of d tokens) and
+// sets their parts, adding them to sum (what the others give doc), the
+// most promising first; false, with the parts cleared, as soon as what is
+// left cannot lift doc into the k best.
+func (m *maxScore) addInessential(doc uint32, ess int, d, sum float64) (float64, bool) {
+	for i := ess - 1; i >= 0; i-- {
+		if len(m.h) == m.k && (sum+m.prefix[i+1])*boundSlack < m.theta {
+			clear(m.parts)
+			return 0, false
 		}
 		c := &m.cur[i]
 		c.seek(doc)
 		if c.at == doc {
 			s := c.term(d, m.avgdl)
 			m.parts[c.phrase] = s
-			bound += s
+			sum += s
 		}
 	}
-	if pruned {
-		clear(m.parts)
-		return 0, false
-	}
-	return m.total(), true
+	return sum, true
 }
 
 // total is the score of the row whose parts are set, summed in the
