@@ -22,28 +22,67 @@ import (
 // for a gc that was running to end, checks that every object the new
 // commit added is present, and writes again (the same content gives the
 // same hashes) whatever was pruned.
-
-// gcWait bounds how long a write waits for a running gc to end.
-const gcWait = 30 * time.Second
+//
+// It waits for the gc however long it runs: a gc of a million entries
+// takes a minute and a half, and a write that stopped waiting after 30 s
+// found nothing missing yet, reported success, and lost its commit to
+// the prune that came after (the ref then named a missing commit, and
+// every later save failed). A gc.pid whose process is gone (a gc
+// killed) does not hold a write up: git's own rule, the process looked
+// up on this host, or the file older than 12 hours.
 
 // ErrIncomplete is returned when a memory commit lacks objects.
 var ErrIncomplete = errors.New("memory commit is incomplete (objects missing, e.g. pruned by git gc --prune=now)")
 
-// awaitGC waits while gc.pid says a git gc is running here, up to gcWait.
+// awaitGC waits while a git gc runs in this repository (gcRunning), or
+// until ctx ends. Past a second, it says so once, through ctx's notice
+// (WithGCNotice).
 func (r *Repo) awaitGC(ctx context.Context) {
 	pid := filepath.Join(r.commonDir, "gc.pid")
-	deadline := time.Now().Add(gcWait)
-	for time.Now().Before(deadline) {
-		fi, err := os.Stat(pid)
-		if err != nil || time.Since(fi.ModTime()) > 12*time.Hour { // git's own staleness rule
-			return
+	start, told := time.Now(), false
+	for gcRunning(pid) {
+		if say, ok := ctx.Value(gcNoticeKey{}).(func()); ok && !told && time.Since(start) > time.Second {
+			say()
+			told = true
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+type gcNoticeKey struct{}
+
+// WithGCNotice returns ctx with say, which a write made with it calls
+// once when it has waited a second for a running git gc to end: the
+// write is done, but not confirmed until that gc has pruned (at a
+// million entries a gc takes a minute and a half).
+func WithGCNotice(ctx context.Context, say func()) context.Context {
+	return context.WithValue(ctx, gcNoticeKey{}, say)
+}
+
+// gcRunning reports whether the gc.pid file at path says a git gc is
+// running, as git itself reads it: "<pid> <host>", stale when older than
+// 12 hours or when its host is this one and no process has its pid.
+func gcRunning(path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil || time.Since(fi.ModTime()) > 12*time.Hour {
+		return false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false // gone between the two
+	}
+	var pid int
+	var host string
+	if n, _ := fmt.Sscanf(string(b), "%d %s", &pid, &host); n == 2 && pid > 0 {
+		if me, err := os.Hostname(); err == nil && me == host {
+			return processExists(pid)
+		}
+	}
+	return true // another host's gc, or a file git is still writing
 }
 
 // Missing lists the objects commit adds over base (ZeroHash: all of them)

@@ -423,6 +423,74 @@ func TestPruneNowBesideWritersLosesNothing(t *testing.T) {
 	}
 }
 
+// A save beside a git gc that runs longer than it waited used to report
+// success for a commit the gc's prune deleted next (a gc of a million
+// entries runs a minute and a half, and a write waited 30 s at most): a
+// write now waits for the gc's process to end, says why while it waits,
+// and a gc.pid whose process is gone holds nothing up.
+func TestSaveWaitsForTheWholeGC(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	ok(t, dir, "init")
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc := exec.Command("sleep", "2")
+	if err := gc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan time.Time, 1)
+	go func() {
+		gc.Wait()
+		ended <- time.Now()
+	}()
+	// a save that waits on and on is a failure, not a hung test
+	within := func(args ...string) result {
+		t.Helper()
+		type ran struct {
+			r   testrepo.Ran
+			err error
+		}
+		got := make(chan ran, 1)
+		go func() {
+			r, err := testrepo.RunBinary(bin, dir, "", nil, args...)
+			got <- ran{r, err}
+		}()
+		select {
+		case x := <-got:
+			if x.err != nil {
+				t.Fatalf("run %v: %v", args, x.err)
+			}
+			return result{x.r.Out, x.r.Err, x.r.Code}
+		case <-time.After(time.Minute):
+			t.Fatalf("%v did not return within a minute", args)
+			return result{}
+		}
+	}
+	pidFile := filepath.Join(dir, ".git", "gc.pid")
+	os.WriteFile(pidFile, []byte(fmt.Sprintf("%d %s", gc.Process.Pid, host)), 0o644)
+	r := within("save", "saved while a gc runs")
+	done := time.Now()
+	if r.code != 0 || !strings.Contains(r.err, "waiting for the git gc running here to end") {
+		t.Fatalf("save beside a running gc: %+v", r)
+	}
+	select {
+	case <-ended:
+	default:
+		t.Fatalf("save returned at %v, before the gc it waited for ended", done)
+	}
+	// the gc is gone, its gc.pid left behind (a gc killed): no wait
+	start := time.Now()
+	r = within("save", "saved after a killed gc")
+	if r.code != 0 || strings.Contains(r.err, "waiting for the git gc") || time.Since(start) > 5*time.Second {
+		t.Fatalf("save beside a dead gc's gc.pid (%v): %+v", time.Since(start), r)
+	}
+	os.Remove(pidFile)
+	if out := ok(t, dir, "list"); !strings.Contains(out, "saved while a gc runs") || !strings.Contains(out, "saved after a killed gc") {
+		t.Errorf("list after the saves:\n%s", out)
+	}
+}
+
 // A ref under refs/synaptic/ whose commit is gone blocks plain git fetch,
 // and a lost blob leaves memory incomplete: status says DAMAGED and exits
 // 1, sync repairs before it fetches (the lost entry comes back from the

@@ -46,6 +46,9 @@ func (s *core) appendDocs(ctx context.Context, ref string, files []gitstore.File
 			return commit, parent, err
 		}
 	}
+	ctx = gitstore.WithGCNotice(ctx, func() {
+		s.warnf("waiting for the git gc running here to end before confirming this write: git gc --prune=now may delete what was just written, and it is written again if so")
+	})
 	return s.log.Append(ctx, ref, files, gitstore.ParseIdent(author, s.now()), msg)
 }
 

@@ -1,0 +1,101 @@
+package gitstore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestGCRunningAsGitReadsIt checks gc.pid as git reads it: a gc of this
+// host runs while its process does, one of another host is taken as
+// running, and a file older than 12 hours, or none, is no gc.
+func TestGCRunningAsGitReadsIt(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "gc.pid")
+	if gcRunning(path) {
+		t.Error("no gc.pid: a gc is running")
+	}
+	for _, c := range []struct {
+		content string
+		old     bool
+		want    bool
+	}{
+		{fmt.Sprintf("%d %s", os.Getpid(), host), false, true},
+		{fmt.Sprintf("%d %s", dead.Process.Pid, host), false, false},
+		{fmt.Sprintf("%d %s", dead.Process.Pid, "another-host.example"), false, true},
+		{fmt.Sprintf("%d %s", os.Getpid(), host), true, false},
+		{"", false, true}, // being written
+	} {
+		if err := os.WriteFile(path, []byte(c.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if c.old {
+			then := time.Now().Add(-13 * time.Hour)
+			os.Chtimes(path, then, then)
+		}
+		if got := gcRunning(path); got != c.want {
+			t.Errorf("gc.pid %q (older than 12 h: %v): running %v, want %v", c.content, c.old, got, c.want)
+		}
+	}
+}
+
+// TestAwaitGCWaitsForTheWholeGC checks that a write waits for a gc
+// however long it runs, and no longer: until its process ends, or the
+// write's context does.
+func TestAwaitGCWaitsForTheWholeGC(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	r := &Repo{commonDir: dir}
+	gc := exec.Command("sleep", "1.5")
+	if err := gc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan time.Time, 1)
+	go func() {
+		gc.Wait()
+		ended <- time.Now()
+	}()
+	os.WriteFile(filepath.Join(dir, "gc.pid"), []byte(fmt.Sprintf("%d %s", gc.Process.Pid, host)), 0o644)
+	told := 0
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r.awaitGC(WithGCNotice(ctx, func() { told++ }))
+	if ctx.Err() != nil {
+		t.Fatal("awaitGC waited on after the gc's process had ended")
+	}
+	if told != 1 {
+		t.Errorf("a write waiting 1.5 s for a gc told so %d times, want once", told)
+	}
+	done := time.Now()
+	select {
+	case end := <-ended:
+		if late := done.Sub(end); late > time.Second {
+			t.Errorf("awaitGC returned %v after the gc ended", late)
+		}
+	default:
+		t.Fatal("awaitGC returned while the gc ran")
+	}
+	// a gc that does not end: the write's context does
+	os.WriteFile(filepath.Join(dir, "gc.pid"), []byte(fmt.Sprintf("%d %s", os.Getpid(), host)), 0o644)
+	ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	r.awaitGC(ctx)
+	if took := time.Since(start); took < 150*time.Millisecond || took > 5*time.Second {
+		t.Errorf("awaitGC beside a gc that runs on returned after %v, want about its context's 200ms", took)
+	}
+}
