@@ -64,8 +64,10 @@ func WithGCNotice(ctx context.Context, say func()) context.Context {
 }
 
 // gcRunning reports whether the gc.pid file at path says a git gc is
-// running, as git itself reads it: "<pid> <host>", stale when older than
-// 12 hours or when its host is this one and no process has its pid.
+// running, as git itself reads it (gc.c): "<pid> <host>", written whole
+// (through a lock file), stale when older than 12 hours or when its host
+// is this one and no process has its pid, and no gc when it cannot be
+// read so.
 func gcRunning(path string) bool {
 	fi, err := os.Stat(path)
 	if err != nil || time.Since(fi.ModTime()) > 12*time.Hour {
@@ -77,12 +79,13 @@ func gcRunning(path string) bool {
 	}
 	var pid int
 	var host string
-	if n, _ := fmt.Sscanf(string(b), "%d %s", &pid, &host); n == 2 && pid > 0 {
-		if me, err := os.Hostname(); err == nil && me == host {
-			return processExists(pid)
-		}
+	if n, _ := fmt.Sscanf(string(b), "%d %s", &pid, &host); n != 2 || pid <= 0 {
+		return false
 	}
-	return true // another host's gc, or a file git is still writing
+	if me, err := os.Hostname(); err == nil && me == host {
+		return processExists(pid)
+	}
+	return true // another host's gc (a repository on a shared disk)
 }
 
 // Missing lists the objects commit adds over base (ZeroHash: all of them)

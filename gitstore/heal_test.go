@@ -12,7 +12,8 @@ import (
 
 // TestGCRunningAsGitReadsIt checks gc.pid as git reads it: a gc of this
 // host runs while its process does, one of another host is taken as
-// running, and a file older than 12 hours, or none, is no gc.
+// running, and a file older than 12 hours, one git did not write, or
+// none, is no gc.
 func TestGCRunningAsGitReadsIt(t *testing.T) {
 	host, err := os.Hostname()
 	if err != nil {
@@ -35,7 +36,8 @@ func TestGCRunningAsGitReadsIt(t *testing.T) {
 		{fmt.Sprintf("%d %s", dead.Process.Pid, host), false, false},
 		{fmt.Sprintf("%d %s", dead.Process.Pid, "another-host.example"), false, true},
 		{fmt.Sprintf("%d %s", os.Getpid(), host), true, false},
-		{"", false, true}, // being written
+		{"", false, false},        // not git's: no gc
+		{"garbage", false, false}, // nor this
 	} {
 		if err := os.WriteFile(path, []byte(c.content), 0o644); err != nil {
 			t.Fatal(err)
