@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
 
 // TestGCRunningAsGitReadsIt checks gc.pid as git reads it: a gc of this
@@ -56,22 +58,9 @@ func TestGCRunningAsGitReadsIt(t *testing.T) {
 // however long it runs, and no longer: until its process ends, or the
 // write's context does.
 func TestAwaitGCWaitsForTheWholeGC(t *testing.T) {
-	host, err := os.Hostname()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	r := &Repo{commonDir: dir}
-	gc := exec.Command("sleep", "1.5")
-	if err := gc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ended := make(chan time.Time, 1)
-	go func() {
-		gc.Wait()
-		ended <- time.Now()
-	}()
-	os.WriteFile(filepath.Join(dir, "gc.pid"), []byte(fmt.Sprintf("%d %s", gc.Process.Pid, host)), 0o644)
+	ended := testrepo.RunningGC(t, dir, 1500*time.Millisecond)
 	told := 0
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -92,6 +81,7 @@ func TestAwaitGCWaitsForTheWholeGC(t *testing.T) {
 		t.Fatal("awaitGC returned while the gc ran")
 	}
 	// a gc that does not end: the write's context does
+	host, _ := os.Hostname()
 	os.WriteFile(filepath.Join(dir, "gc.pid"), []byte(fmt.Sprintf("%d %s", os.Getpid(), host)), 0o644)
 	ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()

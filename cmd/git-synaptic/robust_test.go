@@ -431,19 +431,6 @@ func TestPruneNowBesideWritersLosesNothing(t *testing.T) {
 func TestSaveWaitsForTheWholeGC(t *testing.T) {
 	dir := testrepo.NewRepo(t)
 	ok(t, dir, "init")
-	host, err := os.Hostname()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gc := exec.Command("sleep", "2")
-	if err := gc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ended := make(chan time.Time, 1)
-	go func() {
-		gc.Wait()
-		ended <- time.Now()
-	}()
 	// a save that waits on and on is a failure, not a hung test
 	within := func(args ...string) result {
 		t.Helper()
@@ -468,7 +455,7 @@ func TestSaveWaitsForTheWholeGC(t *testing.T) {
 		}
 	}
 	pidFile := filepath.Join(dir, ".git", "gc.pid")
-	os.WriteFile(pidFile, []byte(fmt.Sprintf("%d %s", gc.Process.Pid, host)), 0o644)
+	ended := testrepo.RunningGC(t, filepath.Join(dir, ".git"), 2*time.Second)
 	r := within("save", "saved while a gc runs")
 	done := time.Now()
 	if r.code != 0 || !strings.Contains(r.err, "waiting for the git gc running here to end") {

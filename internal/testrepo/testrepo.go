@@ -5,9 +5,11 @@ package testrepo
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -186,4 +188,30 @@ func RunBinary(bin, dir, stdin string, env []string, args ...string) (Ran, error
 func ShellRemote(before, remote string) string {
 	escape := strings.NewReplacer("%", "%%", " ", "% ").Replace
 	return "ext::sh -c " + escape(before+"; exec ") + "%S" + escape(" "+remote)
+}
+
+// RunningGC writes gitDir/gc.pid as a git gc running on this host would,
+// for a process that runs for d, and returns when that process ended, on
+// a channel that receives once it has. A write beside it waits for it as
+// for a real gc.
+func RunningGC(t testing.TB, gitDir string, d time.Duration) <-chan time.Time {
+	t.Helper()
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc := exec.Command("sleep", strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
+	if err := gc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan time.Time, 1)
+	go func() {
+		gc.Wait()
+		ended <- time.Now()
+	}()
+	t.Cleanup(func() { gc.Process.Kill() })
+	if err := os.WriteFile(filepath.Join(gitDir, "gc.pid"), []byte(fmt.Sprintf("%d %s", gc.Process.Pid, host)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ended
 }
