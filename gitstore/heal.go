@@ -39,11 +39,12 @@ var ErrIncomplete = errors.New("memory commit is incomplete (objects missing, e.
 // (WithGCNotice).
 func (r *Repo) awaitGC(ctx context.Context) {
 	pid := filepath.Join(r.commonDir, "gc.pid")
-	start, told := time.Now(), false
+	say, _ := ctx.Value(gcNoticeKey{}).(func())
+	start := time.Now()
 	for gcRunning(pid) {
-		if say, ok := ctx.Value(gcNoticeKey{}).(func()); ok && !told && time.Since(start) > time.Second {
+		if say != nil && time.Since(start) > time.Second {
 			say()
-			told = true
+			say = nil // once
 		}
 		select {
 		case <-ctx.Done():

@@ -356,6 +356,13 @@ func (c *treeCache) putParsed(h Hash, entries []object.TreeEntry) {
 	c.order = append(c.order, h)
 }
 
+// keepStored is keep for a tree read ahead, not parsed (ReadTrees).
+func (c *treeCache) keepStored(h Hash, data []byte, dirs bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.keep(h, data, dirs)
+}
+
 // keep keeps a copy of data, the content of tree h, making room for it
 // by letting the least recently used go. It is called with mu held.
 func (c *treeCache) keep(h Hash, data []byte, dirs bool) {
@@ -700,9 +707,7 @@ func (r *Repo) ReadTrees(ref string, n int) (more bool) {
 			if dirs, err = treeDirs(data); err != nil {
 				return false
 			}
-			s.trees.mu.Lock()
-			s.trees.keep(h, data, len(dirs) > 0)
-			s.trees.mu.Unlock()
+			s.trees.keepStored(h, data, len(dirs) > 0)
 		}
 		queue = append(queue, dirs...)
 	}
