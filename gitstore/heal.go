@@ -147,31 +147,64 @@ func (r *Repo) missingTrees(old, tree Hash, missing *[]Hash) error {
 
 // heal makes sure commit (written onto parent from files) is complete
 // once any gc running now has ended, writing again what was pruned.
+//
+// parent may be another process's write that the same gc pruned, and
+// commit cannot be written again before that process has written its
+// own again: a try that fails waits longer for it each time (healWait,
+// healTries: about six seconds in all) instead of failing at once.
 func (r *Repo) heal(ctx context.Context, commit, parent Hash, files []File, sig Signature, msg string) error {
-	for try := 0; try < 3; try++ {
+	var err error
+	failed := 0
+	for range healTries {
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("%w (%w)", err, ctx.Err())
+			case <-time.After(healWait << (failed - 1)):
+			}
+		}
 		r.awaitGC(ctx)
-		missing, err := r.Missing(commit, parent)
-		if err == nil && len(missing) == 0 {
+		missing, merr := r.Missing(commit, parent)
+		if merr == nil && len(missing) == 0 {
 			return nil
 		}
-		blobs, release, err := r.writeBlobs(files)
-		if err != nil {
-			return fmt.Errorf("write again what git gc pruned: %w", err)
-		}
-		again, err := r.commitOnto(parent, blobs, sig, msg)
-		release()
-		if err != nil {
-			return fmt.Errorf("write again what git gc pruned: %w", err)
+		var again Hash
+		if again, err = r.rewrite(parent, files, sig, msg); err != nil {
+			err = fmt.Errorf("write again what git gc pruned: %w", err)
+			failed++
+			continue
 		}
 		if again != commit {
 			return fmt.Errorf("%w: %s rebuilt as %s", ErrIncomplete, commit, again)
 		}
 	}
-	missing, err := r.Missing(commit, parent)
-	if err == nil && len(missing) > 0 {
-		err = fmt.Errorf("%w: %d objects of %s", ErrIncomplete, len(missing), commit)
+	missing, merr := r.Missing(commit, parent)
+	switch {
+	case merr != nil && err != nil:
+		return err
+	case merr != nil:
+		return merr
+	case len(missing) > 0:
+		return fmt.Errorf("%w: %d objects of %s", ErrIncomplete, len(missing), commit)
 	}
-	return err
+	return nil // complete, whatever its parent lacks: its own writer's to heal
+}
+
+// healTries and healWait: heal tries healTries times; after a try that
+// failed, it waits healWait, then twice the wait before after each next.
+const (
+	healTries = 7
+	healWait  = 100 * time.Millisecond
+)
+
+// rewrite writes files onto parent again, as the commit it returns.
+func (r *Repo) rewrite(parent Hash, files []File, sig Signature, msg string) (Hash, error) {
+	blobs, release, err := r.writeBlobs(files)
+	if err != nil {
+		return ZeroHash, err
+	}
+	defer release()
+	return r.commitOnto(parent, blobs, sig, msg)
 }
 
 // MissingSince lists the objects reachable from ref's commit tip but not

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,5 +90,71 @@ func TestAwaitGCWaitsForTheWholeGC(t *testing.T) {
 	r.awaitGC(ctx)
 	if took := time.Since(start); took < 150*time.Millisecond || took > 5*time.Second {
 		t.Errorf("awaitGC beside a gc that runs on returned after %v, want about its context's 200ms", took)
+	}
+}
+
+// TestHealWaitsForTheParentItsWriterHeals checks two writes that one git
+// gc --prune=now took both: the later one is written onto the earlier,
+// which only the earlier's process writes again. The later one's heal
+// waits for that instead of failing at once.
+func TestHealWaitsForTheParentItsWriterHeals(t *testing.T) {
+	ctx := context.Background()
+	dir := testrepo.NewRepo(t)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ref = "refs/synaptic/memory"
+	sig := Signature{Name: "Ann", Email: "ann@example.com", When: time.Unix(1_700_000_000, 0)}
+	base, _, err := r.Append(ctx, ref, []File{{Path: "entries/00/base", Data: []byte("kept")}}, sig, "base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	filesA := []File{{Path: "entries/0a/a", Data: []byte("the earlier write")}}
+	filesB := []File{{Path: "entries/0b/b", Data: []byte("the later write")}}
+	a, _, err := r.Append(ctx, ref, filesA, sig, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := r.Append(ctx, ref, filesB, sig, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// what the prune took: every object of the two writes, loose
+	out := testrepo.Git(t, dir, "rev-list", "--objects", b.String(), "^"+base.String())
+	pruned := 0
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		h := strings.Fields(line)[0]
+		if err := os.Remove(filepath.Join(dir, ".git", "objects", h[:2], h[2:])); err != nil {
+			t.Fatal(err)
+		}
+		pruned++
+	}
+	if pruned < 6 { // two commits, their root trees and subtrees, two blobs
+		t.Fatalf("pruned %d objects, want every one of both writes", pruned)
+	}
+	// each write's process, after the gc
+	rA, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rB, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	healed := make(chan error, 1)
+	go func() { healed <- rB.heal(ctx, b, a, filesB, sig, "b") }()
+	time.Sleep(time.Second)
+	if err := rA.heal(ctx, a, base, filesA, sig, "a"); err != nil {
+		t.Fatalf("the earlier write's heal: %v", err)
+	}
+	if err := <-healed; err != nil {
+		t.Fatalf("the later write's heal, its parent written again a second on: %v", err)
+	}
+	if out := testrepo.Git(t, dir, "fsck", "--connectivity-only", "--no-dangling", "--no-progress"); strings.TrimSpace(out) != "" {
+		t.Fatalf("git fsck: %s", out)
+	}
+	if got := testrepo.Git(t, dir, "cat-file", "-p", b.String()+":entries/0a/a"); got != "the earlier write" {
+		t.Fatalf("the earlier write under the later: %q", got)
 	}
 }
