@@ -26,7 +26,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 20
+const SchemaVersion = 21
 
 // Cache is an open index.
 type Cache struct {
@@ -154,6 +154,14 @@ const v18to19 = lexLogSchema
 // v19to20 logs the changes of entries' other columns in lex_log.
 const v19to20 = `ALTER TABLE lex_log ADD COLUMN kind INTEGER NOT NULL DEFAULT 0;` + lexTriggers
 
+// v20to21 makes vec_bits again with the magnitude bits beside the signs:
+// the active model is forgotten, so that the next UseModel makes the
+// table and every entry waits for its vector, which the first search or
+// embed takes back from the vector store in one pass (RestoreVectors).
+const v20to21 = `DROP TABLE IF EXISTS vec_bits; DELETE FROM vec_state; INSERT OR IGNORE INTO vec_pending(rowid) SELECT rowid FROM entries;
+DELETE FROM meta WHERE key = 'vec_model';
+INSERT INTO meta(key, value) VALUES('vec_made', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;`
+
 // liveIndex lists the entries not archived by type, for the sets of rows
 // a search's filter admits (signs.go), which a long-lived process
 // builds again whenever memory changes: read from the entries, for their
@@ -278,7 +286,7 @@ func open(path string, busy time.Duration) (*Cache, error) {
 	}
 	switch v {
 	case SchemaVersion:
-	case 12, 13, 14, 15, 16, 17, 18, 19:
+	case 12, 13, 14, 15, 16, 17, 18, 19, 20:
 		stmt := upgradeFrom(v)
 		if err := upgrade(db, v, stmt); err != nil {
 			db.Close()
@@ -309,11 +317,13 @@ func open(path string, busy time.Duration) (*Cache, error) {
 // once-per-session uses, v14 the anchors, v15 keeps usage in the cache
 // rather than the usage store, v16 judges every entry's decay at every
 // pass, v17 lacks liveIndex and v18 lex_log, v19 its changes of columns
-// other than the text.
+// other than the text, v20 the magnitude bits.
 func upgradeFrom(v int) string {
-	stmt := v19to20
+	stmt := v20to21
 	if v <= 18 {
-		stmt = v18to19
+		stmt = v18to19 + stmt
+	} else if v == 19 {
+		stmt = v19to20 + stmt
 	}
 	for _, step := range []struct {
 		upTo int

@@ -10,10 +10,10 @@ import (
 	"github.com/git-synaptic/git-synaptic/memory"
 )
 
-// The sign bits of a whole read land in one slab (slabFor), those read
-// after it in chunks of their own, and either way every chunk holds what
-// a read without a slab gives, before and after a write to the newest
-// chunk.
+// The sign and magnitude bits of a whole read land in one slab (slabFor),
+// those read after it in chunks of their own, and either way every chunk
+// holds what a read without a slab gives, before and after a write to the
+// newest chunk.
 func TestSignsReadIntoASlabAsWithout(t *testing.T) {
 	defer func(m int64) { slabMin = m }(slabMin)
 	ctx := context.Background()
@@ -48,7 +48,7 @@ func TestSignsReadIntoASlabAsWithout(t *testing.T) {
 			t.Fatalf("%s: %d chunks against %d", when, len(a.chunks), len(b.chunks))
 		}
 		for i := range a.chunks {
-			if !slices.Equal(a.chunks[i].words, b.chunks[i].words) || !slices.Equal(a.chunks[i].rowids, b.chunks[i].rowids) {
+			if !slices.Equal(a.chunks[i].words, b.chunks[i].words) || !slices.Equal(a.chunks[i].mags, b.chunks[i].mags) || !slices.Equal(a.chunks[i].rowids, b.chunks[i].rowids) {
 				t.Fatalf("%s: chunk %d differs", when, a.chunks[i].id)
 			}
 		}
@@ -59,8 +59,8 @@ func TestSignsReadIntoASlabAsWithout(t *testing.T) {
 	slabbed := read(1)
 	same("read whole", plain, slabbed)
 	for _, ch := range slabbed.chunks {
-		if cap(ch.words) != len(ch.words) {
-			t.Fatalf("chunk %d's words may grow into the next's: len %d, cap %d", ch.id, len(ch.words), cap(ch.words))
+		if cap(ch.words) != len(ch.words) || cap(ch.mags) != len(ch.mags) {
+			t.Fatalf("chunk %d's words may grow into the next's: len %d and %d, cap %d and %d", ch.id, len(ch.words), len(ch.mags), cap(ch.words), cap(ch.mags))
 		}
 	}
 	put(t, c, []memory.Entry{mk(memory.TypeInsight, "entry added", time.Hour)})

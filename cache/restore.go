@@ -308,7 +308,7 @@ func (c *Cache) blobWriter(ctx context.Context, tx *sql.Tx) (*blobWriter, error)
 	for _, q := range []string{
 		storeVector: `INSERT OR REPLACE INTO vs.vecs(model, hash, vec) VALUES(?, ?, ?)`,
 		storeUnsign: `DELETE FROM vec_bits WHERE rowid=?`,
-		storeSign:   `INSERT INTO vec_bits(rowid, e) VALUES(?, vec_quantize_binary(?))`,
+		storeSign:   `INSERT INTO vec_bits(rowid, e, m) VALUES(?, vec_quantize_binary(?), vec_bit(?))`,
 		storeStates: `INSERT OR REPLACE INTO vec_state(rowid, hash) SELECT value->>0, unhex(value->>1) FROM json_each(?)`,
 		storeDone:   `DELETE FROM vec_pending WHERE rowid IN (SELECT value FROM json_each(?))`,
 	} {
@@ -349,7 +349,7 @@ func (w *blobWriter) store(ctx context.Context, items []PendingText, blobs [][]b
 		done := make([]int64, 0, hi-lo)
 		for i, p := range items[lo:hi] {
 			blob := blobs[lo+i]
-			for j, args := range [][]any{storeVector: {w.model, p.hash, blob}, storeUnsign: {p.RowID}, storeSign: {p.RowID, blob}} {
+			for j, args := range [][]any{storeVector: {w.model, p.hash, blob}, storeUnsign: {p.RowID}, storeSign: {p.RowID, blob, magnitudeBits(blob)}} {
 				if j == storeVector && p.saved || j == storeUnsign && w.fresh {
 					continue
 				}

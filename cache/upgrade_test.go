@@ -279,3 +279,48 @@ func TestV19CacheIsUpgradedInPlace(t *testing.T) {
 		t.Fatalf("an archive after the upgrade logged kind %d (%v), want 1", kind, err)
 	}
 }
+
+// A v20 cache's sign bits lack the magnitude bits: its index is made
+// again, and its entries take their vectors back from the vector store,
+// embedding nothing.
+func TestV20CacheTakesItsVectorsBack(t *testing.T) {
+	ctx := context.Background()
+	c, p := newCache(t)
+	put(t, c, []memory.Entry{mk(memory.TypeInsight, "first", time.Hour), mk(memory.TypeInsight, "second", time.Hour)})
+	if err := c.UseModel(ctx, "m@1", 8); err != nil {
+		t.Fatal(err)
+	}
+	pending, _, err := c.PendingVectors(ctx, 10)
+	if err != nil || len(pending) != 2 {
+		t.Fatalf("%d pending, %v", len(pending), err)
+	}
+	vecs := [][]float32{{1, 1, 1, 1, 1, 1, 1, 1}, {-1, -1, -1, -1, -1, -1, -1, -1}}
+	if err := c.StoreVectors(ctx, pending, vecs); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	c, rebuilt, err := reopenOlder(t, p, `DROP TABLE vec_bits`, `CREATE VIRTUAL TABLE vec_bits USING vec0(e bit[8])`,
+		`INSERT INTO vec_bits(rowid, e) SELECT rowid, vec_quantize_binary(vec_f32('[1,1,1,1,1,1,1,1]')) FROM vec_state`, `PRAGMA user_version = 20`)
+	if err != nil || rebuilt {
+		t.Fatalf("open v20: %v rebuilt=%v", err, rebuilt)
+	}
+	defer c.Close()
+	if err := c.UseModel(ctx, "m@1", 8); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.PendingCount(ctx); err != nil || n != 2 {
+		t.Fatalf("%d entries wait for their vectors after the upgrade (%v), want 2", n, err)
+	}
+	if stored, err := c.WaitingStored(ctx); err != nil || !stored {
+		t.Fatalf("the waiting entries' vectors are in the store: %v (%v)", stored, err)
+	}
+	if n, err := c.RestoreVectors(ctx, nil); err != nil || n != 2 {
+		t.Fatalf("restored %d (%v), want 2", n, err)
+	}
+	for i, want := range pending {
+		hits, err := c.Nearest(ctx, vecs[i], Filter{}, 1)
+		if err != nil || len(hits) != 1 || hits[0].Content != want.Text {
+			t.Fatalf("nearest to %v: %+v (%v), want %q", vecs[i], hits, err, want.Text)
+		}
+	}
+}

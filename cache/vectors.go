@@ -23,8 +23,9 @@ func init() { vec.Auto() } // sqlite-vec in every connection of this process
 //     vector. It survives cache rebuilds and model switches, so neither
 //     re-embeds text it has seen.
 //   - the cache: vec_state (entry rowid → content hash embedded for the
-//     active model) and vec_bits, a sqlite-vec table of sign bits for a
-//     fast coarse KNN; candidates are re-scored with the float vectors.
+//     active model) and vec_bits, a sqlite-vec table of each vector's
+//     sign bits (e) and magnitude bits (m, magnitudeBits) for a fast
+//     coarse KNN; candidates are re-scored with the float vectors.
 
 // VectorsPath is the vector store for the cache at cachePath.
 func VectorsPath(cachePath string) string {
@@ -62,7 +63,7 @@ func (c *Cache) UseModel(ctx context.Context, id string, dim int) error {
 		defer tx.Rollback()
 		for _, q := range []string{`DROP TABLE IF EXISTS vec_bits`, `DELETE FROM vec_state`,
 			`INSERT OR IGNORE INTO vec_pending(rowid) SELECT rowid FROM entries`,
-			fmt.Sprintf(`CREATE VIRTUAL TABLE vec_bits USING vec0(e bit[%d])`, dim),
+			fmt.Sprintf(`CREATE VIRTUAL TABLE vec_bits USING vec0(e bit[%d], m bit[%d])`, dim, dim),
 			`INSERT INTO meta(key, value) VALUES('vec_model', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value`, bumpGen,
 			// a table made again numbers its chunks from 1 again: processes
 			// holding its chunks read them all again (signs.go)
