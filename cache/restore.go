@@ -96,11 +96,13 @@ var restorePage = 4096
 // The store is read on its second connection (vectorsAside) while this
 // one writes the page read before: at a million vectors, reading was 11
 // of the restore's 57 s.
+//
+// What waits is read once the writer holds the write lock (blobWriter
+// writes first): two processes that both found a million entries waiting
+// (the first commands after an upgrade, or after a reindex killed as it
+// restored) each wrote every vector again, and sqlite-vec keeps a
+// replaced vector's slot, so the index held three million slots.
 func (c *Cache) restoreScanning(ctx context.Context, progress func(done, total int)) (int, error) {
-	want, err := c.waitingByHash(ctx)
-	if err != nil || len(want.first) == 0 {
-		return 0, err
-	}
 	tx, err := c.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
@@ -111,6 +113,10 @@ func (c *Cache) restoreScanning(ctx context.Context, progress func(done, total i
 		return 0, err
 	}
 	defer w.close()
+	want, err := c.waitingByHash(ctx, tx)
+	if err != nil || len(want.first) == 0 {
+		return 0, err
+	}
 	// an index that began empty holds no sign bits to replace
 	if err := tx.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM vec_bits)`).Scan(&w.fresh); err != nil {
 		return 0, fmt.Errorf("cache: restore vectors: %w", err)
@@ -205,8 +211,8 @@ func (w *waiting) take(k [16]byte, f func(id int64)) {
 
 // waitingByHash lists the entries waiting for a vector by their text's
 // hash.
-func (c *Cache) waitingByHash(ctx context.Context) (*waiting, error) {
-	rows, err := c.db.QueryContext(ctx, `SELECT e.rowid, e.content FROM vec_pending p JOIN entries e ON e.rowid = p.rowid`)
+func (c *Cache) waitingByHash(ctx context.Context, q querier) (*waiting, error) {
+	rows, err := q.QueryContext(ctx, `SELECT e.rowid, e.content FROM vec_pending p JOIN entries e ON e.rowid = p.rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("cache: pending vectors: %w", err)
 	}

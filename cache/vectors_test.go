@@ -805,3 +805,59 @@ func ids(hs []Hit) []string {
 	}
 	return out
 }
+
+// Two processes that find the same entries waiting restore them once
+// between them: the one that gets the write lock second finds none left,
+// where it wrote every vector again (sqlite-vec keeps a replaced vector's
+// slot: the index grew by as many slots again).
+func TestRestoresAtOnceWriteEachVectorOnce(t *testing.T) {
+	ctx := context.Background()
+	const n = 3000 // three of sqlite-vec's chunks of 1,024
+	c := rebuiltWithStore(t, n, nil)
+	other, _, err := Open(c.path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.UseModel(ctx, "m@1", 8); err != nil {
+		t.Fatal(err)
+	}
+	// a third writer holds the lock while both begin
+	db, err := sql.Open("sqlite3", c.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	lock, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if _, err := lock.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	restored := make(chan int, 2)
+	for _, x := range []*Cache{c, other} {
+		go func() {
+			got, err := x.RestoreVectors(ctx, nil)
+			if err != nil {
+				t.Error(err)
+			}
+			restored <- got
+		}()
+	}
+	time.Sleep(300 * time.Millisecond) // both waiting for the lock
+	if _, err := lock.ExecContext(ctx, `COMMIT`); err != nil {
+		t.Fatal(err)
+	}
+	if total := <-restored + <-restored; total != n {
+		t.Errorf("the two restores took back %d vectors between them, want %d", total, n)
+	}
+	var chunks, rows int
+	if err := c.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM vec_bits_chunks), (SELECT count(*) FROM vec_bits)`).Scan(&chunks, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if chunks != 3 || rows != n {
+		t.Errorf("the index holds %d rows in %d chunks, want %d in 3", rows, chunks, n)
+	}
+}
