@@ -2,7 +2,6 @@ package cache
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/bits"
 	"math/rand"
@@ -144,18 +143,7 @@ func TestTheVectorStageFindsTheNearestWithFewExactScores(t *testing.T) {
 		}
 		return v
 	}
-	entries := make([]memory.Entry, n)
-	for i := range entries {
-		entries[i] = mk(memory.TypeInsight, fmt.Sprintf("entry %d", i), time.Hour)
-	}
-	put(t, c, entries)
-	if err := c.UseModel(ctx, "m@1", dim); err != nil {
-		t.Fatal(err)
-	}
-	pending, _, err := c.PendingVectors(ctx, n)
-	if err != nil || len(pending) != n {
-		t.Fatalf("%d pending, %v", len(pending), err)
-	}
+	pending := waitingEntries(t, c, n, dim)
 	vecs := make([][]float32, n)
 	newest := map[int64][]float32{}
 	for i := range vecs {
