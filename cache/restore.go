@@ -102,13 +102,17 @@ var restorePage = 4096
 // (the first commands after an upgrade, or after a reindex killed as it
 // restored) each wrote every vector again, and sqlite-vec keeps a
 // replaced vector's slot, so the index held three million slots.
+//
+// The transaction and the list run without ctx (noCancel), which is
+// checked between their steps: a statement ctx interrupts can cost the
+// connection, and with it the vector store attached to it.
 func (c *Cache) restoreScanning(ctx context.Context, progress func(done, total int)) (int, error) {
-	tx, err := c.db.BeginTx(ctx, nil)
+	tx, err := c.db.BeginTx(noCancel, nil)
 	if err != nil {
 		return 0, err
 	}
 	defer tx.Rollback()
-	w, err := c.blobWriter(ctx, tx)
+	w, err := c.blobWriter(noCancel, tx)
 	if err != nil {
 		return 0, err
 	}
@@ -212,13 +216,18 @@ func (w *waiting) take(k [16]byte, f func(id int64)) {
 // waitingByHash lists the entries waiting for a vector by their text's
 // hash.
 func (c *Cache) waitingByHash(ctx context.Context, q querier) (*waiting, error) {
-	rows, err := q.QueryContext(ctx, `SELECT e.rowid, e.content FROM vec_pending p JOIN entries e ON e.rowid = p.rowid`)
+	rows, err := q.QueryContext(noCancel, `SELECT e.rowid, e.content FROM vec_pending p JOIN entries e ON e.rowid = p.rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("cache: pending vectors: %w", err)
 	}
 	defer rows.Close()
 	want := &waiting{first: map[[16]byte]int64{}, more: map[[16]byte][]int64{}}
 	for rows.Next() {
+		if want.n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		var id int64
 		var text string
 		if err := rows.Scan(&id, &text); err != nil {

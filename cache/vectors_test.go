@@ -420,11 +420,14 @@ func TestARestoreEndedMidwayRestoresNothing(t *testing.T) {
 	restorePage, storeBatch = 2, 1
 	ctx := context.Background()
 	c := rebuiltWithStore(t, 9, nil)
-	inner, cancel := context.WithCancel(ctx)
+	ending, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ending := &endsAfter{Context: inner, cancel: cancel}
-	ending.left.Store(4) // a few vectors in
-	if n, err := c.restoreScanning(ending, func(int, int) {}); !errors.Is(err, context.Canceled) || n != 0 {
+	midway := func(done, total int) {
+		if done >= 4 { // a few vectors in
+			cancel()
+		}
+	}
+	if n, err := c.restoreScanning(ending, midway); !errors.Is(err, context.Canceled) || n != 0 {
 		t.Fatalf("a restore ended midway: %d restored, %v; want 0 and context.Canceled", n, err)
 	}
 	if n, err := c.PendingCount(ctx); err != nil || n != 9 {
