@@ -10,7 +10,6 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -505,21 +504,6 @@ func rebuiltWithStore(t *testing.T, n int, before func(*Cache)) *Cache {
 		t.Fatal(err)
 	}
 	return c
-}
-
-// endsAfter is a context that is cancelled when its Err has been asked
-// left times.
-type endsAfter struct {
-	context.Context
-	left   atomic.Int32
-	cancel func()
-}
-
-func (e *endsAfter) Err() error {
-	if e.left.Add(-1) < 0 {
-		e.cancel()
-	}
-	return e.Context.Err()
 }
 
 // Storing vectors under a context that ended stores none of them: the
