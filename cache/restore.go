@@ -122,7 +122,7 @@ func (c *Cache) restoreScanning(ctx context.Context, progress func(done, total i
 		return 0, err
 	}
 	// an index that began empty holds no sign bits to replace
-	if err := tx.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM vec_bits)`).Scan(&w.fresh); err != nil {
+	if err := tx.QueryRowContext(noCancel, `SELECT NOT EXISTS (SELECT 1 FROM vec_bits)`).Scan(&w.fresh); err != nil {
 		return 0, fmt.Errorf("cache: restore vectors: %w", err)
 	}
 	var from querier = tx
