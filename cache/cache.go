@@ -158,9 +158,7 @@ const v19to20 = `ALTER TABLE lex_log ADD COLUMN kind INTEGER NOT NULL DEFAULT 0;
 // the active model is forgotten, so that the next UseModel makes the
 // table and every entry waits for its vector, which the first search or
 // embed takes back from the vector store in one pass (RestoreVectors).
-const v20to21 = `DROP TABLE IF EXISTS vec_bits; DELETE FROM vec_state; INSERT OR IGNORE INTO vec_pending(rowid) SELECT rowid FROM entries;
-DELETE FROM meta WHERE key = 'vec_model';
-INSERT INTO meta(key, value) VALUES('vec_made', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;`
+const v20to21 = unindexVectors + `DELETE FROM meta WHERE key = 'vec_model';` + bumpMade + `;`
 
 // liveIndex lists the entries not archived by type, for the sets of rows
 // a search's filter admits (signs.go), which a long-lived process

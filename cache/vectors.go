@@ -61,13 +61,9 @@ func (c *Cache) UseModel(ctx context.Context, id string, dim int) error {
 			return err
 		}
 		defer tx.Rollback()
-		for _, q := range []string{`DROP TABLE IF EXISTS vec_bits`, `DELETE FROM vec_state`,
-			`INSERT OR IGNORE INTO vec_pending(rowid) SELECT rowid FROM entries`,
+		for _, q := range []string{unindexVectors,
 			fmt.Sprintf(`CREATE VIRTUAL TABLE vec_bits USING vec0(e bit[%d], m bit[%d])`, dim, dim),
-			`INSERT INTO meta(key, value) VALUES('vec_model', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value`, bumpGen,
-			// a table made again numbers its chunks from 1 again: processes
-			// holding its chunks read them all again (signs.go)
-			`INSERT INTO meta(key, value) VALUES('vec_made', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`} {
+			`INSERT INTO meta(key, value) VALUES('vec_model', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value`, bumpGen, bumpMade} {
 			var args []any
 			if strings.Contains(q, "?") {
 				args = []any{id}
@@ -83,6 +79,14 @@ func (c *Cache) UseModel(ctx context.Context, id string, dim int) error {
 	c.vecModel = id
 	return nil
 }
+
+// unindexVectors drops the vector index and has every entry wait for its
+// vector again (UseModel makes the index anew).
+const unindexVectors = `DROP TABLE IF EXISTS vec_bits; DELETE FROM vec_state; INSERT OR IGNORE INTO vec_pending(rowid) SELECT rowid FROM entries;`
+
+// bumpMade marks the vector index made again: it numbers its chunks from
+// 1 again, so processes holding its chunks read them all again (signs.go).
+const bumpMade = `INSERT INTO meta(key, value) VALUES('vec_made', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`
 
 // bumpGen marks the vector index changed (signs.go reads it again).
 const bumpGen = `INSERT INTO meta(key, value) VALUES('vec_gen', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`
