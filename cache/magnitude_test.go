@@ -153,7 +153,15 @@ func TestTheVectorStageFindsTheNearestWithFewExactScores(t *testing.T) {
 	if err := c.StoreVectors(ctx, pending, vecs); err != nil {
 		t.Fatal(err)
 	}
-	again := pending[:500] // replaced: cleared in their chunks, written to the newest
+	// replaced, as after their texts change: cleared in their chunks,
+	// written to the newest
+	if _, err := c.db.ExecContext(ctx, `UPDATE entries SET content = content || ' again' WHERE rowid IN (SELECT rowid FROM entries ORDER BY rowid LIMIT 500)`); err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := c.PendingVectors(ctx, n)
+	if err != nil || len(again) != 500 {
+		t.Fatalf("%d waiting again, %v", len(again), err)
+	}
 	for i, p := range again {
 		vecs[i] = near(1)
 		newest[p.RowID] = vecs[i]

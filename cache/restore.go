@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/hex"
@@ -275,22 +276,70 @@ func (c *Cache) storedPage(ctx context.Context, from querier, table string, afte
 	return items, blobs, read, last, rows.Err()
 }
 
-// storeBlobs is StoreVectors with the vectors encoded (encodeVec).
-func (c *Cache) storeBlobs(ctx context.Context, items []PendingText, blobs [][]byte) error {
+// storeBlobs is StoreVectors with the vectors encoded (encodeVec), and
+// returns how many it stored. It stores only the items whose entries still wait, with the text their
+// vectors were made of, once it holds the write lock (blobWriter writes
+// first): what waits was read before, outside it, so two processes that
+// embed or restore the same waiting entries at once (three searches
+// after an upgrade) wrote each vector twice or more, and sqlite-vec keeps
+// a replaced vector's slot. An entry whose text changed meanwhile waits
+// for its new text's vector.
+func (c *Cache) storeBlobs(ctx context.Context, items []PendingText, blobs [][]byte) (int, error) {
 	tx, err := c.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer tx.Rollback()
 	w, err := c.blobWriter(ctx, tx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer w.close()
-	if err := w.store(ctx, items, blobs); err != nil {
-		return err
+	items, blobs, err = stillWaiting(ctx, tx, items, blobs)
+	if err != nil || len(items) == 0 {
+		return 0, err
 	}
-	return tx.Commit()
+	if err := w.store(ctx, items, blobs); err != nil {
+		return 0, err
+	}
+	return len(items), tx.Commit()
+}
+
+// stillWaiting returns the items (and their blobs) whose entries wait for
+// a vector and hold the text of the item's hash, as tx sees them.
+func stillWaiting(ctx context.Context, tx *sql.Tx, items []PendingText, blobs [][]byte) ([]PendingText, [][]byte, error) {
+	ids := make([]int64, len(items))
+	for i, p := range items {
+		ids[i] = p.RowID
+	}
+	js, err := json.Marshal(ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT e.rowid, e.content FROM vec_pending p JOIN entries e ON e.rowid = p.rowid WHERE p.rowid IN (SELECT value FROM json_each(?))`, string(js))
+	if err != nil {
+		return nil, nil, fmt.Errorf("cache: store vectors: %w", err)
+	}
+	defer rows.Close()
+	texts := make(map[int64][]byte, len(items))
+	for rows.Next() {
+		var id int64
+		var text string
+		if err := rows.Scan(&id, &text); err != nil {
+			return nil, nil, fmt.Errorf("cache: store vectors: %w", err)
+		}
+		texts[id] = textHash(text)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("cache: store vectors: %w", err)
+	}
+	keep, keepBlobs := items[:0:0], blobs[:0:0]
+	for i, p := range items {
+		if h, ok := texts[p.RowID]; ok && bytes.Equal(h, p.hash) {
+			keep, keepBlobs = append(keep, p), append(keepBlobs, blobs[i])
+		}
+	}
+	return keep, keepBlobs, nil
 }
 
 // blobWriter stores vectors in a transaction (storeBlobs).

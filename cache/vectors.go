@@ -269,10 +269,11 @@ func (c *Cache) pendingVectors(ctx context.Context, limit int, all bool) (pendin
 			}
 		}
 		if len(known) > 0 {
-			if err := c.storeBlobs(ctx, known, knownBlobs); err != nil {
+			took, err := c.storeBlobs(ctx, known, knownBlobs)
+			if err != nil {
 				return nil, reused, err
 			}
-			reused += len(known)
+			reused += took
 		}
 	}
 	return pending, reused, nil
@@ -342,7 +343,10 @@ func (c *Cache) VectorCounts(ctx context.Context) (have, total int, err error) {
 	return have, total, err
 }
 
-// StoreVectors records the vectors of items for the active model.
+// StoreVectors records the vectors of items for the active model, of the
+// items whose entries still wait for the vector of the text they were
+// read with: another process may have stored it meanwhile, or the text
+// changed.
 func (c *Cache) StoreVectors(ctx context.Context, items []PendingText, vecs [][]float32) error {
 	if len(items) != len(vecs) {
 		return fmt.Errorf("cache: %d vectors for %d texts", len(vecs), len(items))
@@ -351,7 +355,8 @@ func (c *Cache) StoreVectors(ctx context.Context, items []PendingText, vecs [][]
 	for i, v := range vecs {
 		blobs[i] = encodeVec(v)
 	}
-	return c.storeBlobs(ctx, items, blobs)
+	_, err := c.storeBlobs(ctx, items, blobs)
+	return err
 }
 
 // storedVectors returns the vectors the vector store holds under the

@@ -848,3 +848,51 @@ func TestRestoresAtOnceWriteEachVectorOnce(t *testing.T) {
 		t.Errorf("the index holds %d rows in %d chunks, want %d in 3", rows, chunks, n)
 	}
 }
+
+// Two processes that read the same waiting entries and store their
+// vectors (two embedders, or two restores by lookups) write each vector
+// once: the second stores none, and the index holds a row a vector. An
+// entry whose text changed after it was read keeps waiting, for its new
+// text's vector.
+func TestVectorsStoredTwiceAreWrittenOnce(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	const n, dim = 2500, 8
+	pending := waitingEntries(t, c, n, dim)
+	other, _, err := Open(c.path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.UseModel(ctx, "m@1", dim); err != nil {
+		t.Fatal(err)
+	}
+	read, _, err := other.PendingVectors(ctx, n)
+	if err != nil || len(read) != n {
+		t.Fatalf("the other read %d waiting, %v", len(read), err)
+	}
+	if _, err := c.db.ExecContext(ctx, `UPDATE entries SET content = 'changed' WHERE rowid = ?`, pending[7].RowID); err != nil {
+		t.Fatal(err)
+	}
+	vecs := make([][]float32, n)
+	for i := range vecs {
+		vecs[i] = unit(i % dim)
+	}
+	if err := c.StoreVectors(ctx, pending, vecs); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.StoreVectors(ctx, read, vecs); err != nil {
+		t.Fatal(err)
+	}
+	var chunks, rows, waiting int
+	if err := c.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM vec_bits_chunks), (SELECT count(*) FROM vec_bits), (SELECT count(*) FROM vec_pending)`).Scan(&chunks, &rows, &waiting); err != nil {
+		t.Fatal(err)
+	}
+	if chunks != 3 || rows != n-1 || waiting != 1 {
+		t.Errorf("the index holds %d rows in %d chunks with %d waiting, want %d in 3 with 1", rows, chunks, waiting, n-1)
+	}
+	again, _, err := c.PendingVectors(ctx, n)
+	if err != nil || len(again) != 1 || again[0].Text != "changed" {
+		t.Errorf("waiting %+v (%v), want the changed entry", again, err)
+	}
+}
