@@ -213,9 +213,10 @@ ALTER TABLE entries ADD COLUMN files TEXT NOT NULL DEFAULT '';` + lineageSchema
 const v13to14 = `ALTER TABLE access ADD COLUMN reads INTEGER NOT NULL DEFAULT 0;
 CREATE TABLE IF NOT EXISTS used(session TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY(session, id)) WITHOUT ROWID;`
 
-// Open opens (creating if needed) the cache at path. A file of another
-// schema version, or one SQLite cannot read, is deleted and recreated empty;
-// rebuilt reports that, so the caller knows to reindex.
+// Open opens (creating if needed) the cache at path. A file of an older
+// schema version than this code upgrades, or one SQLite cannot read, is
+// deleted and recreated empty; rebuilt reports that, so the caller knows
+// to reindex. A file of a newer version is left as it is (ErrNewerSchema).
 //
 // busy is how long a write waits for another process's write to finish
 // (0: a minute); git hooks use a short one so they never hold git up.
@@ -250,6 +251,13 @@ func Open(path string, busy time.Duration) (c *Cache, rebuilt bool, err error) {
 
 var errOldSchema = errors.New("cache schema changed")
 
+// ErrNewerSchema says the cache was written by a newer git-synaptic than
+// this one. Open leaves it alone: deleting it here, as it did, made an MCP
+// server or warm process started before an upgrade rebuild the cache for
+// its old schema, and the new binary then rebuilt it again (a reindex:
+// minutes at a million entries).
+var ErrNewerSchema = errors.New("the cache was written by a newer git-synaptic")
+
 func open(path string, busy time.Duration) (*Cache, error) {
 	// Prepared statements are kept per connection (64): a long-lived
 	// process asks the same queries on every request, and preparing them
@@ -276,6 +284,10 @@ func open(path string, busy time.Duration) (*Cache, error) {
 	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("cache %s: %w", path, err)
+	}
+	if v > SchemaVersion {
+		db.Close()
+		return nil, fmt.Errorf("%w (schema v%d; this one reads v%d)", ErrNewerSchema, v, SchemaVersion)
 	}
 	usageNew, err := attachUsage(context.Background(), db, path)
 	if err != nil {

@@ -3,6 +3,8 @@ package cache
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -23,13 +25,39 @@ func TestCorruptOrOutdatedCacheIsRecreated(t *testing.T) {
 	}
 	c.Close()
 	db, _ := sql.Open("sqlite3", p)
-	db.Exec(`PRAGMA user_version = 99`)
+	db.Exec(`PRAGMA user_version = 11`) // older than any upgrade
 	db.Close()
 	c, rebuilt, err = Open(p, 0)
 	if err != nil || !rebuilt {
 		t.Fatalf("outdated schema: %v rebuilt=%v", err, rebuilt)
 	}
 	c.Close()
+}
+
+// A cache a newer git-synaptic wrote is refused and left as it is: an
+// older binary, or a process started before the upgrade, must not
+// rebuild it for its own schema.
+func TestNewerCacheIsLeftAlone(t *testing.T) {
+	c, p := newCache(t)
+	put(t, c, []memory.Entry{mk(memory.TypeDecision, "kept by the newer binary", time.Hour)})
+	c.Close()
+	db, _ := sql.Open("sqlite3", p)
+	if _, err := db.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion+1)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if c, rebuilt, err := Open(p, 0); !errors.Is(err, ErrNewerSchema) || rebuilt {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("Open of a newer cache: %v, rebuilt %v; want ErrNewerSchema", err, rebuilt)
+	}
+	db, _ = sql.Open("sqlite3", p)
+	defer db.Close()
+	var v, n int
+	if err := db.QueryRow(`SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM entries)`).Scan(&v, &n); err != nil || v != SchemaVersion+1 || n != 1 {
+		t.Fatalf("the newer cache is at v%d with %d entries (%v), want v%d with 1", v, n, err, SchemaVersion+1)
+	}
 }
 
 // reopenOlder makes the closed cache at p an older one and opens it: the

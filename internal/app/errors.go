@@ -19,7 +19,10 @@ var (
 	ErrAmbiguous = cache.ErrAmbiguous  // an id prefix names several entries
 	ErrNoWords   = cache.ErrNoWords    // a search with no word to look for
 	ErrNoModel   = embed.ErrNoModel    // no embedding model installed
-	ErrSecret    = secrets.ErrSecret   // content that looks like a credential
+	// ErrNewerCache: the cache was written by a newer git-synaptic (an
+	// older binary, or a process started before an upgrade).
+	ErrNewerCache = cache.ErrNewerSchema
+	ErrSecret     = secrets.ErrSecret // content that looks like a credential
 	// ErrNoCommits: the repository has no commits to work on.
 	ErrNoCommits = history.ErrNoCommits
 	// ErrNoWorkTree: changed files asked of a bare repository (a usage

@@ -17,7 +17,7 @@ const (
 	ExitUsage       = 2   // bad flags, arguments or requests
 	ExitNotFound    = 3   // no such entry, ambiguous prefix, no remote
 	ExitRefused     = 4   // content refused: invalid, too large, looks like a secret
-	ExitUnsupported = 5   // memory written by a newer git-synaptic
+	ExitUnsupported = 5   // memory, or the cache, written by a newer git-synaptic
 	ExitNotRepo     = 128 // not inside a git repository (as git)
 	ExitInterrupted = 130 // cancelled by an interrupt (as a shell reports SIGINT)
 )
@@ -34,7 +34,7 @@ func ExitCode(err error, usage bool) int {
 		return ExitNotRepo
 	case errors.Is(err, app.ErrNotFound), errors.Is(err, app.ErrAmbiguous), errors.Is(err, app.ErrNoRemote), errors.Is(err, app.ErrNoCommits), errors.Is(err, app.ErrNoModel), errors.Is(err, app.ErrNotProject), errors.Is(err, app.ErrNoSubscription):
 		return ExitNotFound
-	case errors.Is(err, memory.ErrUnsupportedVersion):
+	case errors.Is(err, memory.ErrUnsupportedVersion), errors.Is(err, app.ErrNewerCache):
 		return ExitUnsupported
 	case errors.Is(err, memory.ErrInvalid), errors.Is(err, app.ErrSecret), errors.Is(err, agentsetup.ErrConfig):
 		return ExitRefused

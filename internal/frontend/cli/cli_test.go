@@ -3,10 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/git-synaptic/git-synaptic/cache"
 	"github.com/git-synaptic/git-synaptic/internal/config"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
 )
@@ -152,5 +156,34 @@ func TestOptionsFromFlags(t *testing.T) {
 		if got := parse(t, tc.args...); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%v:\n got %+v\nwant %+v", tc.args, got, tc.want)
 		}
+	}
+}
+
+// A cache a newer git-synaptic wrote is not rebuilt for this one: the
+// command exits 5, says what to do, and leaves the file as it was.
+func TestNewerCacheExitsUnsupported(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	if code, _, stderr := runIn(t, dir, "save", "the cache is v21 today"); code != config.ExitOK {
+		t.Fatalf("save: exit %d: %s", code, stderr)
+	}
+	path := filepath.Join(dir, ".git", "synaptic", "cache.db")
+	newer := cache.SchemaVersion + 1
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, newer)); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"search", "cache"}, {"list"}} {
+		code, _, stderr := runIn(t, dir, args...)
+		if code != config.ExitUnsupported || !strings.Contains(stderr, "newer git-synaptic") || !strings.Contains(stderr, "delete the file") {
+			t.Errorf("%v: exit %d (want %d), stderr %q", args, code, config.ExitUnsupported, stderr)
+		}
+	}
+	var v int
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v != newer {
+		t.Errorf("the cache is at v%d (%v), want it left at v%d", v, err, newer)
 	}
 }
