@@ -37,7 +37,7 @@ func (cc *cacheConn) open() (*cache.Cache, error) {
 	}
 	c, rebuilt, err := cache.Open(cc.path, cc.busy)
 	if errors.Is(err, cache.ErrNewerSchema) {
-		return nil, fmt.Errorf("open cache %s: %w: run the newer git-synaptic (restart an MCP server or agent session started before the upgrade), or delete the file to rebuild it for this one (it is derived from the refs: nothing is lost)", cc.path, err)
+		return nil, fmt.Errorf("open cache %s: %w: run the newer git-synaptic (restart an MCP server or agent session started before the upgrade), or rebuild it for this one with 'git synaptic reindex' (it is derived from the refs)", cc.path, err)
 	}
 	if cache.IsBusy(err) {
 		return nil, fmt.Errorf("open cache %s: %w (another git-synaptic is writing it; try again)", cc.path, err)

@@ -178,7 +178,7 @@ func TestNewerCacheExitsUnsupported(t *testing.T) {
 	}
 	for _, args := range [][]string{{"search", "cache"}, {"list"}} {
 		code, _, stderr := runIn(t, dir, args...)
-		if code != config.ExitUnsupported || !strings.Contains(stderr, "newer git-synaptic") || !strings.Contains(stderr, "delete the file") {
+		if code != config.ExitUnsupported || !strings.Contains(stderr, "newer git-synaptic") || !strings.Contains(stderr, "git synaptic reindex") {
 			t.Errorf("%v: exit %d (want %d), stderr %q", args, code, config.ExitUnsupported, stderr)
 		}
 	}
