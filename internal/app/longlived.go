@@ -37,6 +37,7 @@ type Session struct {
 type Per struct {
 	Warn           io.Writer
 	Progress       func(done, total int)
+	Judging        func(done, total int)
 	AsOf           time.Time
 	Session, Agent string
 	// BusyTimeout is Options.BusyTimeout: git and agent hooks wait less
@@ -110,7 +111,7 @@ func (s *core) forgetLentModel() {
 
 // Per is the per-request values of o.
 func (o Options) Per() Per {
-	return Per{Warn: o.Warn, Progress: o.Progress, AsOf: o.AsOf, Session: o.Session, Agent: o.Agent, BusyTimeout: o.BusyTimeout}
+	return Per{Warn: o.Warn, Progress: o.Progress, Judging: o.Judging, AsOf: o.AsOf, Session: o.Session, Agent: o.Agent, BusyTimeout: o.BusyTimeout}
 }
 
 // setPer makes per the Service's per-request values.

@@ -143,8 +143,8 @@ func TestReindexKeepsUsageAndDecay(t *testing.T) {
 	if rep, _ := s.Memory().Maintain(ctx, true); len(rep.Changes) != 0 {
 		t.Fatalf("reindex lost usage: maintenance would change %+v", rep.Changes)
 	}
-	// Deleting the cache by hand: the next command rebuilds it, the next
-	// pass finds the same verdicts.
+	// Deleting the cache by hand: the next command rebuilds it and gives
+	// the same verdicts at once (judgeRebuilt), before any session start.
 	s.Close()
 	if err := os.Remove(filepath.Join(s.Root(), ".git", "synaptic", "cache.db")); err != nil {
 		t.Fatal(err)
@@ -154,8 +154,14 @@ func TestReindexKeepsUsageAndDecay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if rep, _ := s.Memory().Maintain(ctx, false); len(rep.Changes) != 1 || rep.Changes[0].ID != handoff {
-		t.Fatalf("after the cache was deleted, maintenance: %+v (want the handoff archived again, the issue left)", rep.Changes)
+	if rows, _ := s.Recall().List(ctx, Filter{}); len(rows) != 1 || rows[0].ID != issue || rows[0].Tier != memory.TierWorking {
+		t.Fatalf("after the cache was deleted: %+v (want only the issue, working)", rows)
+	}
+	if arch, _ := s.Recall().List(ctx, Filter{OnlyArchived: true}); len(arch) != 1 || arch[0].ID != handoff || !arch[0].Decayed {
+		t.Fatalf("archived after the cache was deleted: %+v (want the handoff, by decay)", arch)
+	}
+	if rep, _ := s.Memory().Maintain(ctx, true); len(rep.Changes) != 0 {
+		t.Fatalf("the rebuild left verdicts to give: maintenance would change %+v", rep.Changes)
 	}
 }
 

@@ -127,6 +127,7 @@ func (s *core) ready(ctx context.Context) (*cache.Cache, error) {
 		return c, nil
 	}
 	s.removeStaleLocks()
+	rebuilt := false
 	refresh := func() error {
 		local, tracking, err := s.memoryRefs()
 		if err != nil {
@@ -141,7 +142,9 @@ func (s *core) ready(ctx context.Context) (*cache.Cache, error) {
 				return err
 			}
 		}
-		return s.index().Update(ctx, c, local)
+		again, err := s.index().Update(ctx, c, local)
+		rebuilt = rebuilt || again
+		return err
 	}
 	if err := refresh(); err != nil {
 		if !cache.IsCorrupt(err) {
@@ -160,7 +163,20 @@ func (s *core) ready(ctx context.Context) (*cache.Cache, error) {
 		fmt.Fprintf(s.per.Warn, "warning: indexing new commits: %v\n", err)
 	}
 	s.conn.fresh = true
+	if rebuilt {
+		s.judgeRebuilt(ctx)
+	}
 	return c, nil
+}
+
+// judgeRebuilt gives every entry of a cache just indexed afresh its decay
+// verdict (a clone's first command, a reindex), which would otherwise
+// fall to the next agent session start: 0.8 s of it at 10k entries, 10 s
+// at a million. A failure only warns: that session start judges them.
+func (s *core) judgeRebuilt(ctx context.Context) {
+	if _, err := s.memory().maintain(ctx, cache.DecayPass{Progress: s.per.Judging}); err != nil && ctx.Err() == nil {
+		s.warnf("judging decay after indexing memory afresh: %v (the next session start does)", err)
+	}
 }
 
 // withCache runs f against a fresh cache; if the cache turns out corrupt
@@ -219,10 +235,10 @@ func (s *core) removeStaleLocks() {
 // Reindex deletes the cache and rebuilds it from the refs and the history
 // walks that had indexed commits (their tips, read first), and returns how
 // many entries it holds. The usage store outlives it, and decay's
-// verdicts are computed from it again at once, so that what decay had
+// verdicts are computed from it again at once, as after any rebuild
+// (judgeRebuilt, told to Options.Judging), so that what decay had
 // archived stays archived; so does the vector store, whose vectors the
-// entries take back. progress hears of those two steps (a million
-// entries: about 20 s and 45 s).
+// entries take back, told to progress (a million entries: about 45 s).
 func (s *Recall) Reindex(ctx context.Context, progress ReindexProgress) (int, error) {
 	if err := s.reindex(ctx, progress); err != nil {
 		return 0, err
@@ -232,10 +248,9 @@ func (s *Recall) Reindex(ctx context.Context, progress ReindexProgress) (int, er
 	return s.count(ctx)
 }
 
-// ReindexProgress is told how far a reindex's steps after the rebuild
-// have got (nil: nothing told).
+// ReindexProgress is told how far a reindex's step after the rebuild and
+// its decay verdicts (Options.Judging) has got (nil: nothing told).
 type ReindexProgress struct {
-	Decay   func(done, total int) // the entries judged by decay
 	Restore func(done, total int) // the entries given their stored vectors
 }
 
@@ -257,9 +272,6 @@ func (s *Recall) reindex(ctx context.Context, progress ReindexProgress) error {
 	}
 	// the rebuild, then the catch-up that walks the history again
 	if _, err := s.ready(ctx); err != nil {
-		return err
-	}
-	if _, err := s.memory().maintain(ctx, cache.DecayPass{All: true, Progress: progress.Decay}); err != nil {
 		return err
 	}
 	// The vector store survives the rebuild: the entries take their

@@ -494,8 +494,7 @@ embedded again.`,
 
 func runReindex(e *env, o *reindexOptions) error {
 	return e.withService(func(s *app.Service) error {
-		n, err := s.Recall().Reindex(contextOf(e), app.ReindexProgress{
-			Decay: progress(e, "judging decay"), Restore: progress(e, "taking back stored vectors")})
+		n, err := s.Recall().Reindex(contextOf(e), app.ReindexProgress{Restore: progress(e, "taking back stored vectors")})
 		if err != nil {
 			return err
 		}

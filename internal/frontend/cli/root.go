@@ -81,7 +81,7 @@ func (e *env) openAt(dir string) (*app.Service, error) { return app.Open(dir, e.
 
 // options are the Service options of this command.
 func (e *env) options() app.Options {
-	opts := config.FromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory"), AsOf: e.asOf, Now: e.now})
+	opts := config.FromEnv(app.Options{Warn: e.io.Err, BusyTimeout: e.busy, Progress: progress(e, "indexing memory"), Judging: progress(e, "judging decay"), AsOf: e.asOf, Now: e.now})
 	if f := terminalErr(e); f != nil {
 		opts.Transfers = f
 	}
