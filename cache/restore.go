@@ -277,13 +277,13 @@ func (c *Cache) storedPage(ctx context.Context, from querier, table string, afte
 }
 
 // storeBlobs is StoreVectors with the vectors encoded (encodeVec), and
-// returns how many it stored. It stores only the items whose entries still wait, with the text their
-// vectors were made of, once it holds the write lock (blobWriter writes
-// first): what waits was read before, outside it, so two processes that
-// embed or restore the same waiting entries at once (three searches
-// after an upgrade) wrote each vector twice or more, and sqlite-vec keeps
-// a replaced vector's slot. An entry whose text changed meanwhile waits
-// for its new text's vector.
+// returns how many it stored. It stores only the items whose entries
+// still wait, with the text their vectors were made of, once it holds the
+// write lock (blobWriter writes first): what waits was read before,
+// outside it, so two processes that embed or restore the same waiting
+// entries at once (three searches after an upgrade) wrote each vector
+// twice or more, and sqlite-vec keeps a replaced vector's slot. An entry
+// whose text changed meanwhile waits for its new text's vector.
 func (c *Cache) storeBlobs(ctx context.Context, items []PendingText, blobs [][]byte) (int, error) {
 	tx, err := c.db.BeginTx(ctx, nil)
 	if err != nil {

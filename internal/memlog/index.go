@@ -80,7 +80,10 @@ func (ix *Index) Update(ctx context.Context, c *cache.Cache, local map[string]gi
 		}
 	}
 	rebuilt = tx.Rebuilding()
-	return rebuilt, tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return false, err
+	}
+	return rebuilt, nil
 }
 
 func sameTips(stored map[string]string, local map[string]gitstore.Hash) bool {
