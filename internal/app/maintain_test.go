@@ -134,15 +134,7 @@ func TestReindexKeepsUsageAndDecay(t *testing.T) {
 	if n, err := s.Recall().Reindex(ctx, ReindexProgress{}); err != nil || n != 2 {
 		t.Fatalf("reindex: %d entries, %v (want the 2 saved, archived or not)", n, err)
 	}
-	if rows, _ := s.Recall().List(ctx, Filter{}); len(rows) != 1 || rows[0].ID != issue || rows[0].Tier != memory.TierWorking {
-		t.Fatalf("after reindex: %+v (want only the issue, working)", rows)
-	}
-	if arch, _ := s.Recall().List(ctx, Filter{OnlyArchived: true}); len(arch) != 1 || arch[0].ID != handoff || !arch[0].Decayed {
-		t.Fatalf("archived after reindex: %+v", arch)
-	}
-	if rep, _ := s.Memory().Maintain(ctx, true); len(rep.Changes) != 0 {
-		t.Fatalf("reindex lost usage: maintenance would change %+v", rep.Changes)
-	}
+	sameVerdicts(t, s, issue, handoff, "after reindex")
 	// Deleting the cache by hand: the next command rebuilds it and gives
 	// the same verdicts at once (judgeRebuilt), before any session start.
 	s.Close()
@@ -154,14 +146,24 @@ func TestReindexKeepsUsageAndDecay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	sameVerdicts(t, s, issue, handoff, "after the cache was deleted")
+}
+
+// sameVerdicts checks, when, that of TestReindexKeepsUsageAndDecay's
+// entries the issue is listed, working, and the handoff archived by
+// decay, and that a maintenance pass would change neither: the verdicts
+// came back with the rebuild, from the usage it kept.
+func sameVerdicts(t *testing.T, s *Service, issue, handoff, when string) {
+	t.Helper()
+	ctx := context.Background()
 	if rows, _ := s.Recall().List(ctx, Filter{}); len(rows) != 1 || rows[0].ID != issue || rows[0].Tier != memory.TierWorking {
-		t.Fatalf("after the cache was deleted: %+v (want only the issue, working)", rows)
+		t.Fatalf("%s: %+v (want only the issue, working)", when, rows)
 	}
 	if arch, _ := s.Recall().List(ctx, Filter{OnlyArchived: true}); len(arch) != 1 || arch[0].ID != handoff || !arch[0].Decayed {
-		t.Fatalf("archived after the cache was deleted: %+v (want the handoff, by decay)", arch)
+		t.Fatalf("archived %s: %+v (want the handoff, by decay)", when, arch)
 	}
 	if rep, _ := s.Memory().Maintain(ctx, true); len(rep.Changes) != 0 {
-		t.Fatalf("the rebuild left verdicts to give: maintenance would change %+v", rep.Changes)
+		t.Fatalf("%s, maintenance would change %+v: usage lost, or verdicts not given", when, rep.Changes)
 	}
 }
 
