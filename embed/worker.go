@@ -8,7 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
+
+	"github.com/git-synaptic/git-synaptic/internal/sibling"
 )
 
 // WorkerFlag makes git-synaptic-mcp serve embedding requests for another
@@ -29,13 +30,7 @@ type workerRunner struct {
 }
 
 func findWorker() (string, error) {
-	if self, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(self), workerProgram)
-		if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	p, err := exec.LookPath(workerProgram)
+	p, err := sibling.Path(workerProgram)
 	if err != nil {
 		return "", fmt.Errorf("the pure-Go runtime needs %s beside git-synaptic or on PATH (reinstall with make install), or install ONNX Runtime with 'git synaptic model install --ort'", workerProgram)
 	}

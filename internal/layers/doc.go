@@ -27,7 +27,8 @@
 //	                         internal/directive, and small
 //	                         helpers: internal/regular, internal/atomicfile,
 //	                         internal/lockfile, internal/excerpt,
-//	                         internal/datadir (where the model is installed)
+//	                         internal/datadir (where the model is installed),
+//	                         internal/sibling (git-synaptic's other programs)
 //
 // So a front end reaches storage and the components only through the
 // application, and a new package must be given its floor here and in the

@@ -29,6 +29,7 @@ import (
 
 	"github.com/git-synaptic/git-synaptic/internal/daemon"
 	"github.com/git-synaptic/git-synaptic/internal/datadir"
+	"github.com/git-synaptic/git-synaptic/internal/sibling"
 )
 
 // CoreProgram is the whole program, installed beside git-synaptic.
@@ -182,21 +183,11 @@ func Core() (string, error) {
 // Beside is the path of program, one of git-synaptic's, installed beside
 // the program running, else on PATH.
 func Beside(program string) (string, error) {
-	if self, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(self), program); isExecutable(p) {
-			return p, nil
-		}
-	}
-	p, err := exec.LookPath(program)
+	p, err := sibling.Path(program)
 	if err != nil {
 		return "", fmt.Errorf("%s not found beside git-synaptic or on PATH; reinstall with ./install.sh (make install)", program)
 	}
 	return p, nil
-}
-
-func isExecutable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
 
 // execCore runs args in core in place of this process.
