@@ -663,3 +663,36 @@ func TestABigDecayPassSaysOnceWhatItsTriggersSay(t *testing.T) {
 		t.Fatalf("an update after the pass: entries_gen %d, last logged row %d", value(gen), value(lastLogged))
 	}
 }
+
+// A reset leaves every entry waiting for its decay verdict until a pass
+// gives them (Unjudged), however long that takes: a dry run does not,
+// and a process killed between the two leaves the mark for the next.
+func TestResetLeavesTheCacheUnjudgedUntilAPass(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newCache(t)
+	put(t, c, []memory.Entry{mk(memory.TypeHandoff, "left off here", 10*24*time.Hour)})
+	unjudged := func() bool {
+		t.Helper()
+		u, err := c.Unjudged(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	if unjudged() {
+		t.Fatal("a cache never reset is marked unjudged")
+	}
+	if err := c.Update(ctx, func(tx *Tx) error { return tx.Reset() }); err != nil {
+		t.Fatal(err)
+	}
+	if !unjudged() {
+		t.Fatal("a reset cache is not marked unjudged")
+	}
+	judge := func(Standing) Verdict { return Verdict{Archived: true} }
+	if _, err := c.Maintain(ctx, DecayPass{Now: time.Now(), DryRun: true, Judge: judge}); err != nil || !unjudged() {
+		t.Fatalf("a dry run cleared the mark (%v)", err)
+	}
+	if _, err := c.Maintain(ctx, DecayPass{Now: time.Now(), Judge: judge}); err != nil || unjudged() {
+		t.Fatalf("a pass left the mark (%v)", err)
+	}
+}

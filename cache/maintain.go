@@ -191,7 +191,24 @@ func (c *Cache) Maintain(ctx context.Context, p DecayPass) (int, error) {
 	if err := tx.SetMeta("decay_now", strconv.FormatInt(now, 10)); err != nil {
 		return 0, fmt.Errorf("cache: maintain: %w", err)
 	}
+	if err := tx.exec(`DELETE FROM meta WHERE key = ?`, unjudgedKey); err != nil {
+		return 0, fmt.Errorf("cache: maintain: %w", err)
+	}
 	return len(standings), tx.tx.Commit()
+}
+
+// unjudgedKey marks in meta a cache whose index was rebuilt (Tx.Reset)
+// and has not been through a maintenance pass since: every entry waits
+// for its decay verdict.
+const unjudgedKey = "decay_unjudged"
+
+// Unjudged reports whether the index was rebuilt and no maintenance pass
+// has given its entries their decay verdicts since (one that a killed
+// process left undone included).
+func (c *Cache) Unjudged(ctx context.Context) (bool, error) {
+	var n int
+	err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM meta WHERE key = ?`, unjudgedKey).Scan(&n)
+	return n > 0, err
 }
 
 // verdictBatch is how many verdicts a verdictWriter writes with one

@@ -199,6 +199,11 @@ func (t *Tx) Reset() error {
 	if err := t.largeCache(); err != nil {
 		return err
 	}
+	// every entry is due for a decay verdict until a pass gives them
+	// (Unjudged)
+	if err := t.SetMeta(unjudgedKey, "1"); err != nil {
+		return err
+	}
 	t.reset, t.noProblems = true, true
 	return t.dropIndexes()
 }

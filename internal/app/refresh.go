@@ -127,7 +127,6 @@ func (s *core) ready(ctx context.Context) (*cache.Cache, error) {
 		return c, nil
 	}
 	s.removeStaleLocks()
-	rebuilt := false
 	refresh := func() error {
 		local, tracking, err := s.memoryRefs()
 		if err != nil {
@@ -142,9 +141,7 @@ func (s *core) ready(ctx context.Context) (*cache.Cache, error) {
 				return err
 			}
 		}
-		again, err := s.index().Update(ctx, c, local)
-		rebuilt = rebuilt || again
-		return err
+		return s.index().Update(ctx, c, local)
 	}
 	if err := refresh(); err != nil {
 		if !cache.IsCorrupt(err) {
@@ -163,18 +160,22 @@ func (s *core) ready(ctx context.Context) (*cache.Cache, error) {
 		fmt.Fprintf(s.per.Warn, "warning: indexing new commits: %v\n", err)
 	}
 	s.conn.fresh = true
-	if rebuilt {
-		s.judgeRebuilt(ctx)
-	}
+	s.judgeRebuilt(ctx, c)
 	return c, nil
 }
 
-// judgeRebuilt gives every entry of a cache just indexed afresh its decay
-// verdict (a clone's first command, a reindex), which would otherwise
-// fall to the next agent session start: 0.8 s of it at 10k entries, 10 s
-// at a million. A failure only warns: that session start judges them.
-func (s *core) judgeRebuilt(ctx context.Context) {
-	if _, err := s.memory().maintain(ctx, cache.DecayPass{Progress: s.per.Judging}); err != nil && ctx.Err() == nil {
+// judgeRebuilt gives every entry of a cache indexed afresh its decay
+// verdict (a clone's first command, a reindex, a cache deleted by hand;
+// or the next command, when the one that rebuilt was killed before its
+// pass), which would otherwise fall to the next agent session start: 0.1
+// s of it at 10k entries, 10 s at a million. A failure only warns: that
+// session start judges them.
+func (s *core) judgeRebuilt(ctx context.Context, c *cache.Cache) {
+	unjudged, err := c.Unjudged(ctx)
+	if err == nil && unjudged {
+		_, err = s.memory().maintain(ctx, cache.DecayPass{Progress: s.per.Judging})
+	}
+	if err != nil && ctx.Err() == nil {
 		s.warnf("judging decay after indexing memory afresh: %v (the next session start does)", err)
 	}
 }

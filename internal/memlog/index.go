@@ -53,37 +53,31 @@ type Index struct {
 }
 
 // Update brings c up to local (the memory refs by tip) in one
-// transaction, unless c already indexes exactly those tips, and reports
-// whether it indexed everything afresh (a new cache, or refs that no
-// longer follow on from what it indexed). Anything unreadable is
-// recorded in the cache as a problem, warned about, and skipped: the
-// rest of memory stays usable.
-func (ix *Index) Update(ctx context.Context, c *cache.Cache, local map[string]gitstore.Hash) (rebuilt bool, err error) {
+// transaction, unless c already indexes exactly those tips. Anything
+// unreadable is recorded in the cache as a problem, warned about, and
+// skipped: the rest of memory stays usable.
+func (ix *Index) Update(ctx context.Context, c *cache.Cache, local map[string]gitstore.Hash) error {
 	stored, err := c.Tips(ctx)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if sameTips(stored, local) {
-		return false, nil
+		return nil
 	}
 	tx, err := c.Begin(ctx)
 	if err != nil {
-		return false, err
+		return err
 	}
 	defer tx.Rollback()
 	if stored, err = tx.Tips(); err != nil { // another process may have indexed meanwhile
-		return false, err
+		return err
 	}
 	if !sameTips(stored, local) {
 		if err := ix.Apply(ctx, tx, stored, local); err != nil {
-			return false, err
+			return err
 		}
 	}
-	rebuilt = tx.Rebuilding()
-	if err := tx.Commit(); err != nil {
-		return false, err
-	}
-	return rebuilt, nil
+	return tx.Commit()
 }
 
 func sameTips(stored map[string]string, local map[string]gitstore.Hash) bool {

@@ -75,7 +75,7 @@ func (f *indexFixture) update(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.ix.Update(context.Background(), f.c, local); err != nil {
+	if err := f.ix.Update(context.Background(), f.c, local); err != nil {
 		t.Fatalf("update: %v", err)
 	}
 }
@@ -140,7 +140,7 @@ func TestIndexFollowsTheRefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.ix.Update(ctx, f.c, local); err != nil {
+	if err := f.ix.Update(ctx, f.c, local); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := f.get(t, s.ID); ok {
