@@ -316,26 +316,17 @@ func stillWaiting(ctx context.Context, tx *sql.Tx, items []PendingText, blobs []
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT e.rowid, e.content FROM vec_pending p JOIN entries e ON e.rowid = p.rowid WHERE p.rowid IN (SELECT value FROM json_each(?))`, string(js))
+	waiting, err := pendingRows(ctx, tx, `SELECT e.rowid, e.content FROM vec_pending p JOIN entries e ON e.rowid = p.rowid WHERE p.rowid IN (SELECT value FROM json_each(?))`, string(js))
 	if err != nil {
-		return nil, nil, fmt.Errorf("cache: store vectors: %w", err)
+		return nil, nil, err
 	}
-	defer rows.Close()
-	texts := make(map[int64][]byte, len(items))
-	for rows.Next() {
-		var id int64
-		var text string
-		if err := rows.Scan(&id, &text); err != nil {
-			return nil, nil, fmt.Errorf("cache: store vectors: %w", err)
-		}
-		texts[id] = textHash(text)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("cache: store vectors: %w", err)
+	hashes := make(map[int64][]byte, len(waiting))
+	for _, p := range waiting {
+		hashes[p.RowID] = p.hash
 	}
 	keep, keepBlobs := items[:0:0], blobs[:0:0]
 	for i, p := range items {
-		if h, ok := texts[p.RowID]; ok && bytes.Equal(h, p.hash) {
+		if h, ok := hashes[p.RowID]; ok && bytes.Equal(h, p.hash) {
 			keep, keepBlobs = append(keep, p), append(keepBlobs, blobs[i])
 		}
 	}

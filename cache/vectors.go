@@ -282,13 +282,13 @@ func (c *Cache) pendingVectors(ctx context.Context, limit int, all bool) (pendin
 // waitingAfter returns the first n entries waiting for a vector after
 // rowid after, in rowid order, with their texts' hashes.
 func (c *Cache) waitingAfter(ctx context.Context, after int64, n int) ([]PendingText, error) {
-	return c.pendingRows(ctx, `SELECT e.rowid, e.content FROM vec_pending p JOIN entries e ON e.rowid = p.rowid WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?`, after, n)
+	return pendingRows(ctx, c.db, `SELECT e.rowid, e.content FROM vec_pending p JOIN entries e ON e.rowid = p.rowid WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?`, after, n)
 }
 
-// pendingRows runs q, which selects waiting entries' rowids and texts,
-// and returns them with their texts' hashes.
-func (c *Cache) pendingRows(ctx context.Context, q string, args ...any) ([]PendingText, error) {
-	rows, err := c.db.QueryContext(ctx, q, args...)
+// pendingRows runs q through from, which selects waiting entries' rowids
+// and texts, and returns them with their texts' hashes.
+func pendingRows(ctx context.Context, from querier, q string, args ...any) ([]PendingText, error) {
+	rows, err := from.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("cache: pending vectors: %w", err)
 	}
@@ -316,7 +316,7 @@ func (c *Cache) PendingIn(ctx context.Context, f Filter) ([]PendingText, error) 
 		return nil, err
 	}
 	w, args := f.where()
-	return c.pendingRows(ctx, `SELECT e.rowid, e.content FROM entries e JOIN vec_pending p ON p.rowid = e.rowid WHERE `+w+` ORDER BY e.created DESC, e.id LIMIT ?`, append(args, f.limit())...)
+	return pendingRows(ctx, c.db, `SELECT e.rowid, e.content FROM entries e JOIN vec_pending p ON p.rowid = e.rowid WHERE `+w+` ORDER BY e.created DESC, e.id LIMIT ?`, append(args, f.limit())...)
 }
 
 // HasPending reports whether any entry waits for a vector: one lookup,
