@@ -169,10 +169,10 @@ func (s *core) ready(ctx context.Context) (*cache.Cache, error) {
 // or the next command, when the one that rebuilt was killed before its
 // pass), which would otherwise fall to the next agent session start:
 // 0.1 s of it at 10k entries, about what git synaptic maintain takes at a
-// million (7.8 s). It judges them all, as they
-// all are due: the pass that reads them by the index of those due made a
-// reindex's peak RSS about 0.1 GB larger at a million. A failure only
-// warns: that session start judges them.
+// million (7.8 s). It judges them all, as they all are due: the pass that
+// reads them by the index of those due made a reindex's peak RSS about
+// 0.1 GB larger at a million. A failure only warns: that session start
+// judges them.
 func (s *core) judgeRebuilt(ctx context.Context, c *cache.Cache) {
 	unjudged, err := c.Unjudged(ctx)
 	if err == nil && unjudged {

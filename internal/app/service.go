@@ -54,7 +54,7 @@ type Options struct {
 	// (thousands of changed memory files, e.g. a rebuild).
 	Progress func(done, total int)
 	// Judging, if set, is told how far the decay verdicts that follow a
-	// rebuild have got (a million entries: about 10 s).
+	// rebuild have got (a million entries: about 8 s).
 	Judging func(done, total int)
 	// Transfers, if set, receives git's own progress of fetches and
 	// pushes (a terminal: a large memory takes minutes to move).
