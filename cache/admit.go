@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 )
@@ -113,28 +114,19 @@ func (c *Cache) buildAdmitted(ctx context.Context, key, w string, args []any) ([
 }
 
 // readAdmitted reads the rows the filter (w, args) admits as a bitset by
-// rowid.
+// rowid, gathered by rowid_set (rowset.c).
 func readAdmitted(ctx context.Context, db *sql.DB, w string, args []any) ([]uint64, error) {
-	rows, err := db.QueryContext(ctx, `SELECT e.rowid FROM entries e WHERE `+w, args...)
-	if err != nil {
+	var b []byte
+	if err := db.QueryRowContext(ctx, `SELECT rowid_set(e.rowid) FROM entries e WHERE `+w, args...).Scan(&b); err != nil {
 		return nil, fmt.Errorf("cache: admitted rows: %w", err)
 	}
-	defer rows.Close()
-	set := []uint64{} // not nil: nil admits every row
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		if id < 0 {
-			continue // never written by this cache; admits nothing
-		}
-		for int(id/64) >= len(set) {
-			set = append(set, 0)
-		}
-		set[id/64] |= 1 << (id % 64)
+	set := make([]uint64, 0, (len(b)+7)/8) // not nil: nil admits every row
+	for i := 0; i < len(b); i += 8 {
+		var w [8]byte
+		copy(w[:], b[i:])
+		set = append(set, binary.LittleEndian.Uint64(w[:]))
 	}
-	return set, rows.Err()
+	return set, nil
 }
 
 // has reports whether rowid id is in the bitset.
