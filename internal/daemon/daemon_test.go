@@ -348,6 +348,40 @@ func TestBackgroundRunsBetweenRequests(t *testing.T) {
 	}
 }
 
+// With WakeAtStart, background work runs once the daemon has started and
+// been quiet for StartQuiet, before any request: what the command that
+// started it left it to do.
+func TestBackgroundCanFollowTheStart(t *testing.T) {
+	path := testSocket(t, "wake")
+	const quiet = 50 * time.Millisecond // StartQuiet holds the first piece back longer
+	var mu sync.Mutex
+	var ran []time.Time
+	srv := &Server{Path: path, Idle: time.Minute, Handler: echo, Quiet: quiet, WakeAtStart: true,
+		Background: func(context.Context) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			ran = append(ran, time.Now())
+			return len(ran) < 3
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	begun := time.Now()
+	go func() { done <- srv.Serve(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	listening(t, path)
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(ran) >= 3 })
+	mu.Lock()
+	defer mu.Unlock()
+	if gap := ran[0].Sub(begun); gap < StartQuiet {
+		t.Errorf("background work began %v after the start, want %v of quiet", gap, StartQuiet)
+	}
+}
+
 // Background work waits until no request has run for Quiet: a burst of
 // requests is not held up by it, and it runs once the burst is over.
 func TestBackgroundWaitsForQuiet(t *testing.T) {

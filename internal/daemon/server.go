@@ -40,12 +40,25 @@ type Server struct {
 	// Background, if set, does one short piece of background work and
 	// reports whether more is left. It runs between requests, never
 	// beside one (a request waits for at most one piece), once no
-	// request has run for Quiet after one, until it reports no more.
+	// request has run for Quiet after one (or after the start, with
+	// WakeAtStart), until it reports no more.
 	Background func(ctx context.Context) (more bool)
+	// WakeAtStart runs Background once the daemon has started and had
+	// no request for StartQuiet: the command that started it left it
+	// work (its repository to warm), which waits for the commands that
+	// follow at once (an agent's first calls, a test's).
+	WakeAtStart bool
 	// Quiet is how long the daemon has had no request before background
 	// work starts (0: DefaultQuiet).
 	Quiet time.Duration
 }
+
+// StartQuiet is how long a daemon WakeAtStart has had no request, since
+// its start or the last, before its first background work: longer than
+// Quiet, since a piece of that work (loading the embedding model and a
+// large vector index: 1-1.6 s at a million entries) makes a request that
+// comes meanwhile run in place after BusyWait.
+const StartQuiet = time.Second
 
 // DefaultQuiet is Server.Quiet's default. Requests come in bursts (saves
 // one after another, a hook and the search an agent makes of it) about
@@ -112,10 +125,13 @@ func (s *Server) Serve(ctx context.Context) error {
 		Started: time.Now().UTC().Format(time.RFC3339), IdleExit: s.Idle.String()}}
 	var wg sync.WaitGroup
 	if s.Background != nil {
+		if s.WakeAtStart {
+			st.wake <- struct{}{} // room for one, nothing sent yet
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.background(ctx, st)
+			s.background(ctx, st, s.WakeAtStart)
 		}()
 	}
 	wg.Add(1)
@@ -145,9 +161,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	return err2
 }
 
-// background runs s.Background between requests, woken by each request,
-// until ctx ends.
-func (s *Server) background(ctx context.Context, st *state) {
+// background runs s.Background between requests, woken by each request
+// (and by the start, when starting), until ctx ends.
+func (s *Server) background(ctx context.Context, st *state, starting bool) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -155,7 +171,11 @@ func (s *Server) background(ctx context.Context, st *state) {
 		case <-st.wake:
 		}
 		for more := true; more; {
-			if !st.quiet(ctx, cmp.Or(s.Quiet, DefaultQuiet)) {
+			quiet := cmp.Or(s.Quiet, DefaultQuiet)
+			if starting {
+				quiet, starting = max(quiet, StartQuiet), false
+			}
+			if !st.quiet(ctx, quiet) {
 				return
 			}
 			select {
