@@ -185,6 +185,11 @@ func quantize(q []float32) []byte {
 	return b
 }
 
+// LoadIndex reads the active model's sign bits into memory, or what
+// changed of them since, as a search's vector lanes do first (loadSigns):
+// a long-lived process does it ahead of its first search.
+func (c *Cache) LoadIndex(ctx context.Context) error { return c.loadSigns(ctx) }
+
 // loadSigns brings c.signs up to date with the vec_bits table.
 func (c *Cache) loadSigns(ctx context.Context) error {
 	tx, err := c.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // one snapshot for the generation and the chunks

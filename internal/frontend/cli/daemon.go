@@ -197,8 +197,10 @@ const backgroundPiece, treePiece = 64, 32
 
 // step embeds a piece of the first queued repository's pending entries,
 // as a command run there would (its directory and environment), or, once
-// none is left, reads a piece of its memory's trees ahead for the next
-// save; it reports whether any work is left.
+// none is left, brings the vector index in memory up to date for the next
+// search (the first time, 0.5-1 s at a million entries: the one piece
+// longer than the rest) and reads a piece of its memory's trees ahead for
+// the next save; it reports whether any work is left.
 func (j *backgroundJobs) step(ctx context.Context, pool *sessionPool) bool {
 	if len(j.dirs) == 0 {
 		return false
@@ -212,6 +214,7 @@ func (j *backgroundJobs) step(ctx context.Context, pool *sessionPool) bool {
 		e.withService(func(s *app.Service) error {
 			left, _ = s.Recall().EmbedSome(ctx, backgroundPiece)
 			if left == 0 {
+				_ = s.Recall().LoadIndex(ctx) // a search reports what fails here
 				more = s.Memory().ReadTrees(treePiece)
 			}
 			return nil
@@ -240,7 +243,11 @@ process first, which keeps ONNX Runtime and the embedding model loaded, so
 that a prompt does not pay for loading the model each time, and the
 repositories it served open, so that a save does not open one each time
 (save --to, which pushes, runs in place). The first such command
-starts it (detached); it serves every repository of this user and binary on
+starts it (detached) and runs in place; once it has had a second without
+a request, the warm process loads the model and the vector index of that
+command's repository, so that an agent's first prompt after the session
+start that started it finds them loaded. It serves every repository of
+this user and binary on
 a unix socket in a private directory ($XDG_RUNTIME_DIR/git-synaptic, else
 git-synaptic-UID in the temporary directory, mode 0700) and exits after
 15 idle minutes (git config synaptic.daemonIdle). When it is absent, busy,
@@ -271,15 +278,21 @@ func runDaemon(e *env, o *daemonOptions) error {
 	}
 	switch o.action {
 	case "run":
+		// the command that started it ran in place in its repository, and
+		// its next (an agent's first prompt) comes here: the model and the
+		// vector index are read for it meanwhile (backgroundJobs)
+		models, jobs := &app.WarmModels{}, &backgroundJobs{}
+		if dir, err := os.Getwd(); err == nil {
+			jobs.add(dir, os.Environ())
+		}
 		os.Chdir("/") // hold no user's directory while waiting
 		collectLessOften()
-		models, jobs := &app.WarmModels{}, &backgroundJobs{}
 		pool := &sessionPool{models: models}
 		defer models.Close()
 		defer pool.close() // before the models it uses
 		// Handler and Background never run at once (daemon.Server), so
 		// they share jobs, the directory and the environment unlocked.
-		srv := &daemon.Server{Path: path, Version: config.Version, Idle: o.idle, Prepare: prepare,
+		srv := &daemon.Server{Path: path, Version: config.Version, Idle: o.idle, Prepare: prepare, WakeAtStart: true,
 			Handler: func(ctx context.Context, req daemon.Request) daemon.Response {
 				return serveRequest(ctx, pool, jobs, req)
 			},
