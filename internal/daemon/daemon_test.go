@@ -46,6 +46,22 @@ func start(t *testing.T, idle time.Duration, handler Handler) (string, chan erro
 	return path, done
 }
 
+// serve runs srv until the test ends, then stops it and checks that it
+// served without error; it returns once srv listens.
+func serve(t *testing.T, srv *Server) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	listening(t, srv.Path)
+}
+
 // listening waits for a server to listen on path. The socket file appears
 // at bind, before listen and its chmod: the server listens once the file
 // is private.
@@ -363,17 +379,8 @@ func TestBackgroundCanFollowTheStart(t *testing.T) {
 			ran = append(ran, time.Now())
 			return len(ran) < 3
 		}}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
 	begun := time.Now()
-	go func() { done <- srv.Serve(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	listening(t, path)
+	serve(t, srv)
 	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(ran) >= 3 })
 	mu.Lock()
 	defer mu.Unlock()
@@ -402,16 +409,7 @@ func TestBackgroundWaitsForQuiet(t *testing.T) {
 			ran = append(ran, time.Now())
 			return false
 		}}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	listening(t, path)
+	serve(t, srv)
 	for range 8 {
 		if _, err := Call(context.Background(), path, Request{Args: []string{"x"}}, nil); err != nil {
 			t.Fatal(err)
