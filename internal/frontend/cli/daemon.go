@@ -247,13 +247,12 @@ starts it (detached) and runs in place; once it has had a second without
 a request, the warm process loads the model and the vector index of that
 command's repository, so that an agent's first prompt after the session
 start that started it finds them loaded. It serves every repository of
-this user and binary on
-a unix socket in a private directory ($XDG_RUNTIME_DIR/git-synaptic, else
-git-synaptic-UID in the temporary directory, mode 0700) and exits after
-15 idle minutes (git config synaptic.daemonIdle). When it is absent, busy,
-of another version, or dies, commands do the work themselves; the results
-are the same. git config synaptic.daemon false (or GIT_SYNAPTIC_DAEMON=off)
-turns it off.
+this user and binary on a unix socket in a private directory
+($XDG_RUNTIME_DIR/git-synaptic, else git-synaptic-UID in the temporary
+directory, mode 0700) and exits after 15 idle minutes (git config
+synaptic.daemonIdle). When it is absent, busy, of another version, or
+dies, commands do the work themselves; the results are the same. git
+config synaptic.daemon false (or GIT_SYNAPTIC_DAEMON=off) turns it off.
   status   whether it runs, its pid, version, socket and requests served
   stop     stop it
   run      serve in the foreground (what the first command starts)`,
