@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/git-synaptic/git-synaptic/internal/app"
 	"github.com/git-synaptic/git-synaptic/internal/testrepo"
@@ -163,4 +166,59 @@ func TestToolsInProcess(t *testing.T) {
 	if text, _ := tool(16, "context_session", map[string]any{"type": "decision"}); !strings.Contains(text, "back off exponentially") || strings.Contains(text, "outdated note") {
 		t.Errorf("session of type decision: %s", text)
 	}
+}
+
+// Serve warms the session a second after it starts, in its turn among
+// the calls, and returns once its input ends, its warm-up cancelled or
+// over: a server whose agent left at once, and one that stayed past the
+// warm-up and then asked for a search.
+func TestServeWarmsAndEnds(t *testing.T) {
+	dir := testrepo.NewRepo(t)
+	sess, err := app.OpenSession(dir, app.Options{Warn: os.Stderr, Session: "sess-warm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	var out strings.Builder
+	if err := Serve(context.Background(), sess, "test", strings.NewReader(""), &out, os.Stderr); err != nil {
+		t.Fatalf("a server whose input ended at once: %v", err)
+	}
+	in, w := io.Pipe()
+	res := make(chan error, 1)
+	var got safeBuffer
+	go func() { res <- Serve(context.Background(), sess, "test", in, &got, os.Stderr) }()
+	time.Sleep(warmAfter + 300*time.Millisecond) // the warm-up has begun, or is over
+	fmt.Fprintln(w, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	fmt.Fprintln(w, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"context_search","arguments":{"query":"anything"}}}`)
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(got.String(), `"id":2`); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer to a search after the warm-up: %s", got.String())
+		}
+	}
+	w.Close()
+	if err := <-res; err != nil {
+		t.Fatalf("a server after its warm-up: %v", err)
+	}
+	if answer := got.String(); !strings.Contains(answer, `"id":2,"result"`) || strings.Contains(answer, `"isError":true`) {
+		t.Fatalf("the search after the warm-up failed: %s", answer)
+	}
+}
+
+// safeBuffer is a strings.Builder that one goroutine writes and another
+// reads.
+type safeBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
