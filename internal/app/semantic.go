@@ -204,12 +204,13 @@ func (s *Recall) EmbedSome(ctx context.Context, n int) (left int, err error) {
 	return left, err
 }
 
-// LoadIndex reads the cache's vector index into memory, or what changed
-// of it, as a search's vector lanes do first: at a million entries 0.5-1 s
-// of the first prompt a warm process served. The warm process does it
-// between requests, once it has loaded the model (EmbedSome), so that the
-// first prompt after it starts does not wait for either. Without a model
-// there is no index to read.
+// LoadIndex loads the embedding model and reads the cache's vector index
+// into memory, or what changed of it, as a search's vector lanes do
+// first: at a million entries 0.5-1 s of the first prompt a warm process
+// served, besides the model's load. The warm process does it between
+// requests (after EmbedSome) and the MCP server a second after it starts,
+// so that the first prompt or search after they start waits for neither.
+// Without a model there is no index to read.
 func (s *Recall) LoadIndex(ctx context.Context) error {
 	m, err := s.embedder()
 	if err != nil {
