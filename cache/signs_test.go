@@ -383,6 +383,7 @@ func testHammingInParts(t *testing.T) {
 		d  int
 	}
 	var rows []row
+	every := map[int64]int{} // every row with a vector, by rowid: its distance
 	q, qw := randomQuery(ix, rng)
 	admit := make([]uint64, (chunks*perChunk)/64+1)
 	for ci := range chunks {
@@ -404,6 +405,7 @@ func testHammingInParts(t *testing.T) {
 			}
 			if rng.Intn(10) > 0 { // a tenth have no vector
 				ch.valid[i/8] |= 1 << (i % 8)
+				every[id] = d
 			} else {
 				continue
 			}
@@ -436,6 +438,25 @@ func testHammingInParts(t *testing.T) {
 			want, ok := byID[ch.rowid(i)]
 			if got := dist[starts[ci]+i]; ok && int(got) != want || !ok && got != skip {
 				t.Fatalf("row %d: distance %d, want %d (scanned: %v)", ch.rowid(i), got, want, ok)
+			}
+		}
+	}
+	// without a filter: rows in groups of eight with vectors are measured
+	// eight at once (hamming.c's GROUP)
+	clear(count)
+	ix.distances(dist, starts, 0, len(ix.chunks), qw, nil, count)
+	clear(wantCount)
+	for _, d := range every {
+		wantCount[d]++
+	}
+	if !slices.Equal(count, wantCount) {
+		t.Fatalf("every row: rows counted at each distance: %v, want %v", count, wantCount)
+	}
+	for ci, ch := range ix.chunks {
+		for i := range len(ch.rowids) / 8 {
+			want, ok := every[ch.rowid(i)]
+			if got := dist[starts[ci]+i]; ok && int(got) != want || !ok && got != skip {
+				t.Fatalf("every row: row %d: distance %d, want %d (with a vector: %v)", ch.rowid(i), got, want, ok)
 			}
 		}
 	}
