@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/git-synaptic/git-synaptic/internal/offheap"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -379,7 +380,10 @@ func (c *treeCache) keep(h Hash, data []byte, dirs bool) {
 	for len(c.rawOrder) > 0 && c.rawSize+len(data) > c.bytes() {
 		c.let(c.rawOrder[0])
 	}
-	kept, free := offHeap(data)
+	// kept apart from the heap: live data that never changes and holds
+	// no pointers (65 MB at a million entries)
+	kept, free := offheap.Alloc(len(data))
+	copy(kept, data)
 	c.raw[h] = keptTree{data: kept, free: free, dirs: dirs}
 	c.rawOrder = append(c.rawOrder, h)
 	c.rawSize += len(data)

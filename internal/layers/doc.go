@@ -28,7 +28,8 @@
 //	                         helpers: internal/regular, internal/atomicfile,
 //	                         internal/lockfile, internal/excerpt,
 //	                         internal/datadir (where the model is installed),
-//	                         internal/sibling (git-synaptic's other programs)
+//	                         internal/sibling (git-synaptic's other programs),
+//	                         internal/offheap (memory apart from Go's heap)
 //
 // So a front end reaches storage and the components only through the
 // application, and a new package must be given its floor here and in the

@@ -21,7 +21,7 @@ const (
 var floors = map[string]int{
 	"memory": 0, "cochange": 0, "timeexpr": 0, "internal/memfile": 0, "internal/agents": 0, "internal/directive": 0,
 	"internal/regular": 0, "internal/datadir": 0, "internal/atomicfile": 0, "internal/lockfile": 0, "internal/excerpt": 0,
-	"internal/sibling": 0,
+	"internal/sibling": 0, "internal/offheap": 0,
 
 	"gitstore": 1, "cache": 1, "rank": 1, "embed": 1, "embed/purego": 1, "hooks": 1, "registry": 1,
 	"internal/secrets": 1,
