@@ -37,6 +37,7 @@ type Cache struct {
 	vsAttached bool
 	vecModel   string
 	signs      *signIndex   // the sign bits, read on first use (signs.go)
+	layout     *liveLayout  // the rows not archived, side by side (livelayout.go)
 	held       *heldVectors // float vectors kept in memory (held.go)
 	rows       *heldRows    // what filters admit, followed (heldrows.go)
 	admits     admitted     // the rows filters admit, for signs (signs.go)

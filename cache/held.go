@@ -37,10 +37,10 @@ type heldVectors struct {
 // it off. A command run once gains nothing from it.
 func (c *Cache) HoldVectors(maxBytes int) {
 	if maxBytes <= 0 {
-		c.held, c.rows = nil, nil
+		c.held, c.rows, c.layout = nil, nil, nil
 		return
 	}
-	c.held, c.rows = &heldVectors{max: maxBytes}, &heldRows{seq: -1}
+	c.held, c.rows, c.layout = &heldVectors{max: maxBytes}, &heldRows{seq: -1}, nil
 }
 
 // holding returns the held vectors for the active model and vector

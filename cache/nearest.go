@@ -65,7 +65,7 @@ func exactPool(n int) int { return min(max(40, 2*n), nearestPool(n)) }
 // gives once the plan is made; alike when only what lies very near the
 // query counts (vectorQuery.alike).
 func (c *Cache) nearest(ctx context.Context, vector func() ([]float32, error), f Filter, n, k int, alike bool) ([]Hit, error) {
-	vq, err := c.planNearest(ctx, f, n, k)
+	vq, err := c.planNearest(ctx, f, n, k, alike)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,6 @@ func (c *Cache) nearest(ctx context.Context, vector func() ([]float32, error), f
 	if err != nil {
 		return nil, err
 	}
-	vq.alike = alike
 	vq.offer = spreadScan // nothing runs beside it, as a search's BM25 lane does
 	vq.rank(q)
 	return c.scoreNearest(ctx, vq, q)
@@ -88,7 +87,7 @@ type vectorQuery struct {
 	none   bool            // no entry of the filter's types: nothing to find
 	ix     *signIndex      // the sign bits when planned
 	key    string          // the filter in c.admits
-	admit  []uint64        // the rows it admits; nil when it admits most (sampleShare)
+	admit  []uint64        // the rows it admits; nil when it admits most (sampleShare) of a small index, or alike
 	held   []uint64        // the rows it admits, in a cache that holds vectors (heldAdmits)
 	share  float64         // about what share of the ranked rows it admits
 	ranked []int64         // rank's answer, best first
@@ -96,13 +95,22 @@ type vectorQuery struct {
 	// alike: only rows very near the query count (NearestAlike), and a
 	// large index is read first by its rows' first words (headFirst)
 	alike bool
+	// layout holds the rows not archived side by side, and view those
+	// the filter admits, for a large index's scan (liveLayout); nil: the
+	// index is scanned
+	layout *liveLayout
+	view   *layoutView
 }
 
 // planNearest reads what a Nearest needs before its query vector: whether
 // any entry has the filter's types, the sign bits, and how the filter is
-// applied to them (coarse).
-func (c *Cache) planNearest(ctx context.Context, f Filter, n, k int) (*vectorQuery, error) {
-	vq := &vectorQuery{f: f, n: n, k: k}
+// applied to them (coarse). A large index (layoutMin) is ranked among the
+// rows the filter admits, through the layout of the rows not archived in
+// a cache that holds vectors; a near-duplicate check (alike), which
+// wants only what lies very near, ranks every row of an index when the
+// filter admits most, and leaves out those it rejects afterwards.
+func (c *Cache) planNearest(ctx context.Context, f Filter, n, k int, alike bool) (*vectorQuery, error) {
+	vq := &vectorQuery{f: f, n: n, k: k, alike: alike}
 	// none of these types at all (commits in a repository that never
 	// indexed them): no KNN, no scan
 	some, err := c.anyOf(ctx, f.Types)
@@ -123,12 +131,18 @@ func (c *Cache) planNearest(ctx context.Context, f Filter, n, k int) (*vectorQue
 		return nil, err
 	}
 	vq.key, vq.share = key, share
-	if share < minShare {
+	few, large := share < minShare, !alike && vq.ix.rows() >= layoutMin
+	if few || large {
 		vq.admit = vq.held
 		if vq.admit == nil {
-			vq.admit, err = c.admitted(ctx, key, aw, aargs)
+			if vq.admit, err = c.admitted(ctx, key, aw, aargs); err != nil {
+				return nil, err
+			}
 		}
 		vq.share = 1 // it ranks only the rows admitted
+	}
+	if large && !few && vq.held != nil && !f.IncludeArchived && !f.OnlyArchived {
+		vq.layout, vq.view, err = c.layoutFor(ctx, key, vq.held)
 	}
 	return vq, err
 }
@@ -146,6 +160,10 @@ func (vq *vectorQuery) exact() int {
 // only what planNearest gathered.
 func (vq *vectorQuery) rank(q []float32) {
 	if vq.none || len(q) == 0 || (len(q)+7)/8 != vq.ix.width { // quantize's length
+		return
+	}
+	if vq.layout != nil {
+		vq.ranked = vq.ix.rerank(q, vq.layout.hamming(quantize(q), rerankPool*vq.k, vq.view, vq.admit, vq.offer))
 		return
 	}
 	vq.ranked = vq.ix.nearest(q, vq.k, vq.admit, vq.offer, vq.alike)

@@ -124,7 +124,7 @@ func (c *Cache) candidates(ctx context.Context, q *SemanticQuery, f Filter, lim 
 	var vqs []*vectorQuery
 	if q.Mode != ModeBM25 && (q.Vector != nil || q.VectorFunc != nil) {
 		for _, l := range ls {
-			vq, err := c.planNearest(ctx, l.filter, l.vectors, nearestPool(l.vectors))
+			vq, err := c.planNearest(ctx, l.filter, l.vectors, nearestPool(l.vectors), false)
 			if err != nil {
 				return nil, nil, err
 			}

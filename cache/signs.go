@@ -101,13 +101,15 @@ type signChunk struct {
 // the edge of the ranked rows, which stale sign bits can cause: the caller then scores
 // every row.
 //
-// Most filters admit most entries (memory, or all not archived): for
-// those the nearest of all rows are taken in order, the rows the filter
-// rejects left out, without the set of the rows it admits, which must be
-// built again whenever memory changes (after every save; 65 ms at 300k
-// entries). A filter that admits few (commits among much memory) scans
-// with its set. Which way is decided by the data alone (sampleShare), never
-// by what this process did before, so that every process finds the same.
+// Most filters admit most entries (memory, or all not archived): in an
+// index of fewer than layoutMin rows, the nearest of all rows are taken
+// in order, the rows the filter rejects left out, without the set of the
+// rows it admits, which must be built again whenever memory changes in a
+// command (after every save; 28 ms at a million entries, rowid_set). A
+// filter that admits few (commits among much memory), or any filter of a
+// larger index (planNearest), scans with its set. Which way is decided
+// by the data alone (sampleShare, the index's size), never by what this
+// process did before, so that every process finds the same.
 func (c *Cache) coarse(ctx context.Context, vq *vectorQuery, q []float32) (scored []scoredRow, whole bool, err error) {
 	if vq.ranked == nil {
 		return nil, true, nil // nothing to rank by (no vectors, or q of another model)
@@ -186,9 +188,17 @@ func quantize(q []float32) []byte {
 }
 
 // LoadIndex reads the active model's sign bits into memory, or what
-// changed of them since, as a search's vector lanes do first (loadSigns):
-// a long-lived process does it ahead of its first search.
-func (c *Cache) LoadIndex(ctx context.Context) error { return c.loadSigns(ctx) }
+// changed of them since, as a search's vector lanes do first (loadSigns),
+// and in a cache that holds vectors lays out a large index's rows not
+// archived (liveLayout): a long-lived process does it ahead of its first
+// search.
+func (c *Cache) LoadIndex(ctx context.Context) error {
+	if err := c.loadSigns(ctx); err != nil {
+		return err
+	}
+	_, err := c.laidOut(ctx)
+	return err
+}
 
 // loadSigns brings c.signs up to date with the vec_bits table.
 func (c *Cache) loadSigns(ctx context.Context) error {
@@ -352,8 +362,12 @@ func (ix *signIndex) pack(dst []uint64, b []byte) {
 // goroutines that may join it; with alike, it reads a large index's
 // first words first (headFirst).
 func (ix *signIndex) nearest(q []float32, k int, admit []uint64, offer func(*signScan), alike bool) []int64 {
-	qb := quantize(q)
-	near := ix.hamming(qb, rerankPool*k, admit, offer, alike)
+	return ix.rerank(q, ix.hamming(quantize(q), rerankPool*k, admit, offer, alike))
+}
+
+// rerank orders the rows near (hamming's) by q's cosine with each row's
+// two bits a dimension (twoBitCosine), ties to the lower rowid.
+func (ix *signIndex) rerank(q []float32, near []signDist) []int64 {
 	sum, total := byteSums(q)
 	dots := make([]float32, len(near))
 	ids := make([]int64, len(near))
