@@ -36,13 +36,14 @@ type Cache struct {
 	// vector store state (vectors.go)
 	vsAttached bool
 	vecModel   string
-	signs      *signIndex   // the sign bits, read on first use (signs.go)
-	layout     *liveLayout  // the rows not archived, side by side (livelayout.go)
-	held       *heldVectors // float vectors kept in memory (held.go)
-	rows       *heldRows    // what filters admit, followed (heldrows.go)
-	admits     admitted     // the rows filters admit, for signs (signs.go)
-	lex        *lexHolder   // the terms held in memory (lexicon.go)
-	aside      *sql.DB      // a second reader of the vector store (vectorsAside)
+	signs      *signIndex    // the sign bits, read on first use (signs.go)
+	layout     *liveLayout   // the rows not archived, side by side (livelayout.go)
+	retired    []*liveLayout // layouts set aside, their memory given back before the next search
+	held       *heldVectors  // float vectors kept in memory (held.go)
+	rows       *heldRows     // what filters admit, followed (heldrows.go)
+	admits     admitted      // the rows filters admit, for signs (signs.go)
+	lex        *lexHolder    // the terms held in memory (lexicon.go)
+	aside      *sql.DB       // a second reader of the vector store (vectorsAside)
 	// notice is told how a move of the vector store goes (NoticeMoves).
 	notice func(moved int, done bool, took time.Duration)
 	// fewer names the filters whose best matches Search found to hold
@@ -430,6 +431,8 @@ func (c *Cache) Path() string { return c.path }
 
 // Close closes the database.
 func (c *Cache) Close() error {
+	c.retire()
+	c.freeRetired()
 	c.lex.stop()
 	if c.aside != nil {
 		c.aside.Close()

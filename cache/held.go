@@ -36,11 +36,12 @@ type heldVectors struct {
 // searches read, for the many searches of a long-lived process; 0 turns
 // it off. A command run once gains nothing from it.
 func (c *Cache) HoldVectors(maxBytes int) {
+	c.retire()
 	if maxBytes <= 0 {
-		c.held, c.rows, c.layout = nil, nil, nil
+		c.held, c.rows = nil, nil
 		return
 	}
-	c.held, c.rows, c.layout = &heldVectors{max: maxBytes}, &heldRows{seq: -1}, nil
+	c.held, c.rows = &heldVectors{max: maxBytes}, &heldRows{seq: -1}
 }
 
 // holding returns the held vectors for the active model and vector

@@ -3,11 +3,8 @@ package cache
 import (
 	"context"
 	"math/bits"
-	"runtime"
 	"slices"
 	"unsafe"
-
-	"github.com/git-synaptic/git-synaptic/internal/offheap"
 )
 
 // A search's vector lane reads the sign bits of every row the index
@@ -49,6 +46,7 @@ type liveLayout struct {
 	views  map[string]*layoutView
 	// scratch is the scan's distances, kept for the next (signIndex.scratch)
 	scratch []uint16
+	free    func() // gives back the memory of words to pos, once
 }
 
 // layoutView is the copy as a filter sees it: the rows it admits that
@@ -112,22 +110,21 @@ func layOut(ix *signIndex, live []uint64) *liveLayout {
 // ids (pos, each -1), mapped apart from Go's heap (offheap): 51 MB at a
 // million entries that on the heap would count toward the garbage
 // collector's target as many times over as GOGC says. The room is given
-// back once the layout is unreachable.
+// back when the layout is retired and no scan can read it (freeRetired),
+// or else once the layout is unreachable.
 func (lay *liveLayout) alloc(n, ids int) {
 	nw := lay.ix.nw
-	words, rowids, refs := 8*n*nw, 8*n, 4*n
-	mem, free := offheap.Alloc(words + rowids + refs + 4*ids)
-	runtime.AddCleanup(lay, func(free func()) { free() }, free)
-	at := func(off, n int) unsafe.Pointer {
-		if n == 0 {
-			return nil
-		}
-		return unsafe.Pointer(&mem[off])
+	wordBytes, rowidBytes, refBytes := 8*n*nw, 8*n, 4*n
+	mem, free := apart(lay, wordBytes+rowidBytes+refBytes+4*ids)
+	lay.free = free
+	lay.words = words(mem, 0, n*nw)
+	lay.rowids = mem[wordBytes : wordBytes+rowidBytes : wordBytes+rowidBytes]
+	if n > 0 {
+		lay.refs = unsafe.Slice((*uint32)(unsafe.Pointer(&mem[wordBytes+rowidBytes])), n)
 	}
-	lay.words = unsafe.Slice((*uint64)(at(0, words)), n*nw)
-	lay.rowids = mem[words : words+rowids : words+rowids]
-	lay.refs = unsafe.Slice((*uint32)(at(words+rowids, refs)), n)
-	lay.pos = unsafe.Slice((*int32)(at(words+rowids+refs, 4*ids)), ids)
+	if ids > 0 {
+		lay.pos = unsafe.Slice((*int32)(unsafe.Pointer(&mem[wordBytes+rowidBytes+refBytes])), ids)
+	}
 	for i := range lay.pos {
 		lay.pos[i] = -1
 	}
@@ -284,7 +281,7 @@ func (c *Cache) layoutFor(ctx context.Context, key string, set []uint64) (*liveL
 		if v, ok := lay.view(key, set); ok {
 			return lay, v, nil
 		}
-		c.layout = nil // a row back from the archive: laid out again
+		c.retire() // a row back from the archive: laid out again
 	}
 	return nil, nil, nil
 }
@@ -295,10 +292,11 @@ func (c *Cache) layoutFor(ctx context.Context, key string, set []uint64) (*liveL
 func (c *Cache) laidOut(ctx context.Context) (*liveLayout, error) {
 	ix := c.signs
 	if c.rows == nil || ix == nil || ix.unplaced || ix.rows() < layoutMin {
-		c.layout = nil
+		c.retire()
 		return nil, nil
 	}
 	if c.layout == nil || !c.layout.fits(ix) {
+		c.retire()
 		live, err := c.heldAdmits(ctx, liveOnly, nil)
 		if err != nil || live == nil {
 			return nil, err
@@ -306,6 +304,27 @@ func (c *Cache) laidOut(ctx context.Context) (*liveLayout, error) {
 		c.layout = layOut(ix, live)
 	}
 	return c.layout, nil
+}
+
+// retire sets the layout aside: a lane of the search under way may still
+// scan it. Its memory is given back before the next search plans its
+// lanes (freeRetired), so that a process holds one layout, not one for
+// each made until the garbage collector next runs.
+func (c *Cache) retire() {
+	if c.layout != nil {
+		c.retired = append(c.retired, c.layout)
+		c.layout = nil
+	}
+}
+
+// freeRetired gives back the memory of the layouts set aside. It is
+// called where no scan of them can be under way: before a search or a
+// Nearest plans, and before the index is loaded ahead of them.
+func (c *Cache) freeRetired() {
+	for _, lay := range c.retired {
+		lay.free()
+	}
+	c.retired = nil
 }
 
 // rows is how many slots the index's chunks hold.

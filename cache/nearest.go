@@ -65,6 +65,7 @@ func exactPool(n int) int { return min(max(40, 2*n), nearestPool(n)) }
 // gives once the plan is made; alike when only what lies very near the
 // query counts (vectorQuery.alike).
 func (c *Cache) nearest(ctx context.Context, vector func() ([]float32, error), f Filter, n, k int, alike bool) ([]Hit, error) {
+	c.freeRetired()
 	vq, err := c.planNearest(ctx, f, n, k, alike)
 	if err != nil {
 		return nil, err

@@ -118,6 +118,7 @@ func (c *Cache) candidates(ctx context.Context, q *SemanticQuery, f Filter, lim 
 		return &h
 	}
 	ls := lanes(f, lim)
+	c.freeRetired() // no lane of an earlier search scans them now
 	// The vector lanes' sign-bit ranking (pure Go; 5 ms a lane at 300k
 	// entries) runs beside the lexical lanes' SQL, once the query's
 	// embedding is there.

@@ -193,6 +193,7 @@ func quantize(q []float32) []byte {
 // archived (liveLayout): a long-lived process does it ahead of its first
 // search.
 func (c *Cache) LoadIndex(ctx context.Context) error {
+	c.freeRetired()
 	if err := c.loadSigns(ctx); err != nil {
 		return err
 	}
@@ -271,7 +272,7 @@ func (ix *signIndex) readFrom(ctx context.Context, tx *sql.Tx, from int64) error
 	if from == -1<<63 {
 		// the sign bits side by side as before, so that a scan reads
 		// them in one run; the magnitude bits after them
-		slab = slabFor(ctx, tx)
+		slab = slabFor(ctx, tx, ix)
 		slab, magSlab = slab[:len(slab)/2], slab[len(slab)/2:]
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT c.chunk_id, c.size, c.validity, c.rowids, v.vectors, m.vectors
@@ -316,18 +317,21 @@ func (ix *signIndex) readFrom(ctx context.Context, tx *sql.Tx, from int64) error
 }
 
 // slabFor returns room for the words of every chunk of the table, sign
-// and magnitude bits, in one allocation backed by huge pages (hugePages),
-// when the sign bits fill at least slabMin words; nil when they do not. A
-// read of every chunk takes its chunks' words from it; chunks read after
-// it (the newest, again after each save) get their own.
-func slabFor(ctx context.Context, tx *sql.Tx) []uint64 {
+// and magnitude bits, in one allocation backed by huge pages (hugePages)
+// and apart from Go's heap (apart: 128 MB at a million entries, given
+// back once ix is unreachable), when the sign bits fill at least slabMin
+// words; nil when they do not. A read of every chunk takes its chunks'
+// words from it; chunks read after it (the newest, again after each
+// save) get their own.
+func slabFor(ctx context.Context, tx *sql.Tx, ix *signIndex) []uint64 {
 	var n int64
 	err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(c.size * ((length(v.vectors) / c.size + 7) / 8)), 0)
 		FROM vec_bits_chunks c JOIN vec_bits_vector_chunks00 v ON v.rowid = c.chunk_id + 0 WHERE c.size > 0`).Scan(&n)
 	if err != nil || n < slabMin {
 		return nil
 	}
-	slab := make([]uint64, 2*n)
+	mem, _ := apart(ix, int(16*n))
+	slab := words(mem, 0, int(2*n))
 	hugePages(slab)
 	return slab
 }
