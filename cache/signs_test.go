@@ -423,43 +423,36 @@ func testHammingInParts(t *testing.T) {
 		starts = append(starts, starts[len(starts)-1]+len(ch.rowids)/8)
 	}
 	dist, count := make([]uint16, starts[len(starts)-1]), make([]int, 8*64+1)
-	ix.distances(dist, starts, 0, len(ix.chunks), qw, admit, count)
-	wantCount := make([]int, len(count))
+	// measured scans with admit and checks every row's distance (skip for
+	// a row want does not hold) and the count at each distance
+	measured := func(name string, admit []uint64, want map[int64]int) {
+		t.Helper()
+		clear(count)
+		ix.distances(dist, starts, 0, len(ix.chunks), qw, admit, count)
+		wantCount := make([]int, len(count))
+		for _, d := range want {
+			wantCount[d]++
+		}
+		if !slices.Equal(count, wantCount) {
+			t.Fatalf("%s: rows counted at each distance: %v, want %v", name, count, wantCount)
+		}
+		for ci, ch := range ix.chunks {
+			for i := range len(ch.rowids) / 8 {
+				w, ok := want[ch.rowid(i)]
+				if got := dist[starts[ci]+i]; ok && int(got) != w || !ok && got != skip {
+					t.Fatalf("%s: row %d: distance %d, want %d (measured: %v)", name, ch.rowid(i), got, w, ok)
+				}
+			}
+		}
+	}
 	byID := map[int64]int{}
 	for _, r := range rows {
-		wantCount[r.d]++
 		byID[r.id] = r.d
 	}
-	if !slices.Equal(count, wantCount) {
-		t.Fatalf("rows counted at each distance: %v, want %v", count, wantCount)
-	}
-	for ci, ch := range ix.chunks {
-		for i := range len(ch.rowids) / 8 {
-			want, ok := byID[ch.rowid(i)]
-			if got := dist[starts[ci]+i]; ok && int(got) != want || !ok && got != skip {
-				t.Fatalf("row %d: distance %d, want %d (scanned: %v)", ch.rowid(i), got, want, ok)
-			}
-		}
-	}
-	// without a filter: rows in groups of eight with vectors are measured
-	// eight at once (hamming.c's GROUP)
-	clear(count)
-	ix.distances(dist, starts, 0, len(ix.chunks), qw, nil, count)
-	clear(wantCount)
-	for _, d := range every {
-		wantCount[d]++
-	}
-	if !slices.Equal(count, wantCount) {
-		t.Fatalf("every row: rows counted at each distance: %v, want %v", count, wantCount)
-	}
-	for ci, ch := range ix.chunks {
-		for i := range len(ch.rowids) / 8 {
-			want, ok := every[ch.rowid(i)]
-			if got := dist[starts[ci]+i]; ok && int(got) != want || !ok && got != skip {
-				t.Fatalf("every row: row %d: distance %d, want %d (with a vector: %v)", ch.rowid(i), got, want, ok)
-			}
-		}
-	}
+	measured("the rows the filter admits", admit, byID)
+	// without a filter, rows in groups of eight are measured eight at once
+	// (hamming.c's GROUP), those without vectors skipped after
+	measured("every row", nil, every)
 	slices.SortFunc(rows, func(a, b row) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.id, b.id)) })
 	joinLate := func(s *signScan) { // as a search waiting for its lanes
 		go func() {
