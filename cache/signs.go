@@ -201,13 +201,14 @@ func (c *Cache) LoadIndex(ctx context.Context) error {
 	return err
 }
 
-// loadSigns brings c.signs up to date with the vec_bits table.
+// loadSigns brings c.signs up to date with the vec_bits table, read in
+// one snapshot for the generation and the chunks.
 func (c *Cache) loadSigns(ctx context.Context) error {
-	tx, err := c.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // one snapshot for the generation and the chunks
-	if err != nil {
-		return fmt.Errorf("cache: vector search: %w", err)
-	}
-	defer tx.Rollback()
+	return c.readSnapshot(ctx, func(tx snapshot) error { return c.loadSignsIn(ctx, tx) })
+}
+
+// loadSignsIn is loadSigns in the snapshot tx.
+func (c *Cache) loadSignsIn(ctx context.Context, tx snapshot) error {
 	var made, gen string
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce((SELECT value FROM meta WHERE key='vec_made'), ''), coalesce((SELECT value FROM meta WHERE key='vec_gen'), '')`).Scan(&made, &gen); err != nil {
 		return fmt.Errorf("cache: vector search: %w", err)
@@ -239,7 +240,7 @@ func (c *Cache) loadSigns(ctx context.Context) error {
 // last, and drops that one and any after it (readFrom reads them again).
 // It reports false when the chunks are not those it holds (the table was
 // made again): everything must be read again.
-func (ix *signIndex) revalidate(ctx context.Context, tx *sql.Tx, last int64) bool {
+func (ix *signIndex) revalidate(ctx context.Context, tx snapshot, last int64) bool {
 	rows, err := tx.QueryContext(ctx, `SELECT chunk_id, validity FROM vec_bits_chunks WHERE chunk_id < ? ORDER BY chunk_id`, last)
 	if err != nil {
 		return false
@@ -267,7 +268,7 @@ func (ix *signIndex) revalidate(ctx context.Context, tx *sql.Tx, last int64) boo
 // chunk's row (64 KB each) to read the newest, 7.5 ms after each save at
 // a million entries. chunk_id + 0 carries no affinity, so the index
 // serves.
-func (ix *signIndex) readFrom(ctx context.Context, tx *sql.Tx, from int64) error {
+func (ix *signIndex) readFrom(ctx context.Context, tx snapshot, from int64) error {
 	var slab, magSlab []uint64 // the words of the chunks to come
 	if from == -1<<63 {
 		// the sign bits side by side as before, so that a scan reads
@@ -323,7 +324,7 @@ func (ix *signIndex) readFrom(ctx context.Context, tx *sql.Tx, from int64) error
 // words; nil when they do not. A read of every chunk takes its chunks'
 // words from it; chunks read after it (the newest, again after each
 // save) get their own.
-func slabFor(ctx context.Context, tx *sql.Tx, ix *signIndex) []uint64 {
+func slabFor(ctx context.Context, tx snapshot, ix *signIndex) []uint64 {
 	var n int64
 	err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(c.size * ((length(v.vectors) / c.size + 7) / 8)), 0)
 		FROM vec_bits_chunks c JOIN vec_bits_vector_chunks00 v ON v.rowid = c.chunk_id + 0 WHERE c.size > 0`).Scan(&n)

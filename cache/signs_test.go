@@ -770,3 +770,49 @@ func randomQuery(ix *signIndex, rng *rand.Rand) ([]byte, []uint64) {
 	ix.pack(qw, q)
 	return q, qw
 }
+
+// A search reads the sign bits from a snapshot, not as a write: while
+// another process holds the write lock, a cache that waits for no lock
+// still loads them (it took the write lock itself, and failed with
+// "database is locked").
+func TestLoadSignsTakesNoWriteLock(t *testing.T) {
+	ctx := context.Background()
+	c, p := newCache(t)
+	var entries []memory.Entry
+	for i := range 50 {
+		entries = append(entries, mk(memory.TypeInsight, fmt.Sprintf("entry %d", i), time.Duration(i)*time.Minute))
+	}
+	put(t, c, entries)
+	rng := rand.New(rand.NewSource(3))
+	embedRandom(t, "m@1", func() []float32 { return randomVector(rng) }, c)
+	writer, _, err := Open(p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	tx, err := writer.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	reader, _, err := Open(p, 0) // no wait for a lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	if ok, err := reader.UseStoredModel(ctx); err != nil || !ok {
+		t.Fatalf("stored model: %v %v", ok, err)
+	}
+	if err := reader.LoadIndex(ctx); err != nil {
+		t.Fatalf("load the sign bits beside a writer: %v", err)
+	}
+	if reader.signs == nil || reader.signs.rows() == 0 {
+		t.Fatal("no sign bits read")
+	}
+	// and the connection went back to the pool out of its transaction:
+	// a write after it takes the lock once the writer is done
+	tx.Rollback()
+	if err := reader.Update(ctx, func(*Tx) error { return nil }); err != nil {
+		t.Fatalf("a write after the snapshot: %v", err)
+	}
+}
