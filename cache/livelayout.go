@@ -306,6 +306,32 @@ func (c *Cache) laidOut(ctx context.Context) (*liveLayout, error) {
 	return c.layout, nil
 }
 
+// relayIfBack brings the layout up to date (laidOut) and, where a filter's
+// view finds a row back from the archive in a chunk laid out without it,
+// lays it out again now, ahead of the search that would (0.4-0.5 s at a
+// million entries).
+func (c *Cache) relayIfBack(ctx context.Context) error {
+	lay, err := c.laidOut(ctx)
+	if lay == nil || err != nil {
+		return err
+	}
+	if err := c.followRows(ctx); err != nil {
+		return err
+	}
+	for key := range lay.views {
+		s := c.rows.sets[key]
+		if s == nil {
+			continue // its set let go: the view is made again with it
+		}
+		if _, ok := lay.view(key, s.bits); !ok {
+			c.retire()
+			_, err := c.laidOut(ctx)
+			return err
+		}
+	}
+	return nil
+}
+
 // retire sets the layout aside: a lane of the search under way may still
 // scan it. Its memory is given back before the next search plans its
 // lanes (freeRetired), so that a process holds one layout, not one for

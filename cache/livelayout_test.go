@@ -130,9 +130,23 @@ func TestLiveLayoutRanksAsTheIndex(t *testing.T) {
 	if same("after a delete", true) != lay {
 		t.Fatal("a delete made the layout again")
 	}
-	// a row back from the archive, in a chunk laid out without it
+	// a row back from the archive, in a chunk laid out without it: the
+	// layout is made again ahead of the next search (LoadIndex), or by it
 	put(t, c, nil, op(memory.OpUnarchive, entries[back]))
-	if same("after a return from the archive", true) == lay {
+	if err := h.LoadIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again := h.layout
+	if again == nil || again == lay {
+		t.Fatalf("LoadIndex kept the layout that left out a row back from the archive (%v)", again)
+	}
+	if same("after a return from the archive", true) != again {
+		t.Fatal("the layout made again ahead of the search was made again by it")
+	}
+	// another, that the search finds first
+	lay = again
+	put(t, c, nil, op(memory.OpUnarchive, entries[laidOut(back+1, 1100)]))
+	if same("after another return, found by a search", true) == lay {
 		t.Fatal("the layout left out a row back from the archive")
 	}
 	// a small index is scanned as it is

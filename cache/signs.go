@@ -190,15 +190,15 @@ func quantize(q []float32) []byte {
 // LoadIndex reads the active model's sign bits into memory, or what
 // changed of them since, as a search's vector lanes do first (loadSigns),
 // and in a cache that holds vectors lays out a large index's rows not
-// archived (liveLayout): a long-lived process does it ahead of its first
-// search.
+// archived (liveLayout), again if a row came back from the archive: a
+// long-lived process does it ahead of its first search, and the warm
+// process between requests.
 func (c *Cache) LoadIndex(ctx context.Context) error {
 	c.freeRetired()
 	if err := c.loadSigns(ctx); err != nil {
 		return err
 	}
-	_, err := c.laidOut(ctx)
-	return err
+	return c.relayIfBack(ctx)
 }
 
 // loadSigns brings c.signs up to date with the vec_bits table, read in
