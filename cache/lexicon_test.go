@@ -246,13 +246,14 @@ func TestLexiconRanksAsFTS5(t *testing.T) {
 // topsAgree ranks each query's rows among random sets of rows of every
 // size (and all rows) every way: each admitted row scored (lexSparse past
 // any set), the postings walked (lexSparse 0) a document at a time, in
-// one window or in many (lexWindow), and walked in two or three parts at
+// one window or in many (lexWindow) with bounds of blocks of postings
+// large or small (lexBlock), and walked in two or three parts at
 // once (lexWalkParts), which must keep the same rows with the same
 // scores, to the bit.
 func topsAgree(t *testing.T, ix *lexIndex, queries []string, rng *rand.Rand) {
 	t.Helper()
 	defer func(parts func(int) int) { lexWalkParts = parts }(lexWalkParts)
-	defer func(n, from int) { lexWindow, lexWindowFrom = n, from }(lexWindow, lexWindowFrom)
+	defer func(n, from, b int) { lexWindow, lexWindowFrom, lexBlock = n, from, b }(lexWindow, lexWindowFrom, lexBlock)
 	for _, q := range queries {
 		words, err := queryWords(q)
 		if err != nil {
@@ -281,12 +282,14 @@ func topsAgree(t *testing.T, ix *lexIndex, queries []string, rng *rand.Rand) {
 				walked := ix.top(phrases, k, admit, true)
 				lexWindowFrom = 0
 				for _, n := range []int{64, 1 << 20} {
-					lexWindow = n
-					if windows := ix.top(phrases, k, admit, true); fmt.Sprint(windows) != fmt.Sprint(walked) {
-						t.Fatalf("%q, %d%% of the rows, k=%d: walked in windows of %d %v, a document at a time %v", q, share, k, n, windows, walked)
+					for _, b := range []int{64, 3} { // bounds of blocks of b postings
+						lexWindow, lexBlock = n, b
+						if windows := ix.top(phrases, k, admit, true); fmt.Sprint(windows) != fmt.Sprint(walked) {
+							t.Fatalf("%q, %d%% of the rows, k=%d: walked in windows of %d, blocks of %d %v, a document at a time %v", q, share, k, n, b, windows, walked)
+						}
 					}
 				}
-				lexWindow = 64
+				lexWindow, lexBlock = 64, 64
 				for _, parts := range []int{2, 3} {
 					lexWalkParts = func(int) int { return parts }
 					if inParts := ix.top(phrases, k, admit, true); fmt.Sprint(inParts) != fmt.Sprint(walked) {
@@ -307,6 +310,52 @@ func topsAgree(t *testing.T, ix *lexIndex, queries []string, rng *rand.Rand) {
 			}
 		}
 	}
+}
+
+// TestBlockBoundsHold checks that blockBounds bounds what every posting
+// of a term gives bm25Term: when first computed, after postings come into
+// the last block bounded in part and past it, and after the mean document
+// length grows past what the bounds were computed for.
+func TestBlockBoundsHold(t *testing.T) {
+	defer func(n int) { lexBlock = n }(lexBlock)
+	lexBlock = 4
+	ix := newLexIndex()
+	rowid := int64(0)
+	addRow := func(content string) {
+		rowid++
+		if err := ix.add(rowid, content, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		p := &ix.lists[ix.terms["lock"]]
+		avgdl := float64(ix.nTok) / float64(ix.nRow)
+		bound := p.blockBounds(avgdl, ix.length)
+		if want := (len(p.docs) + lexBlock - 1) / lexBlock; len(bound) != want {
+			t.Fatalf("%s: %d bounds for %d postings, want %d", when, len(bound), len(p.docs), want)
+		}
+		for i, d := range p.docs {
+			if g := bm25Term(1, float64(p.twice(i))/2, float64(ix.length[d]), avgdl); g > float64(bound[i/lexBlock]) {
+				t.Fatalf("%s: posting %d gives %v past its block's bound %v", when, i, g, bound[i/lexBlock])
+			}
+		}
+	}
+	// rows of 10 tokens: the mean stays until the last rows
+	for range 10 { // 10 postings: the third block bounded in part
+		addRow("lock" + strings.Repeat(" queue", 9))
+	}
+	check("first")
+	addRow(strings.Repeat("lock ", 5) + strings.Repeat("queue ", 5)) // into the third block, the most of any
+	check("a posting into a block bounded in part")
+	for i := range 7 {
+		addRow(strings.Repeat("lock ", 1+i%3) + strings.Repeat("queue ", 9-i%3))
+	}
+	check("postings past the blocks bounded")
+	for range 40 {
+		addRow("lock " + strings.Repeat("vacuum ", 200)) // the mean grows
+	}
+	check("the mean document length grown")
 }
 
 // TestLexiconRereadsPastItsLog checks that a lexicon whose position

@@ -63,6 +63,14 @@ type lexPostings struct {
 	minD  uint32            // the shortest document ever added
 	df    int64             // live documents, as of deadGen dfGen
 	dfGen int
+
+	// blockBounds': per lexBlock postings (boundBlock when computed),
+	// the most one gives bm25() per unit of idf while the mean document
+	// length is at most boundDL; over the first boundN postings
+	bound      []float32
+	boundN     int
+	boundBlock int
+	boundDL    float64
 }
 
 func (p *lexPostings) add(doc, f2, length uint32) {
