@@ -465,3 +465,49 @@ func TestVectorsBesideReadWhatOneConnectionReads(t *testing.T) {
 		t.Fatal("the second connection outlived the cache")
 	}
 }
+
+// A long-lived cache's BM25 orders its best matches by feedback as SQL
+// does when it reads the rows the filter's held set admits whole, rows
+// it did not hold before (lexAdmitted): one marked relevant rises from
+// past the first page to the top, one marked irrelevant falls off it.
+func TestHeldBM25ReadsWholeWithFeedback(t *testing.T) {
+	ctx := context.Background()
+	c, h := heldPair(t)
+	h.HoldLexicon()
+	var entries []memory.Entry
+	for i := range 12 { // the same words: the newest first
+		entries = append(entries, mk(memory.TypeDecision, fmt.Sprintf("flaky deploy step on runner %c", 'a'+i), time.Duration(i)*time.Hour))
+	}
+	put(t, c, entries)
+	if !h.WaitLexicon(ctx) {
+		t.Fatal("the lexicon was not read")
+	}
+	f := Filter{Types: []memory.Type{memory.TypeDecision}, Limit: 3}
+	aw, aargs := f.admitting()
+	if _, err := h.heldAdmits(ctx, aw, aargs); err != nil { // as a vector lane holds it
+		t.Fatal(err)
+	}
+	same := func(step string) []Hit {
+		t.Helper()
+		want, err := c.Search(ctx, "flaky deploy", f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := h.Search(ctx, "flaky deploy", f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want) != 3 || !slices.EqualFunc(got, want, func(a, b Hit) bool { return a.ID == b.ID && a.BM25 == b.BM25 }) {
+			t.Fatalf("%s: held %v, SQL %v", step, hitIDs(got), hitIDs(want))
+		}
+		return got
+	}
+	same("first")
+	oldest, newest := entries[11], entries[0]
+	at := time.Now().UTC()
+	put(t, c, nil, memory.Op{V: 1, ID: memory.NewID(), Entry: oldest.ID, Kind: memory.OpRelevant, Score: 1, Clock: 3, At: at},
+		memory.Op{V: 1, ID: memory.NewID(), Entry: newest.ID, Kind: memory.OpIrrelevant, Clock: 3, At: at})
+	if got := same("after feedback"); got[0].ID != oldest.ID || slices.ContainsFunc(got, func(h Hit) bool { return h.ID == newest.ID }) {
+		t.Fatalf("after feedback: %v, want %s first and not %s", hitIDs(got), oldest.ID, newest.ID)
+	}
+}
