@@ -404,7 +404,7 @@ type maxScore struct {
 	avgdl  float64
 	cur    []lexCursor
 	prefix []float64 // prefix[i]: the most cur[:i] can add together
-	room   []float64 // roomAt's
+	room   []float64 // roomIn's
 	ess    int
 	h      lexHeap
 	theta  float64 // the k-th best score so far
@@ -492,7 +492,7 @@ func (m *maxScore) score(doc uint32) (float64, bool) {
 // sets their parts, adding them to sum (what the others give doc), the
 // most promising first; false, with the parts cleared, as soon as what is
 // left cannot lift doc into the k best. room[i] is the most cur[:i] can
-// add to doc (m.prefix, or roomAt's).
+// add to doc (m.prefix, or roomIn's).
 func (m *maxScore) addInessential(doc uint32, ess int, d, sum float64, room []float64) (float64, bool) {
 	for i := ess - 1; i >= 0; i-- {
 		if len(m.h) == m.k && (sum+room[i+1])*boundSlack < m.theta {
