@@ -507,7 +507,7 @@ func TestHeldBM25ReadsWholeWithFeedback(t *testing.T) {
 	at := time.Now().UTC()
 	put(t, c, nil, memory.Op{V: 1, ID: memory.NewID(), Entry: oldest.ID, Kind: memory.OpRelevant, Score: 1, Clock: 3, At: at},
 		memory.Op{V: 1, ID: memory.NewID(), Entry: newest.ID, Kind: memory.OpIrrelevant, Clock: 3, At: at})
-	if got := same("after feedback"); got[0].ID != oldest.ID || slices.ContainsFunc(got, func(h Hit) bool { return h.ID == newest.ID }) {
+	if got := same("after feedback"); got[0].ID != oldest.ID || slices.ContainsFunc(got, func(x Hit) bool { return x.ID == newest.ID }) {
 		t.Fatalf("after feedback: %v, want %s first and not %s", hitIDs(got), oldest.ID, newest.ID)
 	}
 }
