@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // Every search's first stage reads the sign bits of every vector, as
@@ -373,6 +374,7 @@ func (ix *signIndex) nearest(q []float32, k int, admit []uint64, offer func(*sig
 // rerank orders the rows near (hamming's) by q's cosine with each row's
 // two bits a dimension (twoBitCosine), ties to the lower rowid.
 func (ix *signIndex) rerank(q []float32, near []signDist) []int64 {
+	ix.askFor(near)
 	sum, total := byteSums(q)
 	dots := make([]float32, len(near))
 	ids := make([]int64, len(near))
@@ -383,6 +385,26 @@ func (ix *signIndex) rerank(q []float32, near []signDist) []int64 {
 	}
 	return byDot(dots, ids)
 }
+
+// askFor reads the first word of the sign and magnitude bits of each of
+// near's rows in a loop that does nothing else: in a large index the
+// rows lie far apart, and the CPU waits on many of those reads at once
+// here, where rerank's loop, summing each row's cosine, waits on each in
+// turn. Over the 1,600 rows of a memory lane's pool at a million entries
+// (in process, each after 64 MB of other reads, medians of 600), rerank
+// took 0.47-0.53 ms against 0.89-0.97 (four runs, the builds in turn).
+func (ix *signIndex) askFor(near []signDist) {
+	var sum uint64
+	for _, s := range near {
+		ch := &ix.chunks[s.chunk]
+		at := s.slot * ix.nw
+		sum += ch.words[at] ^ ch.mags[at]
+	}
+	asked.Store(sum) // used: the reads are made
+}
+
+// asked keeps askFor's sum.
+var asked atomic.Uint64
 
 // The second bit of a dimension says whether its magnitude is large: set
 // when |x_i| is at least magCut times the vector's root mean square,
