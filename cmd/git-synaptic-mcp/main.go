@@ -44,7 +44,12 @@ func main() {
 		os.Exit(config.ExitCode(err, false))
 	}
 	defer s.Close()
-	if err := mcp.Serve(ctx, s, config.Version, os.Stdin, os.Stdout, os.Stderr); err != nil && ctx.Err() == nil {
+	in := os.Stdin
+	if f, restore := pollable(int(os.Stdin.Fd()), os.Stdin.Name()); f != nil {
+		defer restore()
+		in = f
+	}
+	if err := mcp.Serve(ctx, s, config.Version, in, os.Stdout, os.Stderr); err != nil && ctx.Err() == nil {
 		fmt.Fprintln(os.Stderr, "git-synaptic mcp:", err)
 		os.Exit(1)
 	}
