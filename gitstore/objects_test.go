@@ -111,6 +111,12 @@ func TestTreesAreWrittenAsGitReadsThem(t *testing.T) {
 	if !plainNames(entries) || plainNames([]object.TreeEntry{{Name: "Not Plain"}}) || plainNames([]object.TreeEntry{{Name: "a\xffb"}}) {
 		t.Error("plainNames takes lowercase letters, digits and dots only")
 	}
+	for c := range 256 {
+		plain := strings.ContainsRune("abcdefghijklmnopqrstuvwxyz0123456789.", rune(c))
+		if got := plainNames([]object.TreeEntry{{Name: "a1." + string([]byte{byte(c)})}}); got != plain {
+			t.Errorf("plainNames of a name with byte %#x: %v, want %v", c, got, plain)
+		}
+	}
 	for _, bad := range []string{"", "a\x00b"} {
 		if _, err := encodeTree([]object.TreeEntry{{Name: bad, Mode: filemode.Regular}}); err == nil {
 			t.Errorf("a tree entry named %q was encoded", bad)

