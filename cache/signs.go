@@ -117,14 +117,27 @@ func (c *Cache) coarse(ctx context.Context, vq *vectorQuery, q []float32) (score
 	}
 	w, args := vq.f.where()
 	k, take := vq.k, vq.exact()
+	// alike, the rows of a ranking that may lie within vq.minCos, when
+	// the cut left some out (-1: none left out)
+	kept := -1
 	inOrder := func(ranked []int64, share float64) ([]scoredRow, error) {
+		if kept = -1; vq.alike {
+			if n := vq.ix.alike(q, ranked, vq.minCos); n < len(ranked) {
+				kept, ranked = n, ranked[:n]
+			}
+		}
 		if vq.held != nil {
 			return c.heldInOrder(ctx, q, ranked, take, vq.held)
 		}
 		return c.scoreInOrder(ctx, q, ranked, take, share, w, args)
 	}
+	// enough found, or every row with a vector seen, or every row that
+	// may count seen and none of them left out by the filter
+	enough := func(out []scoredRow, ranked []int64) bool {
+		return len(out) >= take || len(ranked) < rerankPool*k || kept >= 0 && len(out) >= min(kept, take)
+	}
 	out, err := inOrder(vq.ranked, vq.share)
-	whole = len(out) >= take || len(vq.ranked) < rerankPool*k // enough found, or every row with a vector seen
+	whole = enough(out, vq.ranked)
 	if err != nil || whole || vq.admit != nil {
 		return out, whole, err
 	}
@@ -139,7 +152,7 @@ func (c *Cache) coarse(ctx context.Context, vq *vectorQuery, q []float32) (score
 	}
 	ranked := vq.ix.nearest(q, k, admit, vq.offer, vq.alike)
 	out, err = inOrder(ranked, 1)
-	return out, len(out) >= take || len(ranked) < rerankPool*k, err
+	return out, enough(out, ranked), err
 }
 
 // scoreInOrder scores the first k rows of ranked that where admits and
@@ -405,6 +418,41 @@ func (ix *signIndex) askFor(near []signDist) {
 
 // asked keeps askFor's sum.
 var asked atomic.Uint64
+
+// alike returns how many of the first rows of ranked, in rerank's order,
+// may lie within cosine minCos of q by their two bits a dimension
+// (alikeSlack); all of them when it cannot tell where a row's bits lie or
+// what its two bits say (alikeSelfMin).
+func (ix *signIndex) alike(q []float32, ranked []int64, minCos float64) int {
+	if ix.unplaced || len(q) == 0 {
+		return len(ranked)
+	}
+	sum, total := byteSums(q)
+	norm := math.Sqrt(float64(dot(q, q)))
+	signs, mags := make([]uint64, ix.nw), make([]uint64, ix.nw)
+	ix.pack(signs, quantize(q))
+	ix.pack(mags, magnitudeBits(encodeVec(q)))
+	self := float64(twoBitCosine(sum, total, len(q), signs, mags)) / norm
+	if self < alikeSelfMin {
+		return len(ranked)
+	}
+	least := minCos * (self - alikeSlack) * norm
+	for i, id := range ranked {
+		if id < 0 || id >= int64(len(ix.at)) || ix.at[id] == noSlot {
+			return len(ranked)
+		}
+		ci, slot := int(ix.at[id]>>slotBits), int(ix.at[id]&(1<<slotBits-1))
+		if ci >= len(ix.chunks) || slot >= len(ix.chunks[ci].rowids)/8 || ix.chunks[ci].rowid(slot) != id {
+			return len(ranked)
+		}
+		ch := &ix.chunks[ci]
+		at := slot * ix.nw
+		if float64(twoBitCosine(sum, total, len(q), ch.words[at:at+ix.nw], ch.mags[at:at+ix.nw])) < least {
+			return i
+		}
+	}
+	return len(ranked)
+}
 
 // The second bit of a dimension says whether its magnitude is large: set
 // when |x_i| is at least magCut times the vector's root mean square,

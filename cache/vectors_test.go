@@ -572,7 +572,8 @@ func waitingEntries(t *testing.T, c *Cache, n, dim int) []PendingText {
 
 // NearestAlike finds what says nearly the same as the query, from a pool
 // much smaller than Nearest's: of 500 entries, the three planted within
-// cosine 0.9 of it, nearest first, and no other; at most n of them.
+// cosine 0.9 of it, nearest first, and no other (not the one planted at
+// 0.87); at most n of them.
 func TestNearestAlikeFindsTheNearDuplicates(t *testing.T) {
 	t.Run("whole scan", func(t *testing.T) { testNearestAlike(t, 64) })
 	// 512 bits a vector, as the default model's: the rows' first 128 bits
@@ -583,6 +584,83 @@ func TestNearestAlikeFindsTheNearDuplicates(t *testing.T) {
 }
 
 func testNearestAlike(t *testing.T, dim int) {
+	ctx := context.Background()
+	c, q, _ := alikeFixture(t, dim)
+	all, err := c.NearestExact(ctx, q, Filter{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, h := range all {
+		if h.Cosine >= 0.9 {
+			want = append(want, h.ID)
+		}
+	}
+	if len(want) != 3 {
+		t.Fatalf("exact search finds %d within 0.9, want the 3 planted", len(want))
+	}
+	for _, n := range []int{5, 2} {
+		got, err := c.NearestAlike(ctx, func() ([]float32, error) { return q, nil }, Filter{}, n, 0.9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, h := range got {
+			ids = append(ids, h.ID)
+		}
+		if w := want[:min(n, len(want))]; !slices.Equal(ids, w) {
+			t.Fatalf("n=%d: %v, want %v", n, ids, w)
+		}
+	}
+}
+
+// NearestAlike reads the float vectors of no row whose two bits a
+// dimension say it cannot lie within its cosine (alikeCut): of 500
+// entries, only the four planted near the query are scored (the one at
+// 0.87 may lie within 0.9 by its bits), and a query near none scores
+// none; neither looks further.
+func TestNearestAlikeScoresOnlyWhatMayLieNear(t *testing.T) {
+	ctx := context.Background()
+	defer func(rows, keep int) { headRows, headKeep = rows, keep }(headRows, headKeep)
+	headRows, headKeep = 100, 40
+	c, q, random := alikeFixture(t, 512)
+	for _, tc := range []struct {
+		name   string
+		q      []float32
+		scored int
+	}{{"near four", q, 4}, {"near none", random(), 0}} {
+		vq, err := c.planNearest(ctx, Filter{}, 5, alikePool*5, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vq.minCos = 0.9
+		vq.rank(tc.q)
+		if len(vq.ranked) != rerankPool*alikePool*5 {
+			t.Fatalf("%s: %d rows ranked, want %d", tc.name, len(vq.ranked), rerankPool*alikePool*5)
+		}
+		clear(c.admits.sets)
+		scored, whole, err := c.coarse(ctx, vq, tc.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(scored) != tc.scored || !whole {
+			t.Errorf("%s: %d rows scored (whole %v), want %d and no other looked for", tc.name, len(scored), whole, tc.scored)
+		}
+		if c.admits.sets[vq.key] != nil {
+			t.Errorf("%s: the rows were ranked again among those the filter admits, for nothing", tc.name)
+		}
+		for _, s := range scored {
+			if s.cos < 0.85 {
+				t.Errorf("%s: row %d at cosine %.3f was scored", tc.name, s.rowid, s.cos)
+			}
+		}
+	}
+}
+
+// alikeFixture is a cache of 500 entries with random vectors of dim
+// dimensions, four of them planted near q (cosines about 0.98, 0.96, 0.93
+// and 0.87), and the random vectors' source.
+func alikeFixture(t *testing.T, dim int) (*Cache, []float32, func() []float32) {
 	ctx := context.Background()
 	c, _ := newCache(t)
 	pending := waitingEntries(t, c, 500, dim)
@@ -621,38 +699,13 @@ func testNearestAlike(t *testing.T, dim int) {
 	for _, p := range []struct {
 		i int
 		w float64
-	}{{17, 0.2}, {250, 0.3}, {444, 0.4}} {
+	}{{17, 0.2}, {250, 0.3}, {444, 0.4}, {333, 0.57}} {
 		vecs[p.i] = near(p.w)
 	}
 	if err := c.StoreVectors(ctx, pending, vecs); err != nil {
 		t.Fatal(err)
 	}
-	all, err := c.NearestExact(ctx, q, Filter{}, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want []string
-	for _, h := range all {
-		if h.Cosine >= 0.9 {
-			want = append(want, h.ID)
-		}
-	}
-	if len(want) != 3 {
-		t.Fatalf("exact search finds %d within 0.9, want the 3 planted", len(want))
-	}
-	for _, n := range []int{5, 2} {
-		got, err := c.NearestAlike(ctx, func() ([]float32, error) { return q, nil }, Filter{}, n, 0.9)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ids []string
-		for _, h := range got {
-			ids = append(ids, h.ID)
-		}
-		if w := want[:min(n, len(want))]; !slices.Equal(ids, w) {
-			t.Fatalf("n=%d: %v, want %v", n, ids, w)
-		}
-	}
+	return c, q, random
 }
 
 // A vector store of the first layout (vectors, keyed WITHOUT ROWID) is
