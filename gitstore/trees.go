@@ -655,7 +655,7 @@ func RegularFile(mode uint32) bool {
 // ReadAhead reads the trees on the way to the directory of file p at
 // ref's tip, so that an Append of p there finds them read (treeCache): a
 // save at a million entries reads its directory of 3,900 entries from a
-// pack, 2 ms, which an MCP save does while its content is embedded. It is
+// pack, 2 ms, which a save does while it looks for near-duplicates. It is
 // a hint: what it cannot read is left to the Append.
 func (r *Repo) ReadAhead(ref, p string) {
 	s, err := r.side(ref, false)

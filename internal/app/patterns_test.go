@@ -284,3 +284,23 @@ func TestManyWaitingEntriesTakeTheirStoredVectorsBack(t *testing.T) {
 		t.Fatalf("embedded %q; said %q; want the query alone, and the 5 taken back", embedded, warn.String())
 	}
 }
+
+// A save's near-duplicate search runs meanwhile (the entry's directory
+// read ahead) once, whichever way it looks: by words, with the SQL beside
+// it; by meaning; and by meaning falling back to words without a model.
+func TestNearDuplicatesRunMeanwhileOnce(t *testing.T) {
+	ctx := context.Background()
+	for name, opts := range searchModes() {
+		s := openTest(t, opts)
+		if _, err := s.Memory().Import(ctx, []SaveRequest{{Content: "TestSync times out on CI under load", Type: memory.TypeIssue}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, by := range []Likeness{ByWords, ByMeaning} {
+			calls := 0
+			dups, _, err := s.Recall().nearDuplicates(ctx, "TestSync times out on the CI under load", by, func() { calls++ })
+			if err != nil || len(dups) != 1 || calls != 1 {
+				t.Errorf("%s, by %d: %d near-duplicates, %v, meanwhile ran %d times; want 1, once", name, by, len(dups), err, calls)
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 
 	"time"
 
@@ -162,12 +163,18 @@ func (s *Recall) NearDuplicates(ctx context.Context, content string, by Likeness
 
 // nearDuplicates is NearDuplicates that also returns content's vector
 // when it embedded content (nil otherwise); meanwhile, unless nil, runs
-// while that embedding is under way. It looks among saved memory
-// only: a save links to its near-duplicates, and an indexed commit or
-// note (whose ids are git's) is no entry to link to; a save that said
-// what a commit's message says was refused ("related id ... must be a
-// full 32-digit id").
+// once on the calling goroutine while the search is under way: beside
+// the embedding, or the SQL that finds entries by their words. It looks
+// among saved memory only: a save links to its near-duplicates, and an
+// indexed commit or note (whose ids are git's) is no entry to link to; a
+// save that said what a commit's message says was refused ("related id
+// ... must be a full 32-digit id").
 func (s *Recall) nearDuplicates(ctx context.Context, content string, by Likeness, meanwhile func()) (out []Similar, vec []float32, err error) {
+	if meanwhile == nil {
+		meanwhile = func() {}
+	}
+	meanwhile = sync.OnceFunc(meanwhile) // by meaning, then by words: once
+	defer meanwhile()
 	if by == ByMeaning {
 		vec, out, err = s.nearByMeaning(ctx, content, meanwhile)
 		if err == nil {
@@ -197,7 +204,14 @@ func (s *Recall) nearDuplicates(ctx context.Context, content string, by Likeness
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := c.WithAllWords(ctx, words, memory.SavableTypes, 20)
+	var rows []cache.Row
+	found := make(chan struct{})
+	go func() { // SQL alone, on the cache opened above
+		defer close(found)
+		rows, err = c.WithAllWords(ctx, words, memory.SavableTypes, 20)
+	}()
+	meanwhile()
+	<-found
 	for _, r := range rows {
 		if j := jaccard(q, contentWords(r.Content)); j >= 0.8 {
 			out = append(out, Similar{Entry: entryOf(r), Similarity: j, How: "lexical"})

@@ -72,7 +72,8 @@ func (s *Memory) SaveLinked(ctx context.Context, req SaveRequest, by Likeness) (
 	if req.ID == "" {
 		req.ID = memory.NewID()
 	}
-	// the entry's directory is read while its content is embedded
+	// the entry's directory is read while its near-duplicates are looked
+	// for: its content embedded, or its words looked up
 	dups, vec, _ := s.recall().nearDuplicates(ctx, req.Content, by, func() { s.readAhead(req) })
 	for _, d := range dups {
 		req.Duplicates = append(req.Duplicates, d.ID)
