@@ -429,6 +429,9 @@ func (ix *signIndex) alike(q []float32, ranked []int64, minCos float64) int {
 	}
 	sum, total := byteSums(q)
 	norm := math.Sqrt(float64(dot(q, q)))
+	if norm == 0 {
+		return len(ranked)
+	}
 	signs, mags := make([]uint64, ix.nw), make([]uint64, ix.nw)
 	ix.pack(signs, quantize(q))
 	ix.pack(mags, magnitudeBits(encodeVec(q)))
