@@ -615,7 +615,7 @@ func testNearestAlike(t *testing.T, dim int) {
 }
 
 // NearestAlike reads the float vectors of no row whose two bits a
-// dimension say it cannot lie within its cosine (alikeCut): of 500
+// dimension say it cannot lie within its cosine (alikeSlack): of 500
 // entries, only the four planted near the query are scored (the one at
 // 0.87 may lie within 0.9 by its bits), and a query near none scores
 // none; neither looks further.
