@@ -159,7 +159,7 @@ func TestLiveLayoutRanksAsTheIndex(t *testing.T) {
 // hits, in order.
 func rankedIDs(t *testing.T, c *Cache, q []float32, k int, f Filter) []int64 {
 	t.Helper()
-	vq, err := c.planNearest(context.Background(), f, k, nearestPool(k), false)
+	vq, err := c.planNearest(context.Background(), f, k, nearestPool(k), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

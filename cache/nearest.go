@@ -81,11 +81,10 @@ func exactPool(n int) int { return min(max(40, 2*n), nearestPool(n)) }
 // that cosine of the query counts (vectorQuery.alike).
 func (c *Cache) nearest(ctx context.Context, vector func() ([]float32, error), f Filter, n, k int, minCos float64) ([]Hit, error) {
 	c.freeRetired()
-	vq, err := c.planNearest(ctx, f, n, k, minCos > 0)
+	vq, err := c.planNearest(ctx, f, n, k, minCos)
 	if err != nil {
 		return nil, err
 	}
-	vq.minCos = minCos
 	q, err := vector()
 	if err != nil {
 		return nil, err
@@ -109,10 +108,8 @@ type vectorQuery struct {
 	share  float64         // about what share of the ranked rows it admits
 	ranked []int64         // rank's answer, best first
 	offer  func(*signScan) // who else may scan (signScan); nil: no one
-	// alike: only rows very near the query count (NearestAlike), and a
-	// large index is read first by its rows' first words (headFirst);
-	// minCos is how near
-	alike  bool
+	// minCos, above 0: only rows within that cosine of the query count
+	// (NearestAlike; vectorQuery.alike)
 	minCos float64
 	// layout holds the rows not archived side by side, and view those
 	// the filter admits, for a large index's scan (liveLayout); nil: the
@@ -128,8 +125,8 @@ type vectorQuery struct {
 // a cache that holds vectors; a near-duplicate check (alike), which
 // wants only what lies very near, ranks every row of an index when the
 // filter admits most, and leaves out those it rejects afterwards.
-func (c *Cache) planNearest(ctx context.Context, f Filter, n, k int, alike bool) (*vectorQuery, error) {
-	vq := &vectorQuery{f: f, n: n, k: k, alike: alike}
+func (c *Cache) planNearest(ctx context.Context, f Filter, n, k int, minCos float64) (*vectorQuery, error) {
+	vq := &vectorQuery{f: f, n: n, k: k, minCos: minCos}
 	// none of these types at all (commits in a repository that never
 	// indexed them): no KNN, no scan
 	some, err := c.anyOf(ctx, f.Types)
@@ -150,7 +147,7 @@ func (c *Cache) planNearest(ctx context.Context, f Filter, n, k int, alike bool)
 		return nil, err
 	}
 	vq.key, vq.share = key, share
-	few, large := share < minShare, !alike && vq.ix.rows() >= layoutMin
+	few, large := share < minShare, !vq.alike() && vq.ix.rows() >= layoutMin
 	if few || large {
 		vq.admit = vq.held
 		if vq.admit == nil {
@@ -166,10 +163,15 @@ func (c *Cache) planNearest(ctx context.Context, f Filter, n, k int, alike bool)
 	return vq, err
 }
 
+// alike reports whether only what lies very near the query counts (a
+// near-duplicate check), and a large index is read first by its rows'
+// first words (headFirst).
+func (vq *vectorQuery) alike() bool { return vq.minCos > 0 }
+
 // exact is how many of the ranked rows coarse scores by their float
 // vectors: exactPool, or a near-duplicate check's k, already as few.
 func (vq *vectorQuery) exact() int {
-	if vq.alike {
+	if vq.alike() {
 		return vq.k
 	}
 	return min(vq.k, exactPool(vq.n))
@@ -185,7 +187,7 @@ func (vq *vectorQuery) rank(q []float32) {
 		vq.ranked = vq.ix.rerank(q, vq.layout.hamming(quantize(q), rerankPool*vq.k, vq.view, vq.admit, vq.offer))
 		return
 	}
-	vq.ranked = vq.ix.nearest(q, vq.k, vq.admit, vq.offer, vq.alike)
+	vq.ranked = vq.ix.nearest(q, vq.k, vq.admit, vq.offer, vq.alike())
 }
 
 // scoreNearest scores the ranked rows exactly (coarse) and returns the
@@ -204,7 +206,7 @@ func (c *Cache) scoreNearest(ctx context.Context, vq *vectorQuery, q []float32) 
 			return nil, err
 		}
 	}
-	if vq.alike { // only the rows that count are read
+	if vq.alike() { // only the rows that count are read
 		scored = slices.DeleteFunc(scored, func(s scoredRow) bool { return float64(s.cos) < vq.minCos })
 	}
 	return c.best(ctx, scored, vq.n)

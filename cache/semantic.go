@@ -125,7 +125,7 @@ func (c *Cache) candidates(ctx context.Context, q *SemanticQuery, f Filter, lim 
 	var vqs []*vectorQuery
 	if q.Mode != ModeBM25 && (q.Vector != nil || q.VectorFunc != nil) {
 		for _, l := range ls {
-			vq, err := c.planNearest(ctx, l.filter, l.vectors, nearestPool(l.vectors), false)
+			vq, err := c.planNearest(ctx, l.filter, l.vectors, nearestPool(l.vectors), 0)
 			if err != nil {
 				return nil, nil, err
 			}

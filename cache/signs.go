@@ -121,7 +121,7 @@ func (c *Cache) coarse(ctx context.Context, vq *vectorQuery, q []float32) (score
 	// the cut left some out (-1: none left out)
 	kept := -1
 	inOrder := func(ranked []int64, share float64) ([]scoredRow, error) {
-		if kept = -1; vq.alike {
+		if kept = -1; vq.alike() {
 			if n := vq.ix.alike(q, ranked, vq.minCos); n < len(ranked) {
 				kept, ranked = n, ranked[:n]
 			}
@@ -150,7 +150,7 @@ func (c *Cache) coarse(ctx context.Context, vq *vectorQuery, q []float32) (score
 			return nil, false, err
 		}
 	}
-	ranked := vq.ix.nearest(q, k, admit, vq.offer, vq.alike)
+	ranked := vq.ix.nearest(q, k, admit, vq.offer, vq.alike())
 	out, err = inOrder(ranked, 1)
 	return out, enough(out, ranked), err
 }
@@ -441,11 +441,8 @@ func (ix *signIndex) alike(q []float32, ranked []int64, minCos float64) int {
 	}
 	least := minCos * (self - alikeSlack) * norm
 	for i, id := range ranked {
-		if id < 0 || id >= int64(len(ix.at)) || ix.at[id] == noSlot {
-			return len(ranked)
-		}
-		ci, slot := int(ix.at[id]>>slotBits), int(ix.at[id]&(1<<slotBits-1))
-		if ci >= len(ix.chunks) || slot >= len(ix.chunks[ci].rowids)/8 || ix.chunks[ci].rowid(slot) != id {
+		ci, slot, ok := ix.slotOf(id)
+		if !ok {
 			return len(ranked)
 		}
 		ch := &ix.chunks[ci]
@@ -659,6 +656,21 @@ func ones(set []uint64) int {
 	return n
 }
 
+// slotOf returns the chunk and slot where rowid id's bits lie (as place
+// recorded them), and whether they are there: a slot that still holds
+// id's vector.
+func (ix *signIndex) slotOf(id int64) (ci, slot int, ok bool) {
+	if id < 0 || id >= int64(len(ix.at)) || ix.at[id] == noSlot {
+		return 0, 0, false
+	}
+	ci, slot = int(ix.at[id]>>slotBits), int(ix.at[id]&(1<<slotBits-1))
+	if ci >= len(ix.chunks) || slot >= len(ix.chunks[ci].rowids)/8 {
+		return 0, 0, false
+	}
+	ch := &ix.chunks[ci]
+	return ci, slot, ch.holds(slot) && ch.rowid(slot) == id
+}
+
 // sparse is hamming over the rows admit holds alone, each found through
 // signIndex.at: the same rows, at the same distances.
 func (ix *signIndex) sparse(qw []uint64, k int, admit []uint64) []signDist {
@@ -669,19 +681,11 @@ func (ix *signIndex) sparse(qw []uint64, k int, admit []uint64) []signDist {
 			if id >= int64(len(ix.at)) {
 				break
 			}
-			p := ix.at[id]
-			if p == noSlot {
-				continue
+			ci, slot, ok := ix.slotOf(id)
+			if !ok {
+				continue // no vector, or it is gone
 			}
-			ci, slot := int(p>>slotBits), int(p&(1<<slotBits-1))
-			if ci >= len(ix.chunks) || slot >= len(ix.chunks[ci].rowids)/8 {
-				continue
-			}
-			ch := &ix.chunks[ci]
-			if !ch.holds(slot) || ch.rowid(slot) != id {
-				continue // its vector is gone
-			}
-			near = append(near, signDist{ch.distance(slot, qw), id, ci, slot})
+			near = append(near, signDist{ix.chunks[ci].distance(slot, qw), id, ci, slot})
 		}
 	}
 	return keepNearest(near, k, 64*ix.nw)

@@ -321,7 +321,7 @@ func TestSignIndexSeesTheTableMadeAgain(t *testing.T) {
 
 // coarseIDs is the rows coarse finds, in order.
 func coarseIDs(ctx context.Context, c *Cache, q []float32, k int, f Filter) ([]int64, error) {
-	vq, err := c.planNearest(ctx, f, k, nearestPool(k), false)
+	vq, err := c.planNearest(ctx, f, k, nearestPool(k), 0)
 	if err != nil {
 		return nil, err
 	}

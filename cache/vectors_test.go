@@ -629,11 +629,10 @@ func TestNearestAlikeScoresOnlyWhatMayLieNear(t *testing.T) {
 		q      []float32
 		scored int
 	}{{"near four", q, 4}, {"near none", random(), 0}} {
-		vq, err := c.planNearest(ctx, Filter{}, 5, alikePool*5, true)
+		vq, err := c.planNearest(ctx, Filter{}, 5, alikePool*5, 0.9)
 		if err != nil {
 			t.Fatal(err)
 		}
-		vq.minCos = 0.9
 		vq.rank(tc.q)
 		if len(vq.ranked) != rerankPool*alikePool*5 {
 			t.Fatalf("%s: %d rows ranked, want %d", tc.name, len(vq.ranked), rerankPool*alikePool*5)
