@@ -191,6 +191,23 @@ __attribute__((target("popcnt"))) void synaptic_head_distances(const uint64_t *w
 #undef DISTHEAD
 }
 
+__attribute__((target("popcnt"))) void synaptic_nearest_centroids(const uint64_t *words, const int32_t *slots, int64_t m,
+                                                                   const uint64_t *cent, int64_t c, int32_t *out) {
+	for (int64_t i = 0; i < m; i++) {
+		const uint64_t *row = words + 8 * (int64_t)slots[i];
+		int best = 1 << 30;
+		int32_t at = 0;
+		for (int64_t j = 0; j < c; j++) {
+			int d = distance_popcnt(cent + 8 * j, row);
+			if (d < best) {
+				best = d;
+				at = (int32_t)j;
+			}
+		}
+		out[i] = at;
+	}
+}
+
 #else
 
 int synaptic_hamming_level(void) { return 0; }
@@ -219,6 +236,11 @@ void synaptic_head_distances(const uint64_t *words, const uint8_t *valid, const 
                              int64_t *count) {
 	(void)words, (void)valid, (void)rowids, (void)n, (void)admit, (void)admit_words, (void)q, (void)dist,
 	    (void)count;
+}
+
+void synaptic_nearest_centroids(const uint64_t *words, const int32_t *slots, int64_t m, const uint64_t *cent,
+                                int64_t c, int32_t *out) {
+	(void)words, (void)slots, (void)m, (void)cent, (void)c, (void)out;
 }
 
 #endif

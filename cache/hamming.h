@@ -34,4 +34,11 @@ void synaptic_head_distances(const uint64_t *words, const uint8_t *valid, const 
 // many it wrote.
 int64_t synaptic_within(const uint16_t *dist, int64_t n, uint16_t cut, int32_t *at, int64_t room);
 
+// synaptic_nearest_centroids writes into out[i], for each of the m rows
+// at words + 8 * slots[i] (8 words a row), the index of the centroid of
+// cent (c of them, 8 words each) whose bits differ least from the row's,
+// the first of those that tie (POPCNT).
+void synaptic_nearest_centroids(const uint64_t *words, const int32_t *slots, int64_t m, const uint64_t *cent,
+                                int64_t c, int32_t *out);
+
 #endif

@@ -78,3 +78,18 @@ func rowsWithin(dist []uint16, cut uint16, at []int32) int {
 	return int(C.synaptic_within((*C.uint16_t)(unsafe.Pointer(&dist[0])), C.int64_t(len(dist)), C.uint16_t(cut),
 		(*C.int32_t)(unsafe.Pointer(&at[0])), C.int64_t(len(at))))
 }
+
+// nearestCentroidsC is nearestCentroids in C (POPCNT), for rows of eight
+// words: out[i] gets the centroid of cent nearest the row at
+// words[8*slots[i]:].
+func nearestCentroidsC(words []uint64, slots []int32, cent []uint64, out []int32) {
+	if len(slots) == 0 || len(cent) == 0 {
+		return
+	}
+	_ = out[len(slots)-1]
+	for _, s := range slots {
+		_ = words[8*int(s)+7]
+	}
+	C.synaptic_nearest_centroids((*C.uint64_t)(unsafe.Pointer(&words[0])), (*C.int32_t)(unsafe.Pointer(&slots[0])), C.int64_t(len(slots)),
+		(*C.uint64_t)(unsafe.Pointer(&cent[0])), C.int64_t(len(cent)/8), (*C.int32_t)(unsafe.Pointer(&out[0])))
+}

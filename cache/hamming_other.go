@@ -13,3 +13,7 @@ func distancesC(words []uint64, stride int, valid, rowids []byte, n int, admit [
 }
 
 func rowsWithin(dist []uint16, cut uint16, at []int32) int { return rowsWithinGo(dist, cut, at) }
+
+func nearestCentroidsC(words []uint64, slots []int32, cent []uint64, out []int32) {
+	panic("cache: nearestCentroidsC where hamming.c does not run")
+}

@@ -19,7 +19,9 @@ import (
 // less to read, each row it rejects marked as without a vector (a
 // layoutView), so that the scan reads no rowid and no set. The same
 // rows at the same distances as a scan of every chunk with the filter's
-// set (TestLiveLayoutRanksAsTheIndex). On a copy of the 1M bench
+// set (TestLiveLayoutRanksAsTheIndex), but where the layout is large
+// enough to be cut into clusters, and a scan reads the nearest of them
+// (clusters.go). On a copy of the 1M bench
 // repository, the two builds in turn: the prompt hook in the warm process
 // 15.6 against 16.9 ms (60 prompts each), warm MCP hybrid search 16.3
 // against 18.7 ms with the same results for all 30 queries (60 searches
@@ -37,13 +39,24 @@ type liveLayout struct {
 	ix     *signIndex // the index laid out
 	upTo   int        // its chunks laid out; later ones are scanned in place
 	valid  [][]byte   // the validity of chunks [0, upTo) that the copy follows
-	first  []int      // chunk ci's first row in the copy; first[upTo]: the rows copied
+	held   int        // the rows copied
+	n      int        // the copy's rows, with the clusters' padding
 	refs   []uint32   // each copied row's place in ix (chunk << slotBits | slot)
 	pos    []int32    // each rowid's row in the copy, -1 for none
 	words  []uint64   // the copied rows' sign bits
 	rowids []byte     // their rowids, as a chunk holds them
 	has    []byte     // the copied rows that still have their vectors, a bit each
-	views  map[string]*layoutView
+	// lists is where each cluster's rows begin in the copy (a multiple of
+	// eight: padding rows without vectors fill the gaps), and lists[c] the
+	// copy's end; cent the clusters' centroids, ix.nw words each. nil: the
+	// copy is in the index's order, and read whole (clusters.go).
+	lists []int
+	cent  []uint64
+	// centF is each cluster's mean, its rows read by their two bits a
+	// dimension (twoBitCosine), of unit norm, dim floats each: a query's
+	// clusters are the nearest by those (probe)
+	centF []float32
+	views map[string]*layoutView
 	// scratch is the scan's distances, kept for the next (signIndex.scratch)
 	scratch []uint16
 	free    func() // gives back the memory of words to pos, once
@@ -72,38 +85,78 @@ var layoutMin = 100_000
 const layoutViews = 8
 
 // layOut copies the sign bits of the rows of ix's chunks but the newest
-// that live holds and that have vectors.
-func layOut(ix *signIndex, live []uint64) *liveLayout {
+// that live holds and that have vectors, inClusters (arrange) if they are
+// many.
+func layOut(ix *signIndex, live []uint64, inClusters bool) *liveLayout {
 	upTo := max(len(ix.chunks)-1, 0)
-	lay := &liveLayout{ix: ix, upTo: upTo, valid: make([][]byte, upTo), first: make([]int, upTo+1), views: map[string]*layoutView{}}
-	n := 0
+	lay := &liveLayout{ix: ix, upTo: upTo, valid: make([][]byte, upTo), views: map[string]*layoutView{}}
+	var refs []uint32 // the rows copied, in the index's order
 	for ci := range upTo {
 		ch := &ix.chunks[ci]
-		lay.first[ci], lay.valid[ci] = n, ch.valid
+		lay.valid[ci] = ch.valid
 		for i := range len(ch.rowids) / 8 {
 			if ch.holds(i) && has(live, ch.rowid(i)) {
-				n++
+				refs = append(refs, uint32(ci)<<slotBits|uint32(i))
 			}
 		}
 	}
-	lay.first[upTo] = n
+	lay.held = len(refs)
+	at := lay.arrange(refs, inClusters)
 	nw := ix.nw
-	lay.alloc(n, len(ix.at))
+	lay.alloc(lay.n, len(ix.at))
 	hugePages(lay.words)
-	r := 0
-	for ci := range upTo {
-		ch := &ix.chunks[ci]
-		for i := range len(ch.rowids) / 8 {
-			if id := ch.rowid(i); ch.holds(i) && has(live, id) {
-				copy(lay.words[r*nw:(r+1)*nw], ch.words[i*nw:(i+1)*nw])
-				copy(lay.rowids[8*r:8*r+8], ch.rowids[8*i:8*i+8])
-				lay.has[r/8] |= 1 << (r % 8)
-				lay.refs[r], lay.pos[id] = uint32(ci)<<slotBits|uint32(i), int32(r)
-				r++
-			}
-		}
+	for j, ref := range refs {
+		ch, i, r := &ix.chunks[ref>>slotBits], int(ref&(1<<slotBits-1)), int(at[j])
+		copy(lay.words[r*nw:(r+1)*nw], ch.words[i*nw:(i+1)*nw])
+		copy(lay.rowids[8*r:8*r+8], ch.rowids[8*i:8*i+8])
+		lay.has[r/8] |= 1 << (r % 8)
+		lay.refs[r], lay.pos[ch.rowid(i)] = ref, int32(r)
 	}
 	return lay
+}
+
+// arrange returns the row of the copy each of refs (places in the index)
+// takes, and sets the copy's size: in the index's order, or, inClusters
+// for clusterMin rows or more, by cluster (lists, cent), each cluster's
+// rows in the index's order.
+func (lay *liveLayout) arrange(refs []uint32, inClusters bool) []int32 {
+	if !inClusters || len(refs) < clusterMin {
+		at := make([]int32, len(refs))
+		for j := range at {
+			at[j] = int32(j)
+		}
+		lay.n = len(refs)
+		return at
+	}
+	ix, nw := lay.ix, lay.ix.nw
+	row := func(ref uint32) []uint64 {
+		i := int(ref & (1<<slotBits - 1))
+		return ix.chunks[ref>>slotBits].words[i*nw : (i+1)*nw]
+	}
+	s := min(trainRows, len(refs))
+	sample := make([]uint64, s*nw)
+	for j := range s {
+		copy(sample[j*nw:(j+1)*nw], row(refs[j*len(refs)/s]))
+	}
+	lay.cent = fitCentroids(sample, nw, max(1, len(refs)/clusterRows), trainRounds)
+	c := len(lay.cent) / nw
+	at := assign(ix, refs, lay.cent) // each ref's cluster, then its row
+	sizes := make([]int, c)
+	for _, k := range at {
+		sizes[k]++
+	}
+	lay.lists = make([]int, c+1)
+	for k := range c {
+		lay.lists[k+1] = lay.lists[k] + (sizes[k]+7)&^7
+	}
+	lay.n = lay.lists[c]
+	lay.centF = meanTwoBits(ix, refs, at, c, s)
+	next := slices.Clone(lay.lists[:c])
+	for j, k := range at {
+		at[j] = int32(next[k])
+		next[k]++
+	}
+	return at
 }
 
 // alloc gives the layout room for n rows and for the rows of rowids below
@@ -140,7 +193,7 @@ func (lay *liveLayout) fits(ix *signIndex) bool {
 		return false
 	}
 	// the rows a layout made now would add (all but the newest chunk's)
-	if more := ix.rowsBefore(len(ix.chunks)-1) - ix.rowsBefore(lay.upTo); more*layoutSlack > lay.first[lay.upTo] {
+	if more := ix.rowsBefore(len(ix.chunks)-1) - ix.rowsBefore(lay.upTo); more*layoutSlack > lay.held {
 		return false
 	}
 	lay.follow()
@@ -164,8 +217,16 @@ func (lay *liveLayout) follow() {
 			lay.valid[ci] = now
 			continue
 		}
-		for r := lay.first[ci]; r < lay.first[ci+1]; r++ {
-			if !lay.ix.chunks[ci].holds(int(lay.refs[r] & (1<<slotBits - 1))) {
+		// the slots that lost their vectors, and the rows copied of them
+		ch, was := &lay.ix.chunks[ci], lay.valid[ci]
+		for b := range min(len(was), len(now)) {
+			for x := was[b] &^ now[b]; x != 0; x &= x - 1 {
+				i := 8*b + bits.TrailingZeros8(x)
+				id := ch.rowid(i)
+				if id < 0 || id >= int64(len(lay.pos)) || lay.pos[id] < 0 || lay.refs[lay.pos[id]] != uint32(ci)<<slotBits|uint32(i) {
+					continue // not copied
+				}
+				r := lay.pos[id]
 				lay.has[r/8] &^= 1 << (r % 8)
 				for _, v := range lay.views {
 					v.valid[r/8] &^= 1 << (r % 8)
@@ -232,14 +293,22 @@ func (lay *liveLayout) laidOutWithout(id int) bool {
 // hamming is signIndex.hamming over the rows v admits among the copy and
 // the rows set admits among the chunks after it, each found in ix's
 // chunks and slots.
-func (lay *liveLayout) hamming(qb []byte, k int, v *layoutView, set []uint64, offer func(*signScan)) []signDist {
+func (lay *liveLayout) hamming(q []float32, k int, v *layoutView, set []uint64, offer func(*signScan)) []signDist {
+	qb := quantize(q)
 	ix := lay.ix
 	scan := &signIndex{width: ix.width, nw: ix.nw, scratch: lay.scratch, unplaced: true}
-	n, nw := lay.first[lay.upTo], ix.nw
-	scan.chunks = make([]signChunk, 0, (n+layoutChunk-1)/layoutChunk+len(ix.chunks)-lay.upTo)
-	for lo := 0; lo < n; lo += layoutChunk {
-		hi := min(lo+layoutChunk, n)
-		scan.chunks = append(scan.chunks, signChunk{valid: v.valid[lo/8 : (hi+7)/8], rowids: lay.rowids[8*lo : 8*hi], words: lay.words[lo*nw : hi*nw]})
+	nw := ix.nw
+	ranges := [][2]int{{0, lay.n}}
+	if lay.lists != nil {
+		ranges = lay.probe(q, v, k)
+	}
+	var base []int // each chunk's first row in the copy
+	for _, r := range ranges {
+		for lo := r[0]; lo < r[1]; lo += layoutChunk {
+			hi := min(lo+layoutChunk, r[1])
+			scan.chunks = append(scan.chunks, signChunk{valid: v.valid[lo/8 : (hi+7)/8], rowids: lay.rowids[8*lo : 8*hi], words: lay.words[lo*nw : hi*nw]})
+			base = append(base, lo)
+		}
 	}
 	copied := len(scan.chunks)
 	for _, ch := range ix.chunks[lay.upTo:] {
@@ -258,7 +327,7 @@ func (lay *liveLayout) hamming(qb []byte, k int, v *layoutView, set []uint64, of
 	lay.scratch = scan.scratch
 	for j := range near {
 		if c := near[j].chunk; c < copied {
-			ref := lay.refs[c*layoutChunk+near[j].slot]
+			ref := lay.refs[base[c]+near[j].slot]
 			near[j].chunk, near[j].slot = int(ref>>slotBits), int(ref&(1<<slotBits-1))
 		} else {
 			near[j].chunk = c - copied + lay.upTo
@@ -274,7 +343,7 @@ func (lay *liveLayout) hamming(qb []byte, k int, v *layoutView, set []uint64, of
 // placed.
 func (c *Cache) layoutFor(ctx context.Context, key string, set []uint64) (*liveLayout, *layoutView, error) {
 	for range 2 {
-		lay, err := c.laidOut(ctx)
+		lay, err := c.laidOut(ctx, false)
 		if lay == nil || err != nil {
 			return nil, nil, err
 		}
@@ -288,30 +357,32 @@ func (c *Cache) layoutFor(ctx context.Context, key string, set []uint64) (*liveL
 
 // laidOut returns the layout of the rows not archived, made or followed
 // now; nil when the cache holds no vectors, the index is small, or its
-// rows cannot be placed.
-func (c *Cache) laidOut(ctx context.Context) (*liveLayout, error) {
+// rows cannot be placed. One it makes is cut into clusters only
+// inClusters: a search does not wait for that (0.3-0.5 s at a million
+// entries), LoadIndex, ahead of searches, does it, again for a layout a
+// search made in order.
+func (c *Cache) laidOut(ctx context.Context, inClusters bool) (*liveLayout, error) {
 	ix := c.signs
 	if c.rows == nil || ix == nil || ix.unplaced || ix.rows() < layoutMin {
 		c.retire()
 		return nil, nil
 	}
-	if c.layout == nil || !c.layout.fits(ix) {
+	if c.layout == nil || !c.layout.fits(ix) || inClusters && c.layout.lists == nil && c.layout.held >= clusterMin {
 		c.retire()
 		live, err := c.heldAdmits(ctx, liveOnly, nil)
 		if err != nil || live == nil {
 			return nil, err
 		}
-		c.layout = layOut(ix, live)
+		c.layout = layOut(ix, live, inClusters)
 	}
 	return c.layout, nil
 }
 
-// relayIfBack brings the layout up to date (laidOut) and, where a filter's
-// view finds a row back from the archive in a chunk laid out without it,
-// lays it out again now, ahead of the search that would (0.4-0.5 s at a
-// million entries).
+// relayIfBack brings the layout up to date (laidOut, in clusters) and,
+// where a filter's view finds a row back from the archive in a chunk laid
+// out without it, lays it out again now, ahead of the search that would.
 func (c *Cache) relayIfBack(ctx context.Context) error {
-	lay, err := c.laidOut(ctx)
+	lay, err := c.laidOut(ctx, true)
 	if lay == nil || err != nil {
 		return err
 	}
@@ -325,7 +396,7 @@ func (c *Cache) relayIfBack(ctx context.Context) error {
 		}
 		if _, ok := lay.view(key, s.bits); !ok {
 			c.retire()
-			_, err := c.laidOut(ctx)
+			_, err := c.laidOut(ctx, true)
 			return err
 		}
 	}

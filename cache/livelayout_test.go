@@ -16,10 +16,19 @@ import (
 // the filter's set, through archives, saves, edits, returns from the
 // archive and deletes, for filters of several sets in turn; it keeps the
 // layout while that serves, and makes it again when a row comes back from
-// the archive.
+// the archive. So does a layout in clusters whose scans read every
+// cluster: its rows in another order, found through their places.
 func TestLiveLayoutRanksAsTheIndex(t *testing.T) {
-	defer func(n int) { layoutMin = n }(layoutMin)
+	t.Run("in order", func(t *testing.T) { ranksAsTheIndex(t, false) })
+	t.Run("in clusters, all read", func(t *testing.T) { ranksAsTheIndex(t, true) })
+}
+
+func ranksAsTheIndex(t *testing.T, clustered bool) {
+	defer func(n, c, r, p int) { layoutMin, clusterMin, clusterRows, probeShare = n, c, r, p }(layoutMin, clusterMin, clusterRows, probeShare)
 	layoutMin = 0
+	if clustered {
+		clusterMin, clusterRows, probeShare = 0, 200, 1
+	}
 	ctx := context.Background()
 	c, h := heldPair(t)
 	rng := rand.New(rand.NewSource(17))
@@ -81,7 +90,13 @@ func TestLiveLayoutRanksAsTheIndex(t *testing.T) {
 	}
 	put(t, c, nil, gone...)
 	embed()
+	if err := h.LoadIndex(ctx); err != nil { // laid out in clusters
+		t.Fatal(err)
+	}
 	lay := same("first", true)
+	if clustered != (len(lay.lists) > 2) {
+		t.Fatalf("clustered %v, the layout holds %d clusters", clustered, len(lay.lists)-1)
+	}
 	// laidOut is the first entry of entries[from:to], not a commit, whose
 	// vector lies in a chunk laid out
 	laidOut := func(from, to int) int {
@@ -99,7 +114,7 @@ func TestLiveLayoutRanksAsTheIndex(t *testing.T) {
 		return -1
 	}
 	back, edited, deleted := laidOut(1000, 1100), laidOut(3, 1000), laidOut(1100, 3000) // not 1 and 2, archived below
-	if n := lay.first[lay.upTo]; n <= layoutChunk {
+	if n := lay.held; n <= layoutChunk {
 		t.Fatalf("the layout holds %d rows, want more than a chunk", n)
 	}
 	// archived rows stay laid out, and the filter's set leaves them out

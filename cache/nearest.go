@@ -184,7 +184,7 @@ func (vq *vectorQuery) rank(q []float32) {
 		return
 	}
 	if vq.layout != nil {
-		vq.ranked = vq.ix.rerank(q, vq.layout.hamming(quantize(q), rerankPool*vq.k, vq.view, vq.admit, vq.offer))
+		vq.ranked = vq.ix.rerank(q, vq.layout.hamming(q, rerankPool*vq.k, vq.view, vq.admit, vq.offer))
 		return
 	}
 	vq.ranked = vq.ix.nearest(q, vq.k, vq.admit, vq.offer, vq.alike())
