@@ -34,9 +34,11 @@ type Ran struct {
 	Response
 }
 
-// Notify asks the daemon at path to run req and returns once it has
-// started, without its output: for git hooks, which must not hold git up.
-// It waits for nothing: a daemon that is busy, or none, is an error and
+// Notify asks the daemon at path to run req and returns once the daemon
+// has taken it, without its output: for git hooks, which must not hold
+// git up. It waits for nothing: a busy daemon runs req once free, unless
+// the same command in the same directory already waits there (that one
+// does its work); no daemon, or one that declines, is an error and
 // nothing runs. It sends no standard input.
 func Notify(ctx context.Context, path string, req Request) error {
 	req.NoWait = true

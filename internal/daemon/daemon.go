@@ -36,7 +36,7 @@ type Request struct {
 	StdinTTY bool `json:"stdin_tty,omitempty"`
 	// Control, instead of a command: "status" or "stop".
 	Control string `json:"control,omitempty"`
-	// NoWait: run only if the daemon is free now (Notify).
+	// NoWait: the client does not wait for it to run (Notify).
 	NoWait bool `json:"no_wait,omitempty"`
 }
 

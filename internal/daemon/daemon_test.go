@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -295,31 +296,73 @@ func TestLoosePermissionsAreRefused(t *testing.T) {
 	}
 }
 
-// Notify returns once the command started, without waiting for it; a
-// busy daemon runs nothing and says so at once.
+// Notify returns once the daemon took the command, without waiting for
+// it: a busy daemon runs it once free. One like it (the same command in
+// the same directory) that comes while it waits is declined at once, for
+// the one waiting does its work; another command waits beside it.
 func TestNotify(t *testing.T) {
 	release := make(chan struct{})
-	ran := make(chan string, 4)
+	ran := make(chan string, 8)
 	path, _ := start(t, time.Minute, func(ctx context.Context, req Request) Response {
 		ran <- req.Args[0]
 		<-release
 		return Response{}
 	})
-	if err := Notify(context.Background(), path, Request{Args: []string{"post-commit"}}); err != nil {
+	notify := func(cmd string) error {
+		t.Helper()
+		begun := time.Now()
+		err := Notify(context.Background(), path, Request{Args: []string{cmd}, Dir: "/repo"})
+		if took := time.Since(begun); took > 500*time.Millisecond {
+			t.Fatalf("notifying %s took %v", cmd, took)
+		}
+		return err
+	}
+	if err := notify("post-commit"); err != nil {
 		t.Fatal(err)
 	}
 	if got := <-ran; got != "post-commit" {
 		t.Fatalf("ran %q", got)
 	}
-	begun := time.Now()
-	if err := Notify(context.Background(), path, Request{Args: []string{"second"}}); !errors.Is(err, ErrDeclined) || time.Since(begun) > 500*time.Millisecond {
-		t.Errorf("a notification to a busy daemon: %v after %v", err, time.Since(begun))
+	// the daemon is busy: these wait
+	if err := notify("post-commit"); err != nil {
+		t.Fatalf("a notification to a busy daemon: %v", err)
 	}
-	close(release)
+	if err := notify("post-merge"); err != nil {
+		t.Fatalf("another command's notification: %v", err)
+	}
+	if err := notify("post-commit"); !errors.Is(err, ErrDeclined) {
+		t.Fatalf("a notification whose like waits: %v, want it declined", err)
+	}
 	select {
 	case got := <-ran:
-		t.Errorf("the declined notification ran: %q", got)
+		t.Fatalf("%q ran while the daemon was busy", got)
 	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	var got []string
+	for range 2 {
+		select {
+		case cmd := <-ran:
+			got = append(got, cmd)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the waiting notifications ran %v", got)
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"post-commit", "post-merge"}) {
+		t.Fatalf("the waiting notifications ran %v", got)
+	}
+	select {
+	case cmd := <-ran:
+		t.Fatalf("the declined notification ran: %q", cmd)
+	case <-time.After(50 * time.Millisecond):
+	}
+	// once it ran, the next like it waits again
+	if err := notify("post-commit"); err != nil {
+		t.Fatal(err)
+	}
+	if cmd := <-ran; cmd != "post-commit" {
+		t.Fatalf("ran %q", cmd)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -197,11 +198,12 @@ func (s *Server) background(ctx context.Context, st *state, starting bool) {
 
 // state is what the connections share.
 type state struct {
-	sem    chan struct{} // one command at a time
-	wake   chan struct{} // a request ended: background work may follow
-	mu     sync.Mutex
-	last   time.Time // when the last command ended
-	status Status
+	sem     chan struct{} // one command at a time
+	wake    chan struct{} // a request ended: background work may follow
+	mu      sync.Mutex
+	last    time.Time // when the last command ended
+	status  Status
+	waiting map[string]bool // the notifications waiting for the semaphore (notified)
 }
 
 func (st *state) touch(done bool) {
@@ -233,6 +235,13 @@ func (st *state) quiet(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// idleNotified reports whether no notification waits.
+func (st *state) idleNotified() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.waiting) == 0
+}
+
 // watchIdle returns when ctx ends, or stops the server once no command
 // has run for s.Idle and none is running.
 func (s *Server) watchIdle(ctx context.Context, st *state, stop func()) {
@@ -246,7 +255,7 @@ func (s *Server) watchIdle(ctx context.Context, st *state, stop func()) {
 			st.mu.Lock()
 			idle := time.Since(st.last)
 			st.mu.Unlock()
-			if s.Idle > 0 && idle > s.Idle && len(st.sem) == 0 {
+			if s.Idle > 0 && idle > s.Idle && len(st.sem) == 0 && st.idleNotified() {
 				stop()
 				return
 			}
@@ -301,11 +310,12 @@ func (s *Server) handle(ctx context.Context, conn net.Conn, st *state, stop func
 		req.Stdin = in.Stdin
 		conn.SetDeadline(time.Now().Add(handshakeTimeout))
 	}
+	if req.NoWait {
+		s.notified(ctx, conn, dec, enc, st, req)
+		return
+	}
 	wait := s.BusyWait
-	switch {
-	case req.NoWait:
-		wait = time.Millisecond
-	case wait <= 0:
+	if wait <= 0 {
 		wait = time.Second
 	}
 	timer := time.NewTimer(wait)
@@ -327,6 +337,12 @@ func (s *Server) handle(ctx context.Context, conn net.Conn, st *state, stop func
 		return
 	}
 	conn.SetDeadline(time.Time{})
+	enc.Encode(reply{Response: s.run(ctx, st, req)})
+}
+
+// run runs req, which holds the semaphore, and wakes the background work
+// that may follow it.
+func (s *Server) run(ctx context.Context, st *state, req Request) Response {
 	st.touch(false)
 	resp := s.Handler(ctx, req)
 	st.touch(resp.Declined == "")
@@ -334,5 +350,67 @@ func (s *Server) handle(ctx context.Context, conn net.Conn, st *state, stop func
 	case st.wake <- struct{}{}:
 	default:
 	}
-	enc.Encode(reply{Response: resp})
+	return resp
+}
+
+// notified takes a notification (Notify, a git hook's hand-off): the
+// client is told at once that it will run, and it runs once the daemon is
+// free, its output dropped. One notification of a command in a directory
+// waits at a time, and maxWaiting in all: one that finds its like waiting
+// is declined, since the one waiting does its work too (a hook catches up
+// on every commit since the last it indexed).
+func (s *Server) notified(ctx context.Context, conn net.Conn, dec *json.Decoder, enc *json.Encoder, st *state, req Request) {
+	key := req.Dir + "\x00" + strings.Join(req.Args, "\x00")
+	if why := st.enqueue(key); why != "" {
+		enc.Encode(reply{Response: Response{Declined: why}})
+		return
+	}
+	waiting := true
+	defer func() {
+		if waiting {
+			st.dequeue(key)
+		}
+	}()
+	var p proceed
+	if enc.Encode(reply{Ready: true}) != nil || dec.Decode(&p) != nil || !p.Go {
+		return
+	}
+	conn.Close() // the client is gone: it waits for nothing
+	select {
+	case st.sem <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-st.sem }()
+	st.dequeue(key) // a notification from now on may find work this one will not see
+	waiting = false
+	s.run(ctx, st, req)
+}
+
+// maxWaiting is how many notifications may wait for the daemon at once.
+const maxWaiting = 16
+
+// enqueue records a notification keyed key as waiting, or says why it
+// may not wait.
+func (st *state) enqueue(key string) (declined string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	switch {
+	case st.waiting[key]:
+		return "one like it is waiting"
+	case len(st.waiting) >= maxWaiting:
+		return "busy"
+	}
+	if st.waiting == nil {
+		st.waiting = map[string]bool{}
+	}
+	st.waiting[key] = true
+	return ""
+}
+
+// dequeue records that the notification keyed key waits no more.
+func (st *state) dequeue(key string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	delete(st.waiting, key)
 }

@@ -67,8 +67,9 @@ func Main() int {
 	}
 	args := os.Args[1:]
 	if GitHandoff(args) {
-		// git waits for nothing here: hand over if a daemon is free,
-		// else leave the commits to the next command
+		// git waits for nothing here: hand over to the warm process
+		// (it runs the hook once free), else leave the commits to the
+		// next command
 		if !daemon.Off() {
 			if req, path, err := request(core, args); err == nil {
 				daemon.Notify(context.Background(), path, req)
