@@ -174,9 +174,10 @@ func nearestCentroid(cent, row []uint64) int {
 }
 
 // probe returns the row ranges [lo, hi) of the layout's clusters a scan
-// for query bits qw reads, in the layout's order: the clusters nearest qw
-// until they hold the rows wanted of those view admits (probeShare,
-// probeK for k rows kept), the nearer of two at one distance first.
+// for query q reads, in the layout's order: the clusters whose means
+// (centF) have the largest dot products with q, the first of two that
+// tie, until they hold the rows wanted of those view admits (probeShare;
+// probeK for k rows kept).
 func (lay *liveLayout) probe(q []float32, v *layoutView, k int) [][2]int {
 	c := len(lay.lists) - 1
 	dim := len(lay.centF) / max(c, 1)
@@ -193,8 +194,8 @@ func (lay *liveLayout) probe(q []float32, v *layoutView, k int) [][2]int {
 	dots := make([]float32, c)
 	for j := range c {
 		order[j] = j
-		if len(q) == dim {
-			dots[j] = dot(q, lay.centF[j*dim:(j+1)*dim])
+		if len(q) <= dim { // dim: the bits a row holds, the query's dimensions and any padding
+			dots[j] = dot(q, lay.centF[j*dim:j*dim+len(q)])
 		}
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(dots[b], dots[a]) })
