@@ -38,7 +38,8 @@ type Ran struct {
 // has taken it, without its output: for git hooks, which must not hold
 // git up. It waits for nothing: a busy daemon runs req once free, unless
 // the same command in the same directory already waits there (that one
-// does its work); no daemon, or one that declines, is an error and
+// does its work), and a daemon that stops first drops it (the next
+// command catches up); no daemon, or one that declines, is an error and
 // nothing runs. It sends no standard input.
 func Notify(ctx context.Context, path string, req Request) error {
 	req.NoWait = true
