@@ -131,10 +131,7 @@ func seedRows(sample []uint64, nw, c int) []uint64 {
 		cent = append(cent, row...)
 		total := 0.0
 		for i, r := range from {
-			d := 0
-			for w, x := range sample[r*nw : (r+1)*nw] {
-				d += bits.OnesCount64(x ^ row[w])
-			}
+			d := bitsApart(sample[r*nw:(r+1)*nw], row)
 			least[i] = min(least[i], float64(d*d))
 			total += least[i]
 		}
@@ -162,11 +159,7 @@ func nearestCentroid(cent, row []uint64) int {
 	nw := len(row)
 	best, at := 1<<30, 0
 	for j := 0; j+nw <= len(cent); j += nw {
-		d := 0
-		for w, x := range row {
-			d += bits.OnesCount64(x ^ cent[j+w])
-		}
-		if d < best {
+		if d := bitsApart(row, cent[j:j+nw]); d < best {
 			best, at = d, j/nw
 		}
 	}
@@ -218,15 +211,14 @@ func (lay *liveLayout) probe(q []float32, v *layoutView, k int) [][2]int {
 }
 
 // meanTwoBits returns the mean of each of c clusters' rows, as their two
-// bits a dimension read them (magWeight), of unit norm: over s of refs,
-// evenly spaced, of[j] the cluster of refs[j].
-func meanTwoBits(ix *signIndex, refs []uint32, of []int32, c, s int) []float32 {
+// bits a dimension read them (magWeight), of unit norm: over the refs at
+// picks, of[j] the cluster of refs[j].
+func meanTwoBits(ix *signIndex, refs []uint32, of []int32, c int, picks []int) []float32 {
 	dim := 8 * ix.width
 	sum := make([]float32, c*dim)
-	for j := range s {
-		at := j * len(refs) / s
-		ref := refs[at]
-		ch, i := &ix.chunks[ref>>slotBits], int(ref&(1<<slotBits-1))
+	for _, at := range picks {
+		ci, i := splitPlace(refs[at])
+		ch := &ix.chunks[ci]
 		signs, mags := ch.words[i*ix.nw:(i+1)*ix.nw], ch.mags[i*ix.nw:(i+1)*ix.nw]
 		out := sum[int(of[at])*dim : int(of[at]+1)*dim]
 		for d := range dim {
@@ -270,10 +262,12 @@ func assign(ix *signIndex, refs []uint32, cent []uint64) []int32 {
 	of := make([]int32, len(refs))
 	slots := make([]int32, len(refs))
 	var runs []int // where each chunk's refs begin
+	last := -1
 	for j, ref := range refs {
-		slots[j] = int32(ref & (1<<slotBits - 1))
-		if j == 0 || ref>>slotBits != refs[j-1]>>slotBits {
-			runs = append(runs, j)
+		ci, slot := splitPlace(ref)
+		slots[j] = int32(slot)
+		if ci != last {
+			runs, last = append(runs, j), ci
 		}
 	}
 	runs = append(runs, len(refs))
@@ -285,7 +279,8 @@ func assign(ix *signIndex, refs []uint32, cent []uint64) []int32 {
 				return
 			}
 			lo, hi := runs[r], runs[r+1]
-			nearestCentroids(ix.chunks[refs[lo]>>slotBits].words, ix.nw, slots[lo:hi], cent, of[lo:hi])
+			ci, _ := splitPlace(refs[lo])
+			nearestCentroids(ix.chunks[ci].words, ix.nw, slots[lo:hi], cent, of[lo:hi])
 		}
 	}
 	var wg sync.WaitGroup

@@ -41,7 +41,7 @@ type liveLayout struct {
 	valid  [][]byte   // the validity of chunks [0, upTo) that the copy follows
 	held   int        // the rows copied
 	n      int        // the copy's rows, with the clusters' padding
-	refs   []uint32   // each copied row's place in ix (chunk << slotBits | slot)
+	refs   []uint32   // each copied row's place in ix (placeOf)
 	pos    []int32    // each rowid's row in the copy, -1 for none
 	words  []uint64   // the copied rows' sign bits
 	rowids []byte     // their rowids, as a chunk holds them
@@ -96,7 +96,7 @@ func layOut(ix *signIndex, live []uint64, inClusters bool) *liveLayout {
 		lay.valid[ci] = ch.valid
 		for i := range len(ch.rowids) / 8 {
 			if ch.holds(i) && has(live, ch.rowid(i)) {
-				refs = append(refs, uint32(ci)<<slotBits|uint32(i))
+				refs = append(refs, placeOf(ci, i))
 			}
 		}
 	}
@@ -106,7 +106,8 @@ func layOut(ix *signIndex, live []uint64, inClusters bool) *liveLayout {
 	lay.alloc(lay.n, len(ix.at))
 	hugePages(lay.words)
 	for j, ref := range refs {
-		ch, i, r := &ix.chunks[ref>>slotBits], int(ref&(1<<slotBits-1)), int(at[j])
+		ci, i := splitPlace(ref)
+		ch, r := &ix.chunks[ci], int(at[j])
 		copy(lay.words[r*nw:(r+1)*nw], ch.words[i*nw:(i+1)*nw])
 		copy(lay.rowids[8*r:8*r+8], ch.rowids[8*i:8*i+8])
 		lay.has[r/8] |= 1 << (r % 8)
@@ -129,14 +130,13 @@ func (lay *liveLayout) arrange(refs []uint32, inClusters bool) []int32 {
 		return at
 	}
 	ix, nw := lay.ix, lay.ix.nw
-	row := func(ref uint32) []uint64 {
-		i := int(ref & (1<<slotBits - 1))
-		return ix.chunks[ref>>slotBits].words[i*nw : (i+1)*nw]
-	}
-	s := min(trainRows, len(refs))
-	sample := make([]uint64, s*nw)
-	for j := range s {
-		copy(sample[j*nw:(j+1)*nw], row(refs[j*len(refs)/s]))
+	// the rows fitted to, evenly spaced
+	picks := make([]int, min(trainRows, len(refs)))
+	sample := make([]uint64, len(picks)*nw)
+	for j := range picks {
+		picks[j] = j * len(refs) / len(picks)
+		ci, i := splitPlace(refs[picks[j]])
+		copy(sample[j*nw:(j+1)*nw], ix.chunks[ci].words[i*nw:(i+1)*nw])
 	}
 	lay.cent = fitCentroids(sample, nw, max(1, len(refs)/clusterRows), trainRounds)
 	c := len(lay.cent) / nw
@@ -150,7 +150,7 @@ func (lay *liveLayout) arrange(refs []uint32, inClusters bool) []int32 {
 		lay.lists[k+1] = lay.lists[k] + (sizes[k]+7)&^7
 	}
 	lay.n = lay.lists[c]
-	lay.centF = meanTwoBits(ix, refs, at, c, s)
+	lay.centF = meanTwoBits(ix, refs, at, c, picks)
 	next := slices.Clone(lay.lists[:c])
 	for j, k := range at {
 		at[j] = int32(next[k])
@@ -223,7 +223,7 @@ func (lay *liveLayout) follow() {
 			for x := was[b] &^ now[b]; x != 0; x &= x - 1 {
 				i := 8*b + bits.TrailingZeros8(x)
 				id := ch.rowid(i)
-				if id < 0 || id >= int64(len(lay.pos)) || lay.pos[id] < 0 || lay.refs[lay.pos[id]] != uint32(ci)<<slotBits|uint32(i) {
+				if id < 0 || id >= int64(len(lay.pos)) || lay.pos[id] < 0 || lay.refs[lay.pos[id]] != placeOf(ci, i) {
 					continue // not copied
 				}
 				r := lay.pos[id]
@@ -286,7 +286,7 @@ func (lay *liveLayout) laidOutWithout(id int) bool {
 	if id >= len(ix.at) || ix.at[id] == noSlot {
 		return false
 	}
-	ci, slot := int(ix.at[id]>>slotBits), int(ix.at[id]&(1<<slotBits-1))
+	ci, slot := splitPlace(ix.at[id])
 	return ci < lay.upTo && ix.chunks[ci].holds(slot)
 }
 
@@ -328,7 +328,7 @@ func (lay *liveLayout) hamming(q []float32, k int, v *layoutView, set []uint64, 
 	for j := range near {
 		if c := near[j].chunk; c < copied {
 			ref := lay.refs[base[c]+near[j].slot]
-			near[j].chunk, near[j].slot = int(ref>>slotBits), int(ref&(1<<slotBits-1))
+			near[j].chunk, near[j].slot = splitPlace(ref)
 		} else {
 			near[j].chunk = c - copied + lay.upTo
 		}

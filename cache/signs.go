@@ -53,6 +53,12 @@ const slotBits = 11
 // noSlot is a rowid without a slot in signIndex.at.
 const noSlot = math.MaxUint32
 
+// placeOf is chunk ci's slot as signIndex.at and a layout's refs hold
+// it, and splitPlace the chunk and slot of such a place.
+func placeOf(ci, slot int) uint32 { return uint32(ci)<<slotBits | uint32(slot) }
+
+func splitPlace(p uint32) (ci, slot int) { return int(p >> slotBits), int(p & (1<<slotBits - 1)) }
+
 // place records where chunk ci's rows lie (at). The newest slot of a
 // rowid is the one it holds a vector in, if any: older chunks' slots are
 // only ever cleared.
@@ -78,7 +84,7 @@ func (ix *signIndex) place(ci int) {
 				ix.at = append(ix.at, noSlot)
 			}
 		}
-		ix.at[id] = uint32(ci)<<slotBits | uint32(i)
+		ix.at[id] = placeOf(ci, i)
 	}
 }
 
@@ -663,7 +669,7 @@ func (ix *signIndex) slotOf(id int64) (ci, slot int, ok bool) {
 	if id < 0 || id >= int64(len(ix.at)) || ix.at[id] == noSlot {
 		return 0, 0, false
 	}
-	ci, slot = int(ix.at[id]>>slotBits), int(ix.at[id]&(1<<slotBits-1))
+	ci, slot = splitPlace(ix.at[id])
 	if ci >= len(ix.chunks) || slot >= len(ix.chunks[ci].rowids)/8 {
 		return 0, 0, false
 	}
@@ -830,9 +836,15 @@ func (ix *signIndex) distances8(dist []uint16, starts []int, lo, hi int, q *[8]u
 // distance is the Hamming distance of slot i's sign bits from qw (a
 // row's words).
 func (ch *signChunk) distance(i int, qw []uint64) int {
+	return bitsApart(ch.words[i*len(qw):(i+1)*len(qw)], qw)
+}
+
+// bitsApart is the Hamming distance of two rows of sign bits, as many
+// words each.
+func bitsApart(a, b []uint64) int {
 	d := 0
-	for j, w := range ch.words[i*len(qw) : (i+1)*len(qw)] {
-		d += bits.OnesCount64(w ^ qw[j])
+	for j, w := range a {
+		d += bits.OnesCount64(w ^ b[j])
 	}
 	return d
 }
